@@ -1,0 +1,277 @@
+"""Where Lumen keeps things, and the one settings object.
+
+Paths come from platformdirs.  `--profile DIR` on the command line, or the
+LUMEN_HOME environment variable, moves every folder under one directory, which
+is how the tests isolate themselves and how IT can keep Lumen on another disk.
+
+Settings are one dataclass.  Each field's metadata carries its label, help text
+and limits, which the Settings dialog and `lumen settings` read, so a new
+setting is declared in exactly one place.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import sys
+import tempfile
+import tomllib
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+import tomli_w
+
+from .errors import ConfigError
+
+APP_NAME = "Lumen"
+APP_SLUG = "lumen"
+
+log = logging.getLogger(__name__)
+
+
+def resource_root() -> Path:
+    """The folder holding models/catalog.toml, resources/ and glossary/.
+
+    In a source checkout that is the repository root; in a PyInstaller bundle it
+    is the bundle's data folder, laid out the same way.
+    """
+    bundle = getattr(sys, "_MEIPASS", None)
+    if bundle:
+        return Path(bundle)
+    return Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class Paths:
+    data_dir: Path
+    config_dir: Path
+    cache_dir: Path
+    log_dir: Path
+
+    @classmethod
+    def resolve(cls, profile: str | os.PathLike[str] | None = None) -> "Paths":
+        """--profile wins over LUMEN_HOME, which wins over the platform's folders."""
+        home = profile or os.environ.get("LUMEN_HOME")
+        if home:
+            root = Path(home).expanduser().resolve()
+            return cls(root / "data", root / "config", root / "cache", root / "logs")
+        return cls(
+            Path(platformdirs.user_data_dir(APP_NAME, appauthor=False)),
+            Path(platformdirs.user_config_dir(APP_NAME, appauthor=False)),
+            Path(platformdirs.user_cache_dir(APP_NAME, appauthor=False)),
+            Path(platformdirs.user_log_dir(APP_NAME, appauthor=False)),
+        )
+
+    @property
+    def settings_file(self) -> Path:
+        return self.config_dir / "settings.toml"
+
+    @property
+    def default_models_dir(self) -> Path:
+        return self.data_dir / "models"
+
+    @property
+    def model_registry_file(self) -> Path:
+        """User-added models (not patient data): path, hash, chat format."""
+        return self.config_dir / "models.toml"
+
+    @property
+    def database_file(self) -> Path:
+        return self.data_dir / "lumen.db"
+
+    @property
+    def log_file(self) -> Path:
+        return self.log_dir / "lumen.log"
+
+    def ensure(self) -> None:
+        """Create the folders, failing with a clear message when one is not writable."""
+        for folder in (self.data_dir, self.config_dir, self.cache_dir, self.log_dir):
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+                with tempfile.TemporaryFile(dir=folder):
+                    pass
+            except OSError as exc:
+                raise ConfigError(
+                    f"Lumen cannot write to the folder {folder} ({exc.strerror or exc}).",
+                    "Give your user write access to it, or start Lumen with "
+                    "--profile DIR (or set LUMEN_HOME) to keep its data in a writable folder.",
+                ) from exc
+
+
+def _setting(default: Any, label: str, help: str, *, group: str = "General",
+             minimum: float | None = None, maximum: float | None = None,
+             choices: tuple[str, ...] | None = None) -> Any:
+    return field(default=default, metadata={
+        "label": label, "help": help, "group": group,
+        "minimum": minimum, "maximum": maximum, "choices": choices,
+    })
+
+
+@dataclass
+class Settings:
+    """Every setting a user may need, with its documented default."""
+
+    # Models per role.  Values are model ids from `lumen models list`.
+    role_generator: str = _setting(
+        "smollm2-135m-instruct-q4_1", "Generator model",
+        "Model that extracts answers and simplifies text (LAMP-MedQA's model A).", group="Models")
+    role_reviewer: str = _setting(
+        "smollm2-135m-instruct-q4_1", "Reviewer model",
+        "Model that reviews answers and gives feedback (LAMP-MedQA's model B).", group="Models")
+    role_judge: str = _setting(
+        "smollm2-135m-instruct-q4_1", "Judge model",
+        "Model that grades answers in evaluations.", group="Models")
+    role_embedder: str = _setting(
+        "minilm-l6-v2-int8", "Embedding model",
+        "ONNX sentence embedder used for relevance checks and retrieval.", group="Models")
+    models_dir: str = _setting(
+        "", "Models folder",
+        "Folder holding the model files. Empty means the 'models' folder in Lumen's data folder.",
+        group="Models")
+    verify_hashes_on_load: bool = _setting(
+        True, "Check model hashes on load",
+        "Compare each model file's sha256 with the recorded one before loading it.", group="Models")
+
+    # llama.cpp runtime.
+    context_size: int = _setting(
+        4096, "Context size (tokens)",
+        "Tokens of prompt plus answer a model can hold. Larger uses more memory; "
+        "it is capped at the model's own context length.",
+        group="Generation", minimum=512, maximum=131072)
+    threads: int = _setting(
+        0, "CPU threads", "Threads for generation and embedding. 0 means one per CPU core.",
+        group="Generation", minimum=0, maximum=256)
+    batch_size: int = _setting(
+        512, "Prompt batch size", "Prompt tokens evaluated per step.",
+        group="Generation", minimum=32, maximum=4096)
+    max_answer_tokens: int = _setting(
+        512, "Longest answer (tokens)", "Most tokens a model may write in one reply.",
+        group="Generation", minimum=16, maximum=8192)
+    temperature: float = _setting(
+        0.0, "Temperature", "0 gives the same answer every time (deterministic); higher varies more.",
+        group="Generation", minimum=0.0, maximum=2.0)
+    top_p: float = _setting(
+        0.95, "Top-p", "Nucleus sampling cut-off; used only when temperature is above 0.",
+        group="Generation", minimum=0.05, maximum=1.0)
+    seed: int = _setting(
+        42, "Random seed", "Seed for sampling, so runs can be repeated.",
+        group="Generation", minimum=0, maximum=2**31 - 1)
+    state_cache_mb: int = _setting(
+        512, "Prompt state cache (MB)",
+        "Memory for keeping llama.cpp state of recent prompts, so calls that share a "
+        "document do not evaluate it again. 0 turns the cache off.",
+        group="Generation", minimum=0, maximum=65536)
+
+    # Embedding.
+    embedding_batch_size: int = _setting(
+        64, "Embedding batch size", "Sentences embedded per ONNX call.",
+        group="Embedding", minimum=1, maximum=1024)
+
+    # Housekeeping.
+    log_level: str = _setting(
+        "INFO", "Log level", "How much Lumen writes to its log file (never patient text).",
+        group="General", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
+
+    # ---- loading and saving -------------------------------------------------
+
+    @classmethod
+    def describe(cls) -> list[dataclasses.Field]:
+        return list(fields(cls))
+
+    def models_path(self, paths: Paths) -> Path:
+        return Path(self.models_dir).expanduser() if self.models_dir else paths.default_models_dir
+
+    def effective_threads(self) -> int:
+        return self.threads or max(1, os.cpu_count() or 1)
+
+    def role(self, role: str) -> str:
+        try:
+            return getattr(self, f"role_{role}")
+        except AttributeError:
+            raise ConfigError(f"There is no model role called '{role}'.",
+                              "Roles are generator, reviewer, judge and embedder.") from None
+
+    def with_value(self, name: str, raw: Any) -> "Settings":
+        """A copy with one setting changed, checked against its type and limits."""
+        by_name = {f.name: f for f in fields(self)}
+        if name not in by_name:
+            raise ConfigError(f"There is no setting called '{name}'.",
+                              "Run 'lumen settings show' to list the settings.")
+        value = _coerce(by_name[name], raw)
+        return dataclasses.replace(self, **{name: value})
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], source: str = "settings") -> "Settings":
+        by_name = {f.name: f for f in fields(cls)}
+        values = {}
+        for key, raw in data.items():
+            if key not in by_name:
+                log.warning("Ignoring unknown setting %r in %s", key, source)
+                continue
+            values[key] = _coerce(by_name[key], raw, source)
+        return cls(**values)
+
+    @classmethod
+    def load(cls, paths: Paths) -> "Settings":
+        path = paths.settings_file
+        if not path.exists():
+            return cls()
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise ConfigError(
+                f"The settings file {path} cannot be read: {exc}.",
+                "Fix the file, or delete it to go back to the defaults.",
+            ) from exc
+        return cls.from_dict(data, str(path))
+
+    def save(self, paths: Paths) -> None:
+        paths.settings_file.parent.mkdir(parents=True, exist_ok=True)
+        tmp = paths.settings_file.with_suffix(".toml.tmp")
+        tmp.write_text(tomli_w.dumps(self.to_dict()), encoding="utf-8")
+        tmp.replace(paths.settings_file)
+
+
+def _coerce(f: dataclasses.Field, raw: Any, source: str = "settings") -> Any:
+    kind = type(f.default)
+    meta = f.metadata
+    try:
+        if kind is bool:
+            if isinstance(raw, str):
+                lowered = raw.strip().lower()
+                if lowered not in ("true", "false", "1", "0", "yes", "no", "on", "off"):
+                    raise ValueError(raw)
+                value: Any = lowered in ("true", "1", "yes", "on")
+            else:
+                value = bool(raw)
+        elif kind is int:
+            if isinstance(raw, bool) or (isinstance(raw, float) and not raw.is_integer()):
+                raise ValueError(raw)
+            value = int(raw)
+        elif kind is float:
+            value = float(raw)
+        else:
+            value = str(raw)
+    except (TypeError, ValueError):
+        raise ConfigError(
+            f"The setting '{f.name}' in {source} must be a {kind.__name__}, not {raw!r}.",
+            f"{meta.get('help', '')} Default: {f.default!r}.",
+        ) from None
+    low, high, choices = meta.get("minimum"), meta.get("maximum"), meta.get("choices")
+    if (low is not None and value < low) or (high is not None and value > high):
+        raise ConfigError(
+            f"The setting '{f.name}' in {source} must be between {low} and {high}, not {value}.",
+            f"{meta.get('help', '')} Default: {f.default!r}.",
+        )
+    if choices and value not in choices:
+        raise ConfigError(
+            f"The setting '{f.name}' in {source} must be one of {', '.join(choices)}, not {value!r}.",
+            f"Default: {f.default!r}.",
+        )
+    return value

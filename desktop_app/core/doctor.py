@@ -1,0 +1,223 @@
+"""`lumen doctor`: is this installation fit to use?
+
+The same findings fill the window's first page.  Each finding says what was
+checked, what was found, and, when something is wrong, what to do.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import platform
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from . import offline
+from .config import Paths, Settings
+from .errors import LumenError
+from .models import manage
+from .models.catalog import ROLES, ModelRegistry
+from .models.runtime import ModelRuntime
+from .progress import CancelToken, ProgressCallback, report
+from .store import Store, keyring_available, open_store
+
+OK, WARN, FAIL = "ok", "warn", "fail"
+
+VERSIONED_PACKAGES = ("llama-cpp-python", "onnxruntime", "tokenizers", "chromadb",
+                      "PySide6-Essentials", "sqlcipher3", "keyring", "textstat", "platformdirs")
+
+
+@dataclass
+class Finding:
+    area: str
+    check: str
+    status: str
+    detail: str
+    fix: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class DoctorReport:
+    findings: list[Finding]
+
+    @property
+    def ok(self) -> bool:
+        return all(f.status != FAIL for f in self.findings)
+
+    def failures(self) -> list[Finding]:
+        return [f for f in self.findings if f.status == FAIL]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, "findings": [asdict(f) for f in self.findings]}
+
+
+def package_versions() -> dict[str, str]:
+    from .. import __version__
+
+    versions = {"lumen": __version__, "python": platform.python_version()}
+    for name in VERSIONED_PACKAGES:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
+def _guarded(area: str, check: str, action: Callable[[], Finding]) -> Finding:
+    """Run one check; a LumenError becomes a failed finding, with its fix."""
+    try:
+        return action()
+    except LumenError as exc:
+        return Finding(area, check, FAIL, exc.message, exc.fix)
+    except Exception as exc:  # a check must never take the report down with it
+        return Finding(area, check, FAIL, f"Unexpected error: {type(exc).__name__}: {exc}",
+                       "See the log file for details.")
+
+
+def run_doctor(paths: Paths, settings: Settings, *, store: Store | None = None,
+               passphrase: str | None = None, runtime: ModelRuntime | None = None,
+               measure_speed: bool = True, progress: ProgressCallback = None,
+               cancel: CancelToken | None = None) -> DoctorReport:
+    findings: list[Finding] = []
+    steps = 6
+    runtime = runtime or ModelRuntime(paths, settings)
+
+    def step(index: int, message: str) -> None:
+        if cancel is not None:
+            cancel.raise_if_cancelled()
+        report(progress, index, steps, message)
+
+    step(0, "Versions")
+    versions = package_versions()
+    missing = [n for n, v in versions.items() if v == "not installed"]
+    findings.append(Finding(
+        "System", "Versions", FAIL if missing else OK,
+        ", ".join(f"{n} {v}" for n, v in versions.items()),
+        f"Reinstall Lumen ('make run'); missing: {', '.join(missing)}." if missing else "",
+        versions))
+
+    def folders() -> Finding:
+        paths.ensure()
+        return Finding("System", "Folders", OK, f"Data in {paths.data_dir}; logs in {paths.log_dir}",
+                       data={"data": str(paths.data_dir), "config": str(paths.config_dir),
+                             "cache": str(paths.cache_dir), "logs": str(paths.log_dir)})
+    findings.append(_guarded("System", "Folders", folders))
+
+    step(1, "Network guard")
+    env_ok = all(os.environ.get(k) == v
+                 for k, v in offline.OFFLINE_ENVIRONMENT.items())
+    refused = offline.attempts()
+    if not offline.guard_installed():
+        findings.append(Finding("Offline", "Network guard", FAIL, "The network guard is not running.",
+                                "Start Lumen through the 'lumen' command, which turns it on first."))
+    else:
+        findings.append(Finding(
+            "Offline", "Network guard", WARN if refused or not env_ok else OK,
+            ("On: connections to other machines are refused"
+             + (f"; {len(refused)} attempt(s) refused so far" if refused else "")
+             + ("" if env_ok else "; offline environment variables were changed")),
+            "See the log file for what tried to connect." if refused else "",
+            {"refused": [str(a) for a in refused]}))
+
+    step(2, "Models")
+    registry = ModelRegistry(paths, settings)
+    in_use = {settings.role(role) for role in ROLES}
+    cache = manage.hash_cache(paths)
+    for spec in registry.all():
+        if not (spec.embedded or spec.files or spec.id in in_use):
+            continue  # a recommended model nobody has added: nothing to check
+
+        def check_model(spec=spec) -> Finding:
+            statuses = manage.verify_spec(registry, spec, cache, cancel=cancel)
+            bad = [s for s in statuses if not s.ok]
+            roles = registry.roles_of(spec.id)
+            label = f"{spec.name}" + (f" ({', '.join(roles)})" if roles else "")
+            if bad:
+                return Finding("Models", label, FAIL if roles else WARN,
+                               "; ".join(s.describe() for s in bad), bad[0].fix(spec))
+            return Finding("Models", label, OK, "; ".join(s.describe() for s in statuses),
+                           data={"id": spec.id, "roles": roles})
+        findings.append(_guarded("Models", spec.name, check_model))
+    for role in ROLES:
+        findings.append(_guarded("Models", f"Role {role}",
+                                 lambda role=role: Finding("Models", f"Role {role}", OK,
+                                                           registry.for_role(role).id)))
+
+    step(3, "Embedder")
+
+    def check_embedder() -> Finding:
+        embedder = runtime.embedder()
+        vectors = embedder.embed(["The wound is healing well.", "The cut is getting better.",
+                                  "Quarterly tax forms are due in April."])
+        norms = np.linalg.norm(vectors, axis=1)
+        related, unrelated = float(vectors[0] @ vectors[1]), float(vectors[0] @ vectors[2])
+        if not np.allclose(norms, 1.0, atol=1e-3) or related <= unrelated:
+            return Finding("Models", "Embedder", FAIL,
+                           f"Vectors look wrong (related {related:.2f}, unrelated {unrelated:.2f}).",
+                           "Run 'lumen models provision' to restore the embedder.")
+        return Finding("Models", "Embedder", OK,
+                       f"{vectors.shape[1]}-dimensional vectors; related pair {related:.2f}, "
+                       f"unrelated pair {unrelated:.2f}",
+                       data={"dimensions": int(vectors.shape[1])})
+    findings.append(_guarded("Models", "Embedder", check_embedder))
+
+    step(4, "Generation")
+    if measure_speed:
+        def check_generation() -> Finding:
+            model = runtime.for_role("generator")
+            generation = model.generate(
+                [{"role": "user", "content": "Name three fruits, in one short sentence."}],
+                max_tokens=24, temperature=0.0, cancel=cancel)
+            if not generation.text.strip():
+                return Finding("Models", "Generation", FAIL, "The generator returned no text.",
+                               "Run 'lumen models verify', then try another generator model.")
+            return Finding("Models", "Generation", OK,
+                           f"{generation.tokens_per_second:.0f} tokens/s with "
+                           f"{settings.effective_threads()} threads "
+                           f"(chat template from {model.chat_template_source})",
+                           data={"tokens_per_second": round(generation.tokens_per_second, 1),
+                                 "completion_tokens": generation.completion_tokens})
+        findings.append(_guarded("Models", "Generation", check_generation))
+
+    step(5, "Database")
+
+    def check_database() -> Finding:
+        own = store is None
+        db = store or open_store(paths.database_file, passphrase)
+        try:
+            problems = db.integrity_problems()
+            detail = (f"Unlocked ({'OS keyring' if db.key_source == 'keyring' else 'passphrase'}); "
+                      f"SQLCipher {db.cipher_version()}; schema {db.schema_version}")
+            if problems:
+                return Finding("Database", "Encrypted database", FAIL,
+                               f"{detail}; integrity check found: {'; '.join(problems[:3])}",
+                               "Restore the database from a backup.")
+            return Finding("Database", "Encrypted database", OK, detail,
+                           data={"path": str(db.path), "key_source": db.key_source,
+                                 "schema": db.schema_version})
+        finally:
+            if own:
+                db.close()
+    findings.append(_guarded("Database", "Encrypted database", check_database))
+    findings.append(Finding("Database", "OS keyring", OK if keyring_available() else WARN,
+                            "Available" if keyring_available() else
+                            "Not available: the database key comes from a passphrase",
+                            "" if keyring_available() else
+                            "That is fine; keep the passphrase safe, it cannot be recovered."))
+
+    def check_readability() -> Finding:
+        from .readability import flesch_kincaid_grade
+
+        started = time.perf_counter()
+        grade = flesch_kincaid_grade("Take one tablet by mouth each morning with food.",
+                                     paths.cache_dir)
+        return Finding("Offline", "Readability (textstat)", OK,
+                       f"FKGL works offline (sample grade {grade:.1f}, "
+                       f"{time.perf_counter() - started:.1f} s)")
+    findings.append(_guarded("Offline", "Readability (textstat)", check_readability))
+    report(progress, steps, steps, "Done")
+    return DoctorReport(findings)

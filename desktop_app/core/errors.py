@@ -1,0 +1,86 @@
+"""Errors a user can act on.
+
+Every failure a user may meet is a LumenError carrying two texts: what went wrong
+and what to do about it.  The GUI shows both in a dialog, the command line prints
+both, and neither shows a traceback.  Messages never contain patient text.
+"""
+
+from __future__ import annotations
+
+
+class LumenError(Exception):
+    """A failure with a plain-language message and a fix."""
+
+    def __init__(self, message: str, fix: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.fix = fix
+
+    def __str__(self) -> str:
+        return f"{self.message}\n{self.fix}" if self.fix else self.message
+
+
+class ConfigError(LumenError):
+    """The settings file or a folder Lumen needs is unusable."""
+
+
+class ModelError(LumenError):
+    """A model file is missing, corrupt, or not what it claims to be."""
+
+
+class ChatTemplateError(ModelError):
+    """No chat template could be resolved for a GGUF model."""
+
+
+class ContextOverflowError(LumenError):
+    """A prompt does not fit in the model's context window."""
+
+    def __init__(self, prompt_tokens: int, max_tokens: int, n_ctx: int) -> None:
+        self.prompt_tokens = prompt_tokens
+        self.max_tokens = max_tokens
+        self.n_ctx = n_ctx
+        super().__init__(
+            f"The text is too long for the model: the prompt needs {prompt_tokens} tokens "
+            f"plus {max_tokens} for the answer, but the context holds {n_ctx}.",
+            "Shorten the text, or raise 'Context size (tokens)' in Settings if the model supports it.",
+        )
+
+
+class ModelOutputError(LumenError):
+    """The model's reply was not the structured output asked for."""
+
+    def __init__(self, message: str, raw_text: str) -> None:
+        super().__init__(
+            message,
+            "Try again; if it keeps happening, use a larger model for this role (Models page).",
+        )
+        # Kept for the trace in the encrypted store; never logged.
+        self.raw_text = raw_text
+
+
+class Cancelled(LumenError):
+    """The user cancelled a long-running operation."""
+
+    def __init__(self) -> None:
+        super().__init__("Cancelled.")
+
+
+class StoreError(LumenError):
+    """The encrypted database cannot be opened or used."""
+
+
+class WrongKeyError(StoreError):
+    """The key or passphrase does not open the database."""
+
+
+class PassphraseRequired(StoreError):
+    """No OS keyring is available and no passphrase was given."""
+
+
+class OfflineViolation(ConnectionRefusedError):
+    """Raised by the network guard when code tries to reach another machine.
+
+    It is a ConnectionRefusedError so that libraries which handle an unreachable
+    network (telemetry clients, for example) fail quietly the way they would on an
+    air-gapped workstation.
+    """

@@ -1,0 +1,1 @@
+"""Model catalog, provisioning, the llama.cpp runtime and the ONNX embedder."""

