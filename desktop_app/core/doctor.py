@@ -190,7 +190,9 @@ def run_doctor(paths: Paths, settings: Settings, *, store: Store | None = None,
         db = store or open_store(paths.database_file, passphrase)
         try:
             problems = db.integrity_problems()
-            detail = (f"Unlocked ({'OS keyring' if db.key_source == 'keyring' else 'passphrase'}); "
+            key_label = {"keyring": "key in the OS keyring", "passphrase": "passphrase"}.get(
+                db.key_source, "temporary key")
+            detail = (f"Unlocked ({key_label}); "
                       f"SQLCipher {db.cipher_version()}; schema {db.schema_version}")
             if problems:
                 return Finding("Database", "Encrypted database", FAIL,

@@ -20,6 +20,7 @@ import ipaddress
 import logging
 import os
 import sys
+import sysconfig
 import threading
 import traceback
 from dataclasses import dataclass
@@ -109,11 +110,14 @@ def _target_of_address(address: object) -> tuple[bool, str]:
     return address is None, repr(address)
 
 
+_STDLIB = sysconfig.get_paths()["stdlib"]
+
+
 def _caller() -> str:
-    """The innermost frame outside the socket machinery, for the record."""
-    skip = ("socket.py", "ssl.py", "offline.py", "connection.py", "client.py")
-    for frame in reversed(traceback.extract_stack(limit=25)[:-2]):
-        if not frame.filename.endswith(skip):
+    """The innermost frame outside this module and the standard library: the code
+    (ours or a library's) that tried to connect."""
+    for frame in reversed(traceback.extract_stack(limit=30)):
+        if frame.filename != __file__ and not frame.filename.startswith(_STDLIB):
             return f"{Path(frame.filename).name}:{frame.lineno}"
     return "unknown"
 

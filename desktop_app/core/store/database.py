@@ -47,6 +47,11 @@ class Store:
         try:
             # The first read decrypts page 1: it fails on a wrong key, and writes nothing.
             self._conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlcipher3.OperationalError as exc:
+            self._conn.close()
+            raise StoreError(f"Lumen cannot open its database at {self.path} ({exc}).",
+                             "Check that the file is a Lumen database and that your user may "
+                             "read and write it.") from exc
         except sqlcipher3.DatabaseError:
             self._conn.close()
             what = "passphrase" if key.source == "passphrase" else "key from the OS keyring"

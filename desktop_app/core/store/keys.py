@@ -26,11 +26,11 @@ MIN_PASSPHRASE_LENGTH = 8
 
 @dataclass(frozen=True)
 class DatabaseKey:
-    source: str  # "keyring" or "passphrase"
+    source: str  # "keyring", "passphrase", or "raw" (a throwaway key, self-test only)
     secret: str  # hex key or passphrase; never logged
 
     def pragma_value(self) -> str:
-        if self.source == "keyring":
+        if self.source in ("keyring", "raw"):
             return f"\"x'{self.secret}'\""
         return "'" + self.secret.replace("'", "''") + "'"
 

@@ -1,0 +1,36 @@
+"""One user's working session: paths, settings, the unlocked store and loaded models.
+
+The window holds one of these; the command line makes one per command.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .config import Paths, Settings
+from .models.runtime import ModelRuntime
+from .store import Store
+
+
+@dataclass
+class Session:
+    paths: Paths
+    settings: Settings
+    store: Store | None = None
+    runtime: ModelRuntime = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.runtime = ModelRuntime(self.paths, self.settings)
+
+    def apply_settings(self, settings: Settings) -> None:
+        """Save new settings; loaded models are dropped so the next call uses them."""
+        settings.save(self.paths)
+        self.settings = settings
+        self.runtime.close()
+        self.runtime = ModelRuntime(self.paths, settings)
+
+    def close(self) -> None:
+        self.runtime.close()
+        if self.store is not None:
+            self.store.close()
+            self.store = None

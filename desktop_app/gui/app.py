@@ -1,0 +1,77 @@
+"""Starting the window: unlock the database, then show the main window."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+
+from ..core.config import Paths, Settings
+from ..core.errors import LumenError, PassphraseRequired
+from ..core.session import Session
+from ..core.store import KeyManager, open_store
+
+log = logging.getLogger(__name__)
+
+
+def _install_excepthook(log_file: str) -> None:
+    """An unexpected error shows a plain dialog; its traceback goes to the log only."""
+    from .messages import show_error
+
+    def hook(kind, value, traceback) -> None:
+        log.error("Unhandled error", exc_info=(kind, value, traceback))
+        from PySide6.QtWidgets import QApplication
+
+        show_error(QApplication.activeWindow(), value, log_file=log_file)
+    sys.excepthook = hook
+
+
+def application():
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("Lumen")
+    app.setApplicationDisplayName("Lumen")
+    app.setOrganizationName("Lumen")
+    return app
+
+
+def unlock(paths: Paths):
+    """The open store, after asking for a passphrase if one is needed; None if the user gives up."""
+    from .messages import show_error
+    from .unlock_dialog import UnlockDialog
+
+    keys = KeyManager(paths.database_file)
+    if not keys.needs_passphrase():
+        try:
+            return open_store(paths.database_file)
+        except PassphraseRequired:
+            pass
+        except LumenError as exc:
+            show_error(None, exc, title="Lumen cannot open its database")
+            return None
+    dialog = UnlockDialog(paths.database_file)
+    if dialog.exec() and dialog.store is not None:
+        return dialog.store
+    return None
+
+
+def run_gui(paths: Paths, settings: Settings, *, selftest: bool = False) -> int:
+    if selftest:
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+        from .selftest import run_selftest
+
+        return run_selftest(paths, settings)
+    app = application()
+    _install_excepthook(str(paths.log_file))
+    store = unlock(paths)
+    if store is None:
+        return 2
+    from .main_window import MainWindow
+
+    session = Session(paths, settings, store)
+    store.audit("app.started", {})
+    window = MainWindow(session)
+    window.show()
+    window.status_page.run_checks()
+    return app.exec()

@@ -1,0 +1,224 @@
+"""The Models page: which models Lumen has, which role each plays, adding a GGUF
+file, and checking hashes.  The same core calls as `lumen models ...`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import (QComboBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout,
+                               QHeaderView, QInputDialog, QLabel, QPushButton,
+                               QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+
+from ..core.errors import ChatTemplateError
+from ..core.models import manage
+from ..core.models.catalog import ROLES, ModelRegistry
+from ..core.models.chat import known_formats
+from ..core.session import Session
+from .messages import show_error, show_info
+from .progress_bar import TaskProgress
+from .workers import run_in_background
+
+COLUMNS = ["Model", "Roles", "Kind", "Quantisation", "Context", "Licence", "Source", "Files"]
+
+
+class ModelsPage(QWidget):
+    settings_changed = Signal(object)
+
+    def __init__(self, session: Session, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.file_states: dict[str, str] = {}
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setObjectName("modelsTable")
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.verticalHeader().hide()
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.horizontalHeader().setStretchLastSection(True)
+
+        self.add_button = QPushButton("Add GGUF model…")
+        self.add_button.setShortcut(QKeySequence.StandardKey.Open)
+        self.add_button.setToolTip("Check and register a .gguf model file (Ctrl+O)")
+        self.add_button.clicked.connect(self.choose_and_add)
+        self.verify_button = QPushButton("Verify hashes")
+        self.verify_button.setToolTip("Read every model file and compare its sha256 with the recorded one")
+        self.verify_button.clicked.connect(self.verify)
+        self.provision_button = QPushButton("Restore embedded models")
+        self.provision_button.setToolTip("Copy the models that ship with Lumen into the models folder again")
+        self.provision_button.clicked.connect(self.provision)
+        buttons = QHBoxLayout()
+        for button in (self.add_button, self.verify_button, self.provision_button):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+
+        self.role_boxes: dict[str, QComboBox] = {}
+        roles_group = QGroupBox("Roles")
+        form = QFormLayout(roles_group)
+        role_help = {
+            "generator": "Extracts answers and writes plain-language text (model A).",
+            "reviewer": "Reviews answers and readability and gives feedback (model B).",
+            "judge": "Grades answers in evaluations.",
+            "embedder": "Turns sentences into vectors for relevance and retrieval.",
+        }
+        for role in ROLES:
+            box = QComboBox()
+            box.setObjectName(f"role_{role}")
+            box.setToolTip(role_help[role])
+            box.activated.connect(lambda _index, role=role: self.assign(role))
+            self.role_boxes[role] = box
+            form.addRow(f"{role.capitalize()}:", box)
+
+        self.progress = TaskProgress()
+        self.hint = QLabel(
+            "Production models (for example Qwen2.5-7B-Instruct and Phi-3.5-mini-instruct as "
+            "Q4_K_M GGUF files) are copied onto this computer by IT and added here.")
+        self.hint.setWordWrap(True)
+        layout = QVBoxLayout(self)
+        layout.addLayout(buttons)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.table, 1)
+        layout.addWidget(roles_group)
+        layout.addWidget(self.hint)
+        self.refresh()
+
+    # ---- display ----
+
+    def registry(self) -> ModelRegistry:
+        return ModelRegistry(self.session.paths, self.session.settings)
+
+    def refresh(self) -> None:
+        registry = self.registry()
+        specs = registry.all()
+        self.table.setRowCount(len(specs))
+        for row, spec in enumerate(specs):
+            if not spec.files:
+                state = "not added"
+            else:
+                present = all(registry.file_path(spec, f).exists() for f in spec.files)
+                state = self.file_states.get(spec.id, "present" if present else "missing")
+            values = [spec.name, ", ".join(registry.roles_of(spec.id)) or "—",
+                      "text generation" if spec.kind == "gguf" else "embedding",
+                      spec.quantisation or ("Q4_1" if spec.embedded and spec.kind == "gguf" else "—"),
+                      str(spec.context_length or "—"), spec.licence or "—",
+                      "ships with Lumen" if spec.embedded else
+                      ("added" if spec.source == "user" else "recommended"), state]
+            for column, value in enumerate(values):
+                item = QTableWidgetItem(value)
+                item.setToolTip(spec.id if column == 0 else value)
+                self.table.setItem(row, column, item)
+        for role, box in self.role_boxes.items():
+            box.blockSignals(True)
+            box.clear()
+            for spec in specs:
+                eligible = (spec.kind == "onnx-embedder") == (role == "embedder")
+                if eligible and spec.files:
+                    box.addItem(spec.name, spec.id)
+            index = box.findData(self.session.settings.role(role))
+            box.setCurrentIndex(index)
+            box.blockSignals(False)
+
+    # ---- actions ----
+
+    def _busy(self, busy: bool) -> None:
+        for button in (self.add_button, self.verify_button, self.provision_button):
+            button.setEnabled(not busy)
+
+    def _start(self, fn, message: str, on_success, on_error=None) -> None:
+        self._busy(True)
+        on_error = on_error or self.on_error
+
+        def done(result) -> None:
+            self._busy(False)
+            self.progress.finish()
+            on_success(result)
+
+        def failed(exc: BaseException) -> None:
+            self._busy(False)
+            self.progress.finish()
+            on_error(exc)
+        task = run_in_background(fn, on_success=done, on_error=failed,
+                                 on_progress=self.progress.update_progress)
+        self.progress.track(task, message)
+
+    def on_error(self, exc: BaseException) -> None:
+        show_error(self, exc, log_file=str(self.session.paths.log_file))
+
+    def choose_and_add(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Add a GGUF model", str(Path.home()),
+                                              "GGUF models (*.gguf);;All files (*)")
+        if path:
+            self.add_model(Path(path))
+
+    def add_model(self, path: Path, chat_format: str | None = None) -> None:
+        session = self.session
+
+        def added(result) -> None:
+            spec, settings = result
+            self.session.settings = settings
+            self.refresh()
+            if session.store is not None:
+                session.store.audit("model.added", {"model": spec.id, "sha256": spec.files[0].sha256})
+            show_info(
+                self, "Model added",
+                f"{spec.name} was checked and added ({spec.architecture}, {spec.quantisation}, "
+                f"context {spec.context_length}). Choose its roles below.")
+
+        def failed(exc: BaseException) -> None:
+            if isinstance(exc, ChatTemplateError) and chat_format is None:
+                formats = sorted(known_formats())
+                choice, ok = QInputDialog.getItem(
+                    self, "Chat format needed",
+                    f"{path.name} does not say how its prompts are formatted.\n"
+                    "Choose the format its publisher documents:", formats, 0, False)
+                if ok:
+                    self.add_model(path, choice)
+                return
+            self.on_error(exc)
+
+        self._start(lambda progress, cancel: manage.add_gguf(
+                        session.paths, session.settings, path, chat_format=chat_format,
+                        progress=progress, cancel=cancel),
+                    f"Checking {path.name}…", added, failed)
+
+    def assign(self, role: str) -> None:
+        model_id = self.role_boxes[role].currentData()
+        if not model_id or model_id == self.session.settings.role(role):
+            return
+        try:
+            settings = manage.assign_role(self.session.paths, self.session.settings, role, model_id)
+        except Exception as exc:
+            self.on_error(exc)
+            self.refresh()
+            return
+        self.session.apply_settings(settings)
+        if self.session.store is not None:
+            self.session.store.audit("model.role_assigned", {"model": model_id, "role": role})
+        self.refresh()
+        self.settings_changed.emit(settings)
+
+    def verify(self) -> None:
+        session = self.session
+
+        def done(results) -> None:
+            self.file_states = {
+                spec.id: ("sha256 OK" if all(s.ok for s in statuses)
+                          else "; ".join(s.describe() for s in statuses if not s.ok))
+                for spec, statuses in results}
+            self.refresh()
+        self._start(lambda progress, cancel: manage.verify(session.paths, session.settings,
+                                                           progress, cancel, force=True,
+                                                           only_registered=True),
+                    "Verifying model files…", done)
+
+    def provision(self) -> None:
+        session = self.session
+
+        def done(_results) -> None:
+            self.file_states.clear()
+            self.refresh()
+        self._start(lambda progress, cancel: manage.provision(session.paths, session.settings,
+                                                              progress, cancel),
+                    "Copying embedded models…", done)

@@ -1,0 +1,73 @@
+"""Long core calls off the GUI thread.
+
+`run_in_background` runs a core function on Qt's thread pool, passing it a
+progress callback and a cancel token, and delivers the result, error or
+progress back on the GUI thread through signals (in the spirit of Anki's
+CollectionOp(...).run_in_background()).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+
+from ..core.progress import CancelToken, ProgressReport
+
+log = logging.getLogger(__name__)
+
+
+class _Signals(QObject):
+    progress = Signal(object)
+    succeeded = Signal(object)
+    failed = Signal(object)
+
+
+class BackgroundTask(QRunnable):
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        super().__init__()
+        self.fn = fn
+        self.signals = _Signals()
+        self.cancel = CancelToken()
+        self.setAutoDelete(False)
+
+    def run(self) -> None:
+        try:
+            result = self.fn(progress=self.signals.progress.emit, cancel=self.cancel)
+        except BaseException as exc:  # delivered to the GUI thread, shown there
+            log.debug("Background task failed", exc_info=True)
+            self.signals.failed.emit(exc)
+        else:
+            self.signals.succeeded.emit(result)
+
+
+_running: set[BackgroundTask] = set()
+
+
+def run_in_background(fn: Callable[..., Any], *, on_success: Callable[[Any], None],
+                      on_error: Callable[[BaseException], None],
+                      on_progress: Callable[[ProgressReport], None] | None = None,
+                      ) -> BackgroundTask:
+    """Start `fn(progress=..., cancel=...)` on the thread pool; returns the task (for cancel)."""
+    task = BackgroundTask(fn)
+    _running.add(task)
+
+    def finished_ok(result: Any) -> None:
+        _running.discard(task)
+        on_success(result)
+
+    def finished_error(exc: BaseException) -> None:
+        _running.discard(task)
+        on_error(exc)
+
+    task.signals.succeeded.connect(finished_ok)
+    task.signals.failed.connect(finished_error)
+    if on_progress is not None:
+        task.signals.progress.connect(on_progress)
+    QThreadPool.globalInstance().start(task)
+    return task
+
+
+def wait_for_all(timeout_ms: int = 30000) -> bool:
+    return QThreadPool.globalInstance().waitForDone(timeout_ms)

@@ -1,0 +1,137 @@
+"""Test set-up.  The network guard goes in before any other import, so every test
+in the suite runs under it; each test gets its own profile folder (LUMEN_HOME),
+and the embedded models are provisioned once per run into a shared folder."""
+
+from desktop_app.core import offline
+
+offline.activate()
+
+import os  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import keyring  # noqa: E402
+import pytest  # noqa: E402
+from jaraco.classes import properties  # noqa: E402
+from keyring.backend import KeyringBackend  # noqa: E402
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from desktop_app.core.config import Paths, Settings  # noqa: E402
+from desktop_app.core.models import manage  # noqa: E402
+
+from helpers import TEST_PASSPHRASE, smollm2_file  # noqa: E402
+
+
+class MemoryKeyring(KeyringBackend):
+    """An in-process keyring standing in for the desktop's (headless Linux has none).
+    The passphrase path, which needs no keyring, is tested against the real store too."""
+
+    @properties.classproperty
+    def priority(cls) -> float:
+        # keyring picks up every backend subclass by priority; raising marks this one not
+        # viable, so only the `memory_keyring` fixture ever installs it.
+        raise RuntimeError("test keyring")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.items: dict[tuple[str, str], str] = {}
+
+    def get_password(self, service, username):
+        return self.items.get((service, username))
+
+    def set_password(self, service, username, password):
+        self.items[(service, username)] = password
+
+    def delete_password(self, service, username):
+        self.items.pop((service, username), None)
+
+
+@pytest.fixture(scope="session")
+def shared_models(tmp_path_factory) -> Path:
+    """The embedded models, provisioned once from their packages for the whole run."""
+    root = tmp_path_factory.mktemp("models-profile")
+    paths = Paths.resolve(root)
+    paths.ensure()
+    manage.provision(paths, Settings())
+    return paths.default_models_dir
+
+
+@pytest.fixture
+def profile(tmp_path, monkeypatch, shared_models) -> Paths:
+    """An isolated Lumen home whose settings point at the shared models folder."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("LUMEN_HOME", str(home))
+    monkeypatch.delenv("LUMEN_PASSPHRASE", raising=False)
+    paths = Paths.resolve()
+    paths.ensure()
+    Settings(models_dir=str(shared_models)).save(paths)
+    return paths
+
+
+@pytest.fixture
+def settings(profile) -> Settings:
+    return Settings.load(profile)
+
+
+@pytest.fixture
+def passphrase_env(monkeypatch) -> str:
+    monkeypatch.setenv("LUMEN_PASSPHRASE", TEST_PASSPHRASE)
+    return TEST_PASSPHRASE
+
+
+@pytest.fixture
+def memory_keyring():
+    previous = keyring.get_keyring()
+    backend = MemoryKeyring()
+    keyring.set_keyring(backend)
+    yield backend
+    keyring.set_keyring(previous)
+
+
+@pytest.fixture(scope="session")
+def runtime_settings(shared_models) -> Settings:
+    return Settings(models_dir=str(shared_models), context_size=2048)
+
+
+@pytest.fixture(scope="session")
+def runtime(tmp_path_factory, runtime_settings):
+    """One ModelRuntime (one loaded SmolLM2) shared by the runtime tests."""
+    from desktop_app.core.models.runtime import ModelRuntime
+
+    paths = Paths.resolve(tmp_path_factory.mktemp("runtime-profile"))
+    paths.ensure()
+    rt = ModelRuntime(paths, runtime_settings)
+    yield rt
+    rt.close()
+
+
+@pytest.fixture
+def no_connections():
+    """Asserts that the test made no attempt to reach another machine."""
+    offline.clear_attempts()
+    yield
+    attempts = offline.attempts()
+    assert attempts == [], f"connection attempts were made: {attempts}"
+
+
+@pytest.fixture(scope="session")
+def gguf_without_template(tmp_path_factory, shared_models) -> Path:
+    """SmolLM2 with its `tokenizer.chat_template` removed, written by llama.cpp's gguf tools."""
+    import gguf
+    from gguf.scripts.gguf_new_metadata import copy_with_new_metadata
+
+    target = tmp_path_factory.mktemp("no-template") / "smollm2-no-template.gguf"
+    reader = gguf.GGUFReader(smollm2_file(shared_models), "r")
+    arch = reader.fields["general.architecture"].contents()
+    writer = gguf.GGUFWriter(target, arch=arch, endianess=reader.endianess)
+    copy_with_new_metadata(reader, writer, {}, ["tokenizer.chat_template"])
+    return target
+
+
+@pytest.fixture
+def truncated_gguf(tmp_path, shared_models) -> Path:
+    target = tmp_path / "truncated.gguf"
+    with smollm2_file(shared_models).open("rb") as source:
+        target.write_bytes(source.read(5_000_000))
+    return target
+

