@@ -159,6 +159,12 @@ class Settings:
     seed: int = _setting(
         42, "Random seed", "Seed for sampling, so runs can be repeated.",
         group="Generation", minimum=0, maximum=2**31 - 1)
+    reuse_prompt_state: bool = _setting(
+        True, "Reuse prompt state",
+        "Keep llama.cpp's state between calls that share the start of their prompt (the same "
+        "document), so only new tokens are evaluated. Turn off only to re-evaluate every "
+        "prompt from scratch, for example to compare with another machine token for token.",
+        group="Generation")
     state_cache_mb: int = _setting(
         512, "Prompt state cache (MB)",
         "Memory for keeping llama.cpp state of recent prompts, so calls that share a "

@@ -80,7 +80,7 @@ class LlamaModel:
                 "The file may be damaged or of a newer format than this Lumen supports; "
                 "run 'lumen models verify', or copy the file again.") from exc
         self.n_ctx = self.llama.n_ctx()
-        if settings.state_cache_mb:
+        if settings.state_cache_mb and settings.reuse_prompt_state:
             self.llama.set_cache(llama_cpp.LlamaRAMCache(capacity_bytes=settings.state_cache_mb << 20))
         template = resolve_chat_template(self.llama.metadata.get("tokenizer.chat_template"),
                                          spec.chat_format or None, model_label=path.name)
@@ -105,6 +105,33 @@ class LlamaModel:
 
     def count_tokens(self, messages: list[Message]) -> int:
         return len(self.tokenize(self.render(messages)))
+
+    def _prime(self, tokens: list[int]) -> None:
+        """Bring llama.cpp's state to exactly `tokens[:-1]`, reusing what matches.
+
+        llama.cpp's batched and one-token kernels round differently, so the logits of
+        the last prompt token depend on how it was evaluated.  Evaluating it on its own
+        in every case (fresh prompt, reused prefix, or a state restored from the cache)
+        makes temperature 0 give the same answer to the same prompt every time.
+        """
+        llama = self.llama
+        target = len(tokens) - 1
+        if not self.settings.reuse_prompt_state:
+            llama.reset()
+        reused = llama.longest_token_prefix(llama._input_ids.tolist(), tokens)
+        if llama.cache is not None and self.settings.reuse_prompt_state:
+            try:
+                item = llama.cache[tokens]
+            except KeyError:
+                item = None
+            if item is not None:
+                cached = llama.longest_token_prefix(item.input_ids.tolist(), tokens)
+                if cached > reused:
+                    llama.load_state(item)
+                    reused = cached
+        reused = min(reused, target)
+        llama.n_tokens = reused
+        llama.eval(tokens[reused:target])  # also drops any KV state past `reused`
 
     def _grammar(self, schema: dict) -> Any:
         key = json.dumps(schema, sort_keys=True)
@@ -131,6 +158,7 @@ class LlamaModel:
                 cancel.raise_if_cancelled()
             cpp.llama_perf_context_reset(self.llama.ctx)
             started = time.perf_counter()
+            self._prime(tokens)
             stream = self.llama.create_completion(
                 prompt=tokens, max_tokens=max_tokens, temperature=temperature,
                 top_p=settings.top_p, seed=settings.seed, grammar=grammar,

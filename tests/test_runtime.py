@@ -1,0 +1,140 @@
+"""The llama.cpp runtime on the real embedded model."""
+
+import pytest
+
+from desktop_app.core.errors import Cancelled, ContextOverflowError, ModelOutputError
+from desktop_app.core.progress import CancelToken
+
+QUESTION = [{"role": "system", "content": "You are a concise assistant."},
+            {"role": "user", "content": "What is the capital of France?"}]
+
+ANSWER_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "answer": {"type": "string"},
+        "confidence": {"type": "string", "enum": ["high", "medium", "low"]},
+    },
+    "required": ["answer", "confidence"],
+    "additionalProperties": False,
+}
+
+
+def test_generation_is_deterministic_at_temperature_zero(runtime):
+    model = runtime.for_role("generator")
+    first = model.generate(QUESTION, max_tokens=24, temperature=0.0)
+    second = model.generate(QUESTION, max_tokens=24, temperature=0.0)
+    assert first.text and first.text == second.text
+    assert "paris" in first.text.lower()
+    assert first.completion_tokens > 0 and first.prompt_tokens > 10
+    assert first.model_sha256 == model.sha256 and len(model.sha256) == 64
+
+
+def test_streaming_callback_receives_the_whole_text(runtime):
+    pieces = []
+    generation = runtime.for_role("generator").generate(QUESTION, max_tokens=24,
+                                                        on_token=pieces.append)
+    assert len(pieces) > 1
+    assert "".join(pieces) == generation.text
+
+
+def test_cancel_stops_generation(runtime):
+    token = CancelToken()
+    pieces = []
+
+    def on_token(piece):
+        pieces.append(piece)
+        token.cancel()
+    with pytest.raises(Cancelled):
+        runtime.for_role("generator").generate(
+            [{"role": "user", "content": "Count from one to one hundred in words."}],
+            max_tokens=200, on_token=on_token, cancel=token)
+    assert len(pieces) == 1
+
+
+def test_json_schema_output_is_parsed_from_the_real_model(runtime):
+    value, generation = runtime.for_role("judge").generate_json(
+        [{"role": "user", "content": "What is the capital of France? Reply as JSON with your "
+                                     "answer and your confidence."}],
+        ANSWER_SCHEMA, max_tokens=80)
+    assert set(value) == {"answer", "confidence"}
+    assert value["confidence"] in ("high", "medium", "low")
+    assert "paris" in value["answer"].lower()
+    assert generation.finish_reason == "stop"
+
+
+def test_json_cut_off_by_the_token_limit_is_a_clear_error(runtime):
+    with pytest.raises(ModelOutputError) as info:
+        runtime.for_role("judge").generate_json(
+            [{"role": "user", "content": "Describe Paris in JSON."}], ANSWER_SCHEMA, max_tokens=4)
+    assert "cut off" in info.value.message
+    assert info.value.raw_text  # kept for the trace
+
+
+def test_prompt_longer_than_the_context_is_refused_with_numbers(runtime):
+    model = runtime.for_role("generator")
+    long_text = "The patient reports mild chest pain after exercise. " * 400
+    with pytest.raises(ContextOverflowError) as info:
+        model.generate([{"role": "user", "content": long_text}], max_tokens=64)
+    error = info.value
+    assert error.n_ctx == model.n_ctx and error.prompt_tokens > error.n_ctx
+    assert str(error.n_ctx) in error.message and "Context size" in error.fix
+
+
+def test_roles_on_the_same_file_share_one_instance(runtime):
+    assert runtime.for_role("generator") is runtime.for_role("reviewer")
+    assert runtime.for_role("reviewer") is runtime.for_role("judge")
+    assert len(runtime.loaded()) == 1
+
+
+def test_calls_sharing_a_prefix_reuse_llama_state(runtime):
+    model = runtime.for_role("generator")
+    document = ("Discharge summary. The patient, a 58-year-old woman, was admitted with "
+                "cellulitis of the left leg and treated with intravenous cefazolin. ") * 12
+
+    def ask(question, role_text):
+        return model.generate([{"role": "system", "content": "Answer from the document."},
+                               {"role": "user", "content": f"{document}\n{role_text}: {question}"}],
+                              max_tokens=12)
+    first = ask("Why was she admitted?", "Question")
+    second = ask("Which antibiotic was given?", "Question")
+    assert first.prompt_tokens > 150
+    # Only the question after the shared document is evaluated again.
+    assert second.prompt_tokens_evaluated < 30 < second.prompt_tokens
+    # An unrelated call in between, then the document again: the state cache restores it.
+    model.generate(QUESTION, max_tokens=4)
+    third = ask("How old is she?", "Question")
+    assert third.prompt_tokens_evaluated < 30
+
+
+def test_counting_tokens_matches_the_generation(runtime):
+    model = runtime.for_role("generator")
+    generation = model.generate(QUESTION, max_tokens=8)
+    assert model.count_tokens(QUESTION) == generation.prompt_tokens
+
+
+def test_same_prompt_same_answer_after_other_calls(runtime):
+    model = runtime.for_role("generator")
+    prompt = [{"role": "user", "content": "Give one tip for sleeping well."}]
+    first = model.generate(prompt, max_tokens=20)
+    model.generate(QUESTION, max_tokens=8)
+    model.generate([{"role": "user", "content": "Give one tip for eating well."}], max_tokens=8)
+    again = model.generate(prompt, max_tokens=20)
+    assert again.text == first.text
+    assert again.prompt_tokens_evaluated <= 2  # restored from the state cache
+
+
+def test_prompt_state_reuse_can_be_turned_off(profile, runtime_settings):
+    import dataclasses
+
+    from desktop_app.core.models.runtime import ModelRuntime
+
+    settings = dataclasses.replace(runtime_settings, reuse_prompt_state=False)
+    fresh = ModelRuntime(profile, settings)
+    try:
+        model = fresh.for_role("generator")
+        first = model.generate(QUESTION, max_tokens=8)
+        second = model.generate(QUESTION, max_tokens=8)
+        assert second.prompt_tokens_evaluated == second.prompt_tokens
+        assert second.text == first.text
+    finally:
+        fresh.close()
