@@ -62,6 +62,12 @@ def run_gui(paths: Paths, settings: Settings, *, selftest: bool = False) -> int:
         from .selftest import run_selftest
 
         return run_selftest(paths, settings)
+    if (sys.platform.startswith("linux") and not os.environ.get("QT_QPA_PLATFORM")
+            and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY")):
+        raise LumenError(
+            "There is no screen to open Lumen's window on (no DISPLAY or WAYLAND_DISPLAY).",
+            "Start Lumen from a desktop session, use the 'lumen' commands (see 'lumen --help'), "
+            "or set QT_QPA_PLATFORM=offscreen to run the window without a screen.")
     app = application()
     _install_excepthook(str(paths.log_file))
     store = unlock(paths)
@@ -73,5 +79,6 @@ def run_gui(paths: Paths, settings: Settings, *, selftest: bool = False) -> int:
     store.audit("app.started", {})
     window = MainWindow(session)
     window.show()
+    log.info("Main window shown")
     window.status_page.run_checks()
     return app.exec()

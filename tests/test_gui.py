@@ -1,0 +1,159 @@
+"""The window, driven with pytest-qt on real widgets (offscreen)."""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from PySide6.QtWidgets import QDialogButtonBox, QMessageBox
+
+from desktop_app.core.config import Settings
+from desktop_app.core.session import Session
+from desktop_app.core.store import open_store
+from desktop_app.gui.main_window import MainWindow
+from desktop_app.gui.settings_dialog import SettingsDialog
+from desktop_app.gui.unlock_dialog import UnlockDialog
+from desktop_app.gui.workers import wait_for_all
+from helpers import ROOT, TEST_PASSPHRASE, run_lumen, smollm2_file
+
+
+@pytest.fixture
+def window(qtbot, profile, settings, passphrase_env):
+    store = open_store(profile.database_file)
+    session = Session(profile, settings, store)
+    main = MainWindow(session)
+    qtbot.addWidget(main)
+    main.show()
+    yield main
+    wait_for_all()
+
+
+def test_status_page_shows_the_doctors_findings(qtbot, window):
+    with qtbot.waitSignal(window.status_page.checked, timeout=120_000) as signal_:
+        window.status_page.run_checks(measure_speed=False)
+    report = signal_.args[0]
+    assert report.ok
+    table = window.status_page.table
+    assert table.rowCount() == len(report.findings)
+    texts = {table.item(row, 1).text() for row in range(table.rowCount())}
+    assert "Offline: Network guard" in texts and "Database: Encrypted database" in texts
+    assert "ready" in window.status_page.summary.text()
+    assert "network guard on" in window.offline_label.text()
+
+
+def test_models_page_lists_models_and_assigns_roles(qtbot, window, profile, shared_models, tmp_path):
+    page = window.models_page
+    names = {page.table.item(r, 0).text() for r in range(page.table.rowCount())}
+    assert "SmolLM2 135M Instruct (Q4_1)" in names
+    copy = tmp_path / "clinic-model.gguf"
+    shutil.copyfile(smollm2_file(shared_models), copy)
+    page.add_model(copy)
+    qtbot.waitUntil(lambda: page.add_button.isEnabled(), timeout=60_000)
+    info = page.findChild(QMessageBox, "infoDialog")
+    assert info is not None and "was checked and added" in info.text()
+    info.close()
+    box = page.role_boxes["reviewer"]
+    index = box.findData("clinic-model")
+    assert index >= 0
+    box.setCurrentIndex(index)
+    box.activated.emit(index)
+    assert Settings.load(profile).role_reviewer == "clinic-model"
+    assert window.session.settings.role_reviewer == "clinic-model"
+    actions = [e["action"] for e in window.session.store.audit_entries()]
+    assert "model.added" in actions and "model.role_assigned" in actions
+
+
+def test_adding_a_broken_model_shows_a_clear_message(qtbot, window, truncated_gguf):
+    page = window.models_page
+    page.add_model(truncated_gguf)
+    qtbot.waitUntil(lambda: page.findChild(QMessageBox, "errorDialog") is not None, timeout=60_000)
+    dialog = page.findChild(QMessageBox, "errorDialog")
+    assert "truncated" in dialog.text() or "damaged" in dialog.text()
+    assert "Copy the file again" in dialog.informativeText()
+    assert "Traceback" not in dialog.text() + dialog.informativeText()
+    dialog.close()
+
+
+def test_verify_hashes_from_the_models_page(qtbot, window):
+    page = window.models_page
+    page.verify()
+    qtbot.waitUntil(lambda: page.verify_button.isEnabled(), timeout=60_000)
+    states = {page.table.item(r, 7).text() for r in range(page.table.rowCount())}
+    assert "sha256 OK" in states
+
+
+def test_settings_dialog_edits_the_settings_object(qtbot, window, profile):
+    dialog = window.open_settings()
+    assert isinstance(dialog, SettingsDialog)
+    dialog.editors["threads"].setValue(3)
+    dialog.editors["temperature"].setValue(0.4)
+    assert dialog.editors["threads"].toolTip().startswith("Threads for generation")
+    dialog.accept()
+    saved = Settings.load(profile)
+    assert saved.threads == 3 and abs(saved.temperature - 0.4) < 1e-9
+    assert window.session.settings.threads == 3
+
+    again = window.open_settings()
+    again.restore_defaults()
+    assert again.editors["threads"].value() == Settings().threads
+    again.reject()
+
+
+def test_unlock_dialog_refuses_a_wrong_passphrase(qtbot, profile):
+    open_store(profile.database_file, TEST_PASSPHRASE).close()
+    dialog = UnlockDialog(profile.database_file)
+    qtbot.addWidget(dialog)
+    assert not dialog.creating
+    dialog.passphrase.setText("not the passphrase")
+    dialog.accept()
+    assert dialog.store is None and "does not open" in dialog.error.text()
+    assert dialog.result() == 0
+    dialog.passphrase.setText(TEST_PASSPHRASE)
+    dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Ok).click()
+    assert dialog.store is not None and dialog.result() == 1
+    dialog.store.close()
+
+
+def test_unlock_dialog_sets_up_a_new_passphrase(qtbot, profile):
+    dialog = UnlockDialog(profile.database_file)
+    qtbot.addWidget(dialog)
+    assert dialog.creating
+    dialog.passphrase.setText("first passphrase")
+    dialog.repeat.setText("second passphrase")
+    dialog.accept()
+    assert "differ" in dialog.error.text() and not profile.database_file.exists()
+    dialog.repeat.setText("first passphrase")
+    dialog.accept()
+    assert dialog.store is not None and dialog.store.key_source == "passphrase"
+    dialog.store.close()
+
+
+def test_selftest_command_passes(profile):
+    result = run_lumen("--selftest", env={"QT_QPA_PLATFORM": "offscreen"})
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Self-test passed." in result.stdout
+    assert "[FAIL]" not in result.stdout
+
+
+def test_lumen_opens_the_window_and_stays_up(profile):
+    """What `make run` does last: `lumen` with no command opens the window and keeps running."""
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", LUMEN_PASSPHRASE=TEST_PASSPHRASE)
+    process = subprocess.Popen([sys.executable, "-m", "desktop_app"], cwd=ROOT, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if profile.log_file.exists() and "Main window shown" in profile.log_file.read_text():
+                break
+            assert process.poll() is None, process.stdout.read()
+            time.sleep(0.2)
+        else:
+            pytest.fail("the window was not shown within 2 minutes")
+        time.sleep(3)
+        assert process.poll() is None  # still up: it stays open until closed
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(30)
