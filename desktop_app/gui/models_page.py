@@ -101,7 +101,7 @@ class ModelsPage(QWidget):
                 state = self.file_states.get(spec.id, "present" if present else "missing")
             values = [spec.name, ", ".join(registry.roles_of(spec.id)) or "—",
                       "text generation" if spec.kind == "gguf" else "embedding",
-                      spec.quantisation or ("Q4_1" if spec.embedded and spec.kind == "gguf" else "—"),
+                      spec.quantisation or "—",
                       str(spec.context_length or "—"), spec.licence or "—",
                       "ships with Lumen" if spec.embedded else
                       ("added" if spec.source == "user" else "recommended"), state]
