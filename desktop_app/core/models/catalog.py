@@ -100,14 +100,17 @@ def catalog_file() -> Path:
     return resource_root() / "models" / "catalog.toml"
 
 
-def load_catalog(path: Path | None = None) -> list[ModelSpec]:
-    path = path or catalog_file()
+def _read_models(path: Path, source: str, what: str, fix: str) -> list[ModelSpec]:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ModelError(f"Lumen's model catalog {path} cannot be read: {exc}.",
-                         "Reinstall Lumen; the catalog ships with it.") from exc
-    return [_spec_from_toml(entry, "catalog", str(path)) for entry in data.get("model", [])]
+        raise ModelError(f"{what} {path} cannot be read: {exc}.", fix) from exc
+    return [_spec_from_toml(entry, source, str(path)) for entry in data.get("model", [])]
+
+
+def load_catalog(path: Path | None = None) -> list[ModelSpec]:
+    return _read_models(path or catalog_file(), "catalog", "Lumen's model catalog",
+                        "Reinstall Lumen; the catalog ships with it.")
 
 
 class ModelRegistry:
@@ -124,12 +127,8 @@ class ModelRegistry:
         path = self.paths.model_registry_file
         if not path.exists():
             return []
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise ModelError(f"The list of added models {path} cannot be read: {exc}.",
-                             "Fix the file, or delete it and add the models again.") from exc
-        return [_spec_from_toml(entry, "user", str(path)) for entry in data.get("model", [])]
+        return _read_models(path, "user", "The list of added models",
+                            "Fix the file, or delete it and add the models again.")
 
     def all(self) -> list[ModelSpec]:
         """Catalog entries first; a user entry with a catalog id replaces that entry."""
@@ -165,8 +164,7 @@ class ModelRegistry:
 
     # ---- writing ----
 
-    def save_user_model(self, spec: ModelSpec) -> None:
-        entries = [e for e in self._user_entries() if e.id != spec.id] + [spec]
+    def _write_user_entries(self, entries: list[ModelSpec]) -> None:
         path = self.paths.model_registry_file
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
@@ -175,14 +173,15 @@ class ModelRegistry:
                        encoding="utf-8")
         tmp.replace(path)
 
+    def save_user_model(self, spec: ModelSpec) -> None:
+        self._write_user_entries([e for e in self._user_entries() if e.id != spec.id] + [spec])
+
     def remove_user_model(self, model_id: str) -> None:
         entries = self._user_entries()
         if not any(e.id == model_id for e in entries):
             raise ModelError(f"'{model_id}' is not a model you added.",
                              "Only models added with 'lumen models add' can be removed.")
-        path = self.paths.model_registry_file
-        path.write_text(tomli_w.dumps({"model": [e.to_toml() for e in entries
-                                                 if e.id != model_id]}), encoding="utf-8")
+        self._write_user_entries([e for e in entries if e.id != model_id])
 
 
 def catalog_match(file_name: str) -> ModelSpec | None:
