@@ -229,16 +229,17 @@ def cmd_audit(args, paths, settings) -> int:
 
 
 def _audit(paths: Paths, action: str, detail: dict[str, Any]) -> None:
-    """Record a model change in the audit log when the database can be opened unattended."""
+    """Record a change in the audit log (asking for the passphrase on a terminal)."""
     from .core.store import KeyManager, open_store
 
     if not KeyManager(paths.database_file).database_exists():
-        return
+        return  # no database yet: nothing to audit into; it is created on first start
     try:
-        with open_store(paths.database_file) as store:
+        with open_store(paths.database_file, _passphrase_for(paths)) as store:
             store.audit(action, detail)
-    except LumenError:
-        pass  # needs a passphrase nobody gave; the change itself is done
+    except LumenError as exc:
+        print(f"Warning: the change was made, but it could not be written to the audit log: "
+              f"{exc.message} {exc.fix}", file=sys.stderr)
 
 
 # ---- parser -----------------------------------------------------------------------------
@@ -330,6 +331,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"Error: {exc.message}", file=sys.stderr)
         if exc.fix:
             print(f"What to do: {exc.fix}", file=sys.stderr)
+        if args.command is None and not args.selftest and os.environ.get("QT_QPA_PLATFORM") != "offscreen":
+            from .gui.app import show_startup_error
+
+            show_startup_error(exc)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("Interrupted.", file=sys.stderr)

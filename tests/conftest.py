@@ -114,18 +114,40 @@ def no_connections():
     assert attempts == [], f"connection attempts were made: {attempts}"
 
 
+def rewrite_gguf(source: Path, target: Path, *, set_strings: dict[str, str] | None = None,
+                 remove: tuple[str, ...] = ()) -> Path:
+    """A copy of a GGUF with metadata changed, written by llama.cpp's own gguf tools."""
+    import gguf
+    from gguf.scripts.gguf_new_metadata import MetadataDetails, copy_with_new_metadata
+
+    reader = gguf.GGUFReader(source, "r")
+    arch = (set_strings or {}).get("general.architecture") or \
+        reader.fields["general.architecture"].contents()
+    writer = gguf.GGUFWriter(target, arch=arch, endianess=reader.endianess)
+    new = {key: MetadataDetails(gguf.GGUFValueType.STRING, value)
+           for key, value in (set_strings or {}).items() if key != "general.architecture"}
+    copy_with_new_metadata(reader, writer, new, list(remove))
+    return target
+
+
 @pytest.fixture(scope="session")
 def gguf_without_template(tmp_path_factory, shared_models) -> Path:
-    """SmolLM2 with its `tokenizer.chat_template` removed, written by llama.cpp's gguf tools."""
-    import gguf
-    from gguf.scripts.gguf_new_metadata import copy_with_new_metadata
+    """SmolLM2 with its `tokenizer.chat_template` removed."""
+    return rewrite_gguf(smollm2_file(shared_models),
+                        tmp_path_factory.mktemp("no-template") / "smollm2-no-template.gguf",
+                        remove=("tokenizer.chat_template",))
 
-    target = tmp_path_factory.mktemp("no-template") / "smollm2-no-template.gguf"
-    reader = gguf.GGUFReader(smollm2_file(shared_models), "r")
-    arch = reader.fields["general.architecture"].contents()
-    writer = gguf.GGUFWriter(target, arch=arch, endianess=reader.endianess)
-    copy_with_new_metadata(reader, writer, {}, ["tokenizer.chat_template"])
-    return target
+
+@pytest.fixture(autouse=True)
+def no_os_keyring():
+    """Every test starts with no OS keyring (as on a headless workstation), whatever the
+    developer's desktop has, so no test writes into a real keyring."""
+    from keyring.backends import fail
+
+    previous = keyring.get_keyring()
+    keyring.set_keyring(fail.Keyring())
+    yield
+    keyring.set_keyring(previous)
 
 
 @pytest.fixture

@@ -79,3 +79,21 @@ def test_unknown_keys_in_settings_file_are_ignored(profile):
 def test_models_folder_setting(profile):
     assert Settings().models_path(profile) == profile.default_models_dir
     assert Settings(models_dir="/srv/models").models_path(profile) == Path("/srv/models")
+
+
+def test_failure_log_withholds_library_messages(caplog):
+    import logging
+
+    from desktop_app.core.errors import ModelError
+    from desktop_app.core.logs import log_failure
+
+    logger = logging.getLogger("lumen-test")
+    patient = " ".join(["Mr", "Example", "has", "a", "fever"])  # data, not in the source line
+    try:
+        raise RuntimeError(f"tokenizer failed on: {patient!r}")
+    except RuntimeError as exc:
+        log_failure(logger, "Task failed", exc)
+    log_failure(logger, "Task failed", ModelError("The model file is missing.", "Provision it."))
+    assert "Mr Example" not in caplog.text
+    assert "RuntimeError (message withheld)" in caplog.text
+    assert "The model file is missing." in caplog.text

@@ -65,8 +65,50 @@ def test_inspect_gguf_reads_smollm2(shared_models):
 def test_truncated_gguf_is_named_truncated(truncated_gguf):
     with pytest.raises(ModelError) as info:
         inspect_gguf(truncated_gguf)
-    assert "truncated" in info.value.message or "damaged" in info.value.message
+    assert "is truncated: it holds 5,000,000 bytes" in info.value.message
     assert "Copy the file again" in info.value.fix
+
+
+@pytest.mark.parametrize("metadata,phrase", [
+    ({"general.architecture": "bert"}, "cannot write text"),
+    ({"general.type": "adapter"}, "not a complete model"),
+])
+def test_gguf_that_is_not_a_chat_model_is_refused(tmp_path, shared_models, metadata, phrase):
+    from conftest import rewrite_gguf
+
+    path = rewrite_gguf(smollm2_file(shared_models), tmp_path / "odd.gguf", set_strings=metadata)
+    with pytest.raises(ModelError) as info:
+        inspect_gguf(path)
+    assert phrase in info.value.message
+
+
+def test_template_that_does_not_compile_is_refused_at_add(profile, settings, shared_models,
+                                                           tmp_path):
+    from conftest import rewrite_gguf
+
+    broken = rewrite_gguf(smollm2_file(shared_models), tmp_path / "broken-template.gguf",
+                          set_strings={"tokenizer.chat_template": "{% for message in messages %}"})
+    for chat_format in (None, "chatml"):
+        with pytest.raises(ChatTemplateError) as info:
+            manage.add_gguf(profile, settings, broken, chat_format=chat_format)
+        assert "is broken" in info.value.message and "publisher" in info.value.fix
+    assert not profile.model_registry_file.exists()
+
+
+def test_template_that_drops_messages_needs_a_named_format(profile, settings, shared_models,
+                                                           tmp_path):
+    from conftest import rewrite_gguf
+
+    odd = rewrite_gguf(smollm2_file(shared_models), tmp_path / "odd-template.gguf",
+                       set_strings={"tokenizer.chat_template": "{{ bos_token }}Hello"})
+    with pytest.raises(ChatTemplateError) as info:
+        manage.add_gguf(profile, settings, odd)
+    assert "drops the user's message" in info.value.message and "--chat-format" in info.value.fix
+    spec, _ = manage.add_gguf(profile, settings, odd, chat_format="chatml")
+    assert spec.prefer_chat_format
+    model = ModelRuntime(profile, settings).model(spec.id)
+    assert model.chat_template_source == "format:chatml"
+    assert model.generate([{"role": "user", "content": "Say hi."}], max_tokens=8).text
 
 
 @pytest.mark.parametrize("content", [b"", b"GGU", b"PK\x03\x04 a zip file", b"\x00" * 4096])

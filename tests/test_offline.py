@@ -3,6 +3,7 @@
 
 import socket
 import threading
+from types import SimpleNamespace
 
 import pytest
 
@@ -16,6 +17,18 @@ def test_guard_is_installed_and_environment_is_offline():
     assert offline.guard_installed()
     for key, value in offline.OFFLINE_ENVIRONMENT.items():
         assert os.environ[key] == value
+    # A proxy on this machine would relay what the guard lets through as loopback.
+    assert not any(os.environ.get(key) for key in offline.PROXY_VARIABLES)
+
+
+def test_proxy_variables_are_removed(monkeypatch):
+    import os
+
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:3128")
+    monkeypatch.setenv("all_proxy", "socks5://localhost:1080")
+    offline.apply_environment()
+    assert "HTTPS_PROXY" not in os.environ and "all_proxy" not in os.environ
+    assert os.environ["NO_PROXY"] == "*"
 
 
 def test_remote_connection_is_refused_and_recorded():
@@ -40,6 +53,8 @@ def test_remote_connection_is_refused_and_recorded():
     ("socket.connect", (None, ("10.1.2.3", 80))),
     ("socket.sendto", (None, ("8.8.8.8", 53))),
     ("socket.connect", (None, ("2001:db8::1", 443, 0, 0))),
+    ("socket.connect", (SimpleNamespace(family=40), (2, 1024))),  # AF_VSOCK to the host
+    ("socket.connect", (SimpleNamespace(family=socket.AF_INET), ("10.0.0.1", 3128))),
 ])
 def test_guard_refuses_remote_lookups_and_sends(event, args):
     offline.clear_attempts()
@@ -55,7 +70,7 @@ def test_guard_refuses_remote_lookups_and_sends(event, args):
     ("socket.connect", (None, ("127.0.0.1", 80))),
     ("socket.connect", (None, ("::1", 80, 0, 0))),
     ("socket.connect", (None, "/run/dbus/system_bus_socket")),
-    ("socket.sendto", (None, (0, 0))),  # netlink
+    ("socket.sendto", (SimpleNamespace(family=socket.AF_NETLINK), (0, 0))),
     ("open", ("/etc/hosts", "r", 0)),
 ])
 def test_guard_allows_this_machine(event, args):

@@ -138,3 +138,47 @@ def test_prompt_state_reuse_can_be_turned_off(profile, runtime_settings):
         assert second.text == first.text
     finally:
         fresh.close()
+
+
+def test_unloading_while_generating_finishes_the_call_then_refuses(profile, runtime_settings):
+    """Settings changed while a background task generates: no crash, a clear error after."""
+    import threading
+
+    from desktop_app.core.errors import ModelError
+    from desktop_app.core.models.runtime import ModelRuntime
+
+    own = ModelRuntime(profile, runtime_settings)
+    model = own.for_role("generator")
+    started, results = threading.Event(), []
+
+    def work():
+        results.append(model.generate(
+            [{"role": "user", "content": "Count from one to twenty in words."}],
+            max_tokens=48, on_token=lambda _piece: started.set()))
+    thread = threading.Thread(target=work)
+    thread.start()
+    assert started.wait(30)
+    own.close()  # while generating
+    thread.join(60)
+    assert results and results[0].text
+    with pytest.raises(ModelError):
+        model.generate(QUESTION, max_tokens=4)
+    with pytest.raises(ModelError):
+        own.for_role("generator")
+
+
+def test_json_errors_do_not_quote_the_model_output(runtime, monkeypatch):
+    """A reply that breaks the schema: the message names the rule, never the text."""
+    from desktop_app.core.models.runtime import Generation
+
+    model = runtime.for_role("judge")
+    secret = "Mrs Example, 71, has HIV"
+    fake = Generation(text=f'{{"answer": "{secret}", "confidence": "certain"}}',
+                      finish_reason="stop", prompt_tokens=1, prompt_tokens_evaluated=1,
+                      completion_tokens=1, seconds=0.1, model_id="x", model_sha256="y")
+    monkeypatch.setattr(model, "generate", lambda *args, **kwargs: fake)
+    with pytest.raises(ModelOutputError) as info:
+        model.generate_json([{"role": "user", "content": "q"}], ANSWER_SCHEMA)
+    assert secret not in str(info.value) and info.value.__cause__ is None
+    assert "enum" in info.value.message
+    assert secret in info.value.raw_text  # kept for the encrypted trace

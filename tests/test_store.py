@@ -132,10 +132,8 @@ def test_transaction_rolls_back_on_error(profile, passphrase_env):
         assert len(store.audit_entries(1000)) == before
 
 
-def test_read_only_database_file_gives_clear_error(profile, passphrase_env, tmp_path):
+def test_folder_in_place_of_the_database_gives_clear_error(profile, passphrase_env, tmp_path):
     open_store(profile.database_file).close()
-    # Even root cannot write through a read-only bind; a database file replaced by a
-    # folder stands in for "cannot be written" here.
     broken = tmp_path / "folder.db"
     broken.mkdir()
     (tmp_path / "folder.db.keysource").write_text('{"source": "passphrase"}')
@@ -143,3 +141,20 @@ def test_read_only_database_file_gives_clear_error(profile, passphrase_env, tmp_
         open_store(broken)
     assert not isinstance(info.value, WrongKeyError)
     assert "cannot open" in info.value.message
+
+
+def test_new_database_never_overwrites_an_old_key(profile, memory_keyring, tmp_path):
+    """Moving the database away (a backup) and starting again makes a new key; the old
+    database, put back with its .keysource, still opens."""
+    with open_store(profile.database_file) as store:
+        store.audit("old.database")
+    backup = tmp_path / "backup"
+    backup.mkdir()
+    for name in ("lumen.db", "lumen.db.keysource"):
+        (profile.data_dir / name).rename(backup / name)
+    for suffix in ("-wal", "-shm"):
+        (profile.data_dir / f"lumen.db{suffix}").unlink(missing_ok=True)
+    open_store(profile.database_file).close()
+    assert len(memory_keyring.items) == 2
+    with open_store(backup / "lumen.db") as old:
+        assert "old.database" in [e["action"] for e in old.audit_entries()]

@@ -176,6 +176,20 @@ class Settings:
         64, "Embedding batch size", "Sentences embedded per ONNX call.",
         group="Embedding", minimum=1, maximum=1024)
 
+    # Glossary.
+    glossary_fuzzy_cutoff: int = _setting(
+        85, "Fuzzy lookup cut-off",
+        "How close (0-100) a misspelt word must be to a glossary term to be offered as a match.",
+        group="Glossary", minimum=50, maximum=100)
+    glossary_semantic_min: float = _setting(
+        0.45, "Meaning lookup minimum",
+        "Least cosine similarity for the embedder to offer an entry for a word the glossary "
+        "does not know.", group="Glossary", minimum=0.0, maximum=1.0)
+    glossary_language: str = _setting(
+        "English", "Imported topics language",
+        "Which language of imported MedlinePlus topics joins the glossary.",
+        group="Glossary", choices=("English", "Spanish"))
+
     # Housekeeping.
     log_level: str = _setting(
         "INFO", "Log level", "How much Lumen writes to its log file (never patient text).",

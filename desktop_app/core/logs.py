@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import logging.handlers
+import traceback
 
 from .config import Paths
 
@@ -36,3 +37,20 @@ def configure_logging(paths: Paths, level: str = "INFO", *, console_level: str |
     # Third-party libraries that chatter at INFO.
     for noisy in ("chromadb", "httpx", "urllib3", "onnxruntime"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+def log_failure(logger: logging.Logger, what: str, exc: BaseException) -> None:
+    """Log a failure without its message text.
+
+    Exception messages from libraries can quote their input (llama.cpp's tokenizer
+    quotes the prompt, jsonschema quotes the instance), which may be patient text.
+    The log gets the exception's type and where it happened; LumenError messages,
+    which Lumen writes itself and which never hold patient text, are kept.
+    """
+    from .errors import LumenError
+
+    frames = "".join(traceback.format_tb(exc.__traceback__)) if exc.__traceback__ else ""
+    if isinstance(exc, LumenError):
+        logger.warning("%s: %s: %s", what, type(exc).__name__, exc.message)
+    else:
+        logger.error("%s: %s (message withheld)\n%s", what, type(exc).__name__, frames)

@@ -19,10 +19,12 @@ from __future__ import annotations
 import ipaddress
 import logging
 import os
+import socket
 import sys
 import sysconfig
 import threading
 import traceback
+import types
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,22 +45,31 @@ OFFLINE_ENVIRONMENT = {
     "DO_NOT_TRACK": "1",
     "POSTHOG_DISABLED": "1",
     "TOKENIZERS_PARALLELISM": "false",
+    # A proxy on this machine would relay traffic the guard lets through as loopback.
+    "NO_PROXY": "*",
+    "no_proxy": "*",
 }
+PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "FTP_PROXY", "SOCKS_PROXY",
+                   "http_proxy", "https_proxy", "all_proxy", "ftp_proxy", "socks_proxy")
 
 _LOCAL_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback"}
 
 # Socket audit events whose arguments name a remote address (index of the address).
-_ADDRESS_EVENTS = {
+_ADDRESS_EVENTS = types.MappingProxyType({
     "socket.connect": 1,
     "socket.sendto": 1,
     "socket.sendmsg": 1,
-}
-_HOST_EVENTS = {
+})
+_HOST_EVENTS = types.MappingProxyType({
     "socket.getaddrinfo": 0,
     "socket.gethostbyname": 0,
     "socket.gethostbyaddr": 0,
     "socket.getnameinfo": 0,
-}
+})
+# Families that never leave the machine; everything else (AF_VSOCK, AF_PACKET, ...) is checked.
+_LOCAL_FAMILIES = frozenset(f for f in (getattr(socket, "AF_UNIX", None),
+                                        getattr(socket, "AF_NETLINK", None)) if f is not None)
+_IP_FAMILIES = frozenset((socket.AF_INET, socket.AF_INET6))
 
 
 @dataclass(frozen=True)
@@ -80,10 +91,9 @@ _activated = False
 
 
 def is_local_host(host: object) -> bool:
-    """True for an address or name on this machine (loopback), or a non-IP socket address."""
-    if host is None or isinstance(host, int):
-        # None: a passive lookup of this host; ints: netlink and similar kernel sockets.
-        return True
+    """True for an address or name on this machine (loopback)."""
+    if host is None:
+        return True  # a passive lookup of this host
     if isinstance(host, bytes):
         host = host.decode("ascii", "replace")
     if not isinstance(host, str):
@@ -99,8 +109,13 @@ def is_local_host(host: object) -> bool:
     return address.is_loopback or address.is_unspecified
 
 
-def _target_of_address(address: object) -> tuple[bool, str]:
-    """(is_local, printable target) for a socket address argument."""
+def _target_of_address(sock: object, address: object) -> tuple[bool, str]:
+    """(is_local, printable target) for a socket and the address it is used with."""
+    family = getattr(sock, "family", None)
+    if family in _LOCAL_FAMILIES:
+        return True, "local socket"
+    if family is not None and family not in _IP_FAMILIES:
+        return False, f"{address!r} (socket family {family})"
     if isinstance(address, (str, bytes)):
         return True, "unix socket"  # AF_UNIX path: local by construction
     if isinstance(address, tuple) and address:
@@ -130,14 +145,15 @@ def _record(event: str, target: str) -> ConnectionAttempt:
     return attempt
 
 
-def check_event(event: str, args: tuple) -> None:
+def check_event(event: str, args: tuple, _address_events=_ADDRESS_EVENTS,
+                _host_events=_HOST_EVENTS) -> None:
     """The guard's decision for one audit event; raises OfflineViolation to refuse."""
-    if event in _ADDRESS_EVENTS:
-        index = _ADDRESS_EVENTS[event]
+    if event in _address_events:
+        index = _address_events[event]
         address = args[index] if len(args) > index else None
-        local, target = _target_of_address(address)
-    elif event in _HOST_EVENTS:
-        host = args[_HOST_EVENTS[event]] if args else None
+        local, target = _target_of_address(args[0] if args else None, address)
+    elif event in _host_events:
+        host = args[_host_events[event]] if args else None
         local, target = is_local_host(host), str(host)
     else:
         return
@@ -148,18 +164,21 @@ def check_event(event: str, args: tuple) -> None:
         )
 
 
-def _audit_hook(event: str, args: tuple) -> None:
-    # Called for every audited action in the process (imports, opens, ctypes calls),
-    # so the common case must return at once.
-    if event.startswith("socket."):
-        check_event(event, args)
+def _make_audit_hook(check=check_event):
+    # The check is bound now, so rebinding this module's names later cannot switch the
+    # guard off.  The hook runs for every audited action in the process (imports, opens,
+    # each ctypes call), so the common case must return at once.
+    def audit_hook(event: str, args: tuple) -> None:
+        if event.startswith("socket."):
+            check(event, args)
+    return audit_hook
 
 
 def install_guard() -> None:
     """Install the network guard (idempotent; it cannot be removed)."""
     global _guard_installed
     if not _guard_installed:
-        sys.addaudithook(_audit_hook)
+        sys.addaudithook(_make_audit_hook())
         _guard_installed = True
 
 
@@ -179,6 +198,8 @@ def clear_attempts() -> None:
 
 
 def apply_environment() -> None:
+    for key in PROXY_VARIABLES:
+        os.environ.pop(key, None)
     for key, value in OFFLINE_ENVIRONMENT.items():
         os.environ[key] = value
 

@@ -19,10 +19,9 @@ def _install_excepthook(log_file: str) -> None:
     from .messages import show_error
 
     def hook(kind, value, traceback) -> None:
-        log.error("Unhandled error", exc_info=(kind, value, traceback))
         from PySide6.QtWidgets import QApplication
 
-        show_error(QApplication.activeWindow(), value, log_file=log_file)
+        show_error(QApplication.activeWindow(), value, log_file=log_file)  # logs it safely
     sys.excepthook = hook
 
 
@@ -74,11 +73,31 @@ def run_gui(paths: Paths, settings: Settings, *, selftest: bool = False) -> int:
     if store is None:
         return 2
     from .main_window import MainWindow
+    from .messages import show_error
 
     session = Session(paths, settings, store)
-    store.audit("app.started", {})
-    window = MainWindow(session)
+    try:
+        store.audit("app.started", {})
+        window = MainWindow(session)
+    except LumenError as exc:
+        session.close()
+        show_error(None, exc, title="Lumen cannot start")
+        return 2
     window.show()
     log.info("Main window shown")
     window.status_page.run_checks()
     return app.exec()
+
+
+def show_startup_error(exc: LumenError) -> None:
+    """A start-up failure in a dialog too, for someone who launched Lumen from a menu."""
+    if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY")
+                                                 or os.environ.get("WAYLAND_DISPLAY")):
+        return  # no screen: the terminal message is all there is
+    try:
+        from .messages import show_error
+
+        application()
+        show_error(None, exc, title="Lumen cannot start")
+    except Exception:
+        log.warning("Could not show the start-up error in a window", exc_info=False)

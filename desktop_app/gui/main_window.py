@@ -12,7 +12,7 @@ from ..core.session import Session
 from .models_page import ModelsPage
 from .settings_dialog import SettingsDialog
 from .status_page import StatusPage
-from .workers import wait_for_all
+from .workers import cancel_all, wait_for_all
 
 
 class MainWindow(QMainWindow):
@@ -79,6 +79,7 @@ class MainWindow(QMainWindow):
                           f"Data: {self.session.paths.data_dir}<br>Logs: {self.session.paths.log_dir}")
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        wait_for_all(10000)
+        cancel_all()
+        wait_for_all(60000)
         self.session.close()
         super().closeEvent(event)

@@ -8,6 +8,7 @@ import logging
 from PySide6.QtWidgets import QMessageBox, QWidget
 
 from ..core.errors import Cancelled, LumenError
+from ..core.logs import log_failure
 
 log = logging.getLogger(__name__)
 
@@ -15,7 +16,7 @@ log = logging.getLogger(__name__)
 def error_text(exc: BaseException, log_file: str = "") -> tuple[str, str]:
     if isinstance(exc, LumenError):
         return exc.message, exc.fix
-    log.error("Unexpected error", exc_info=(type(exc), exc, exc.__traceback__))
+    log_failure(log, "Unexpected error", exc)
     where = f" Details are in the log file {log_file}." if log_file else ""
     return (f"Something went wrong ({type(exc).__name__}).",
             f"Try again; if it keeps happening, tell IT.{where}")

@@ -156,8 +156,7 @@ class ModelsPage(QWidget):
         session = self.session
 
         def added(result) -> None:
-            spec, settings = result
-            self.session.settings = settings
+            spec, _settings = result  # no roles were given, so the settings did not change
             self.refresh()
             if session.store is not None:
                 session.store.audit("model.added", {"model": spec.id, "sha256": spec.files[0].sha256})

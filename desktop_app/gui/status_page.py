@@ -32,8 +32,9 @@ class StatusPage(QWidget):
         self.summary.setFont(font)
         self.rerun = QPushButton("Check again")
         self.rerun.setToolTip("Run every check again (F5)")
-        self.rerun.clicked.connect(self.run_checks)
-        QShortcut(QKeySequence("F5"), self, self.run_checks)
+        # clicked(bool) would land in measure_speed: call without arguments.
+        self.rerun.clicked.connect(lambda: self.run_checks())
+        QShortcut(QKeySequence("F5"), self, lambda: self.run_checks())
         self.table = QTableWidget(0, 4)
         self.table.setObjectName("findingsTable")
         self.table.setHorizontalHeaderLabels(["Status", "Check", "Finding", "What to do"])

@@ -8,14 +8,12 @@ CollectionOp(...).run_in_background()).
 
 from __future__ import annotations
 
-import logging
 from typing import Any, Callable
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
 from ..core.progress import CancelToken, ProgressReport
 
-log = logging.getLogger(__name__)
 
 
 class _Signals(QObject):
@@ -36,7 +34,6 @@ class BackgroundTask(QRunnable):
         try:
             result = self.fn(progress=self.signals.progress.emit, cancel=self.cancel)
         except BaseException as exc:  # delivered to the GUI thread, shown there
-            log.debug("Background task failed", exc_info=True)
             self.signals.failed.emit(exc)
         else:
             self.signals.succeeded.emit(result)
@@ -67,6 +64,11 @@ def run_in_background(fn: Callable[..., Any], *, on_success: Callable[[Any], Non
         task.signals.progress.connect(on_progress)
     QThreadPool.globalInstance().start(task)
     return task
+
+
+def cancel_all() -> None:
+    for task in list(_running):
+        task.cancel.cancel()
 
 
 def wait_for_all(timeout_ms: int = 30000) -> bool:

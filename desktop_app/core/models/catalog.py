@@ -43,6 +43,7 @@ class ModelSpec:
     licence: str = ""
     files: tuple[ModelFile, ...] = ()
     chat_format: str = ""
+    prefer_chat_format: bool = False  # the user named a format to use instead of the file's
     context_length: int = 0
     architecture: str = ""
     quantisation: str = ""
@@ -76,7 +77,7 @@ class ModelSpec:
         data["roles"] = list(self.roles)
         data["files"] = [{k: v for k, v in dataclasses.asdict(f).items() if v not in ("", 0)}
                          for f in self.files]
-        return {k: v for k, v in data.items() if v not in ("", 0, (), [])}
+        return {k: v for k, v in data.items() if v not in ("", 0, (), [], False)}
 
 
 def _spec_from_toml(data: dict[str, Any], source: str, origin: str) -> ModelSpec:

@@ -12,6 +12,40 @@ from ..errors import ModelError
 
 GGUF_MAGIC = b"GGUF"
 
+# Architectures llama.cpp loads that cannot generate text (encoders, vision towers,
+# vocoders), and file types that are parts of a model rather than a model.
+NON_GENERATIVE_ARCHITECTURES = frozenset({
+    "bert", "nomic-bert", "nomic-bert-moe", "jina-bert-v2", "jina-bert-v3", "neo-bert",
+    "modern-bert", "t5encoder", "clip", "wavtokenizer-dec", "roberta", "xlm-roberta"})
+NON_MODEL_TYPES = frozenset({"adapter", "mmproj", "clip-vision", "vocab"})
+
+
+class _Truncated(Exception):
+    def __init__(self, needed: int, size: int) -> None:
+        super().__init__(needed, size)
+        self.needed, self.size = needed, size
+
+
+def _checked_reader(path: Path):
+    """gguf's reader, made to measure where the tensor data must end before it maps it,
+    so a cut-short file is reported as such rather than as a reshape error."""
+    import gguf
+    import numpy as np
+
+    class CheckedReader(gguf.GGUFReader):
+        def _build_tensors(self, start_offs, fields):  # noqa: N802 (gguf's name)
+            needed = 0
+            for field in fields:
+                _name_len, _name, _n_dims, dims, raw_dtype, offset = field.parts
+                block, type_size = gguf.GGML_QUANT_SIZES[gguf.GGMLQuantizationType(raw_dtype[0])]
+                n_bytes = int(np.prod(dims)) * type_size // block
+                needed = max(needed, int(start_offs + offset[0]) + n_bytes)
+            if needed > len(self.data):
+                raise _Truncated(needed, len(self.data))
+            super()._build_tensors(start_offs, fields)
+
+    return CheckedReader(path, "r")
+
 
 @dataclass(frozen=True)
 class GGUFInfo:
@@ -66,31 +100,37 @@ def inspect_gguf(path: Path) -> GGUFInfo:
             "(for example a Q4_K_M file).",
         )
 
-    import gguf  # heavy import, only when a file is actually checked
-
     try:
-        reader = gguf.GGUFReader(path, "r")
+        reader = _checked_reader(path)
+    except _Truncated as cut:
+        raise ModelError(
+            f"{path.name} is truncated: it holds {cut.size:,} bytes but its weights need "
+            f"{cut.needed:,}.", fix_copy) from None
     except Exception as exc:  # the reader raises many kinds on a damaged header
-        raise ModelError(f"{path.name} is damaged: its GGUF header cannot be read ({exc}).",
-                         fix_copy) from exc
+        raise ModelError(f"{path.name} is damaged: its GGUF header cannot be read "
+                         f"({type(exc).__name__}).", fix_copy) from None
 
     def value(key: str):
         field = reader.fields.get(key)
         return field.contents() if field is not None else None
 
-    data_end = max((t.data_offset + int(t.n_bytes) for t in reader.tensors), default=0)
-    if data_end > size:
-        raise ModelError(
-            f"{path.name} is truncated: it holds {size:,} bytes but its tensors need {data_end:,}.",
-            fix_copy,
-        )
     architecture = value("general.architecture") or ""
     if not architecture:
         raise ModelError(f"{path.name} does not say which model architecture it is.",
                          "This is not a usable llama.cpp model file.")
+    model_type = str(value("general.type") or "model")
+    if model_type in NON_MODEL_TYPES:
+        raise ModelError(f"{path.name} is a {model_type} file, not a complete model.",
+                         "Add the model file itself (the one without 'mmproj' or 'lora' in its name).")
+    if architecture in NON_GENERATIVE_ARCHITECTURES:
+        raise ModelError(f"{path.name} is a '{architecture}' model, which cannot write text.",
+                         "Add an instruction-tuned chat model (for example Qwen2.5-7B-Instruct).")
     if not reader.tensors:
         raise ModelError(f"{path.name} contains no weights (it may be a vocabulary-only file).",
                          "Use the full model file.")
+    if value("tokenizer.ggml.tokens") is None:
+        raise ModelError(f"{path.name} has no tokenizer vocabulary.",
+                         "Use a complete GGUF model file; llama.cpp cannot run this one.")
     memory = _memory_bytes()
     if memory and size > memory * 0.8:
         raise ModelError(

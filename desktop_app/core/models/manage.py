@@ -14,7 +14,7 @@ from ..config import Paths, Settings, resource_root
 from ..errors import ModelError
 from ..progress import CancelToken, ProgressCallback, report
 from .catalog import GENERATION_ROLES, ROLES, ModelFile, ModelRegistry, ModelSpec, catalog_match, with_files
-from .chat import resolve_chat_template
+from .chat import ChatRenderer, check_template_compiles, resolve_chat_template
 from .gguf_file import inspect_gguf
 from .hashing import HashCache, sha256_file
 
@@ -199,8 +199,13 @@ def add_gguf(paths: Paths, settings: Settings, file: Path, *, roles: list[str] |
     info = inspect_gguf(file)
     known = catalog_match(file.name)
     fallback_format = chat_format or (known.chat_format if known else "")
-    # Refuse now, not at first use, a model whose prompt format cannot be known.
-    resolve_chat_template(info.chat_template, fallback_format or None, model_label=file.name)
+    # Refuse now, not at first use, a model whose prompts cannot be formatted.
+    if info.chat_template:
+        check_template_compiles(info.chat_template, model_label=file.name)
+    template = resolve_chat_template(info.chat_template, fallback_format or None,
+                                     model_label=file.name, prefer_format=bool(chat_format))
+    ChatRenderer(template, bos_token=info.bos_token or "", eos_token=info.eos_token or "",
+                 model_label=file.name)
     digest = hash_cache(paths).sha256(file, progress, cancel, force=True)
     registry = ModelRegistry(paths, settings)
     new_id = model_id or (known.id if known else _model_id_for(file))
@@ -211,6 +216,7 @@ def add_gguf(paths: Paths, settings: Settings, file: Path, *, roles: list[str] |
         roles=tuple(roles or (known.roles if known else GENERATION_ROLES)),
         licence=known.licence if known else "",
         chat_format=fallback_format,
+        prefer_chat_format=bool(chat_format),
         context_length=info.context_length,
         architecture=info.architecture,
         quantisation=info.quantisation,

@@ -64,6 +64,7 @@ class LlamaModel:
         self.sha256 = sha256
         self.settings = settings
         self._lock = threading.Lock()
+        self._closed = False
         self._grammars: dict[str, Any] = {}
         self._llama_cpp = llama_cpp
         n_ctx = settings.context_size
@@ -82,10 +83,16 @@ class LlamaModel:
         self.n_ctx = self.llama.n_ctx()
         if settings.state_cache_mb and settings.reuse_prompt_state:
             self.llama.set_cache(llama_cpp.LlamaRAMCache(capacity_bytes=settings.state_cache_mb << 20))
-        template = resolve_chat_template(self.llama.metadata.get("tokenizer.chat_template"),
-                                         spec.chat_format or None, model_label=path.name)
-        self.renderer = ChatRenderer(template, bos_token=self._token_text(self.llama.token_bos()),
-                                     eos_token=self._token_text(self.llama.token_eos()))
+        try:
+            template = resolve_chat_template(self.llama.metadata.get("tokenizer.chat_template"),
+                                             spec.chat_format or None, model_label=path.name,
+                                             prefer_format=spec.prefer_chat_format)
+            self.renderer = ChatRenderer(template, bos_token=self._token_text(self.llama.token_bos()),
+                                         eos_token=self._token_text(self.llama.token_eos()),
+                                         model_label=path.name)
+        except BaseException:
+            self.llama.close()
+            raise
 
     def _token_text(self, token: int) -> str:
         if token < 0:
@@ -99,9 +106,16 @@ class LlamaModel:
     def render(self, messages: list[Message]) -> str:
         return self.renderer.render(messages)
 
-    def tokenize(self, text: str) -> list[int]:
+    def _tokenize(self, text: str) -> list[int]:
         # The template writes any BOS itself, so llama.cpp must not add another.
         return self.llama.tokenize(text.encode("utf-8"), add_bos=False, special=True)
+
+    def tokenize(self, text: str) -> list[int]:
+        with self._lock:
+            if self._closed:
+                raise ModelError(f"The model {self.spec.name} was unloaded (its settings changed).",
+                                 "Start the task again.")
+            return self._tokenize(text)
 
     def count_tokens(self, messages: list[Message]) -> int:
         return len(self.tokenize(self.render(messages)))
@@ -143,45 +157,57 @@ class LlamaModel:
                  temperature: float | None = None, json_schema: dict | None = None,
                  stop: tuple[str, ...] = (), on_token: TokenCallback | None = None,
                  cancel: CancelToken | None = None) -> Generation:
+        max_tokens = max_tokens or self.settings.max_answer_tokens
+        temperature = self.settings.temperature if temperature is None else temperature
+        with self._lock:
+            if self._closed:
+                raise ModelError(f"The model {self.spec.name} was unloaded (its settings changed).",
+                                 "Start the task again.")
+            try:
+                return self._generate_locked(messages, max_tokens, temperature, json_schema, stop,
+                                             on_token, cancel)
+            finally:
+                if self._closed:
+                    self._free()
+
+    def _generate_locked(self, messages, max_tokens, temperature, json_schema, stop, on_token,
+                         cancel) -> Generation:
         settings = self.settings
-        max_tokens = max_tokens or settings.max_answer_tokens
-        temperature = settings.temperature if temperature is None else temperature
-        tokens = self.tokenize(self.render(messages))
-        if len(tokens) + max_tokens > self.n_ctx:
-            raise ContextOverflowError(len(tokens), max_tokens, self.n_ctx)
-        grammar = self._grammar(json_schema) if json_schema is not None else None
         cpp = self._llama_cpp
         pieces: list[str] = []
         finish = "stop"
-        with self._lock:
-            if cancel is not None:
-                cancel.raise_if_cancelled()
-            cpp.llama_perf_context_reset(self.llama.ctx)
-            started = time.perf_counter()
-            self._prime(tokens)
-            stream = self.llama.create_completion(
-                prompt=tokens, max_tokens=max_tokens, temperature=temperature,
-                top_p=settings.top_p, seed=settings.seed, grammar=grammar,
-                stop=list(self.renderer.stop) + list(stop), stream=True)
-            try:
-                for chunk in stream:
-                    if cancel is not None and cancel.cancelled:
-                        raise Cancelled()
-                    choice = chunk["choices"][0]
-                    if choice["text"]:
-                        pieces.append(choice["text"])
-                        if on_token is not None:
-                            on_token(choice["text"])
-                    finish = choice.get("finish_reason") or finish
-            finally:
-                stream.close()
-            seconds = time.perf_counter() - started
-            perf = cpp.llama_perf_context(self.llama.ctx)
-            # The KV cache now holds the prompt plus every generated token that was fed
-            # back; the last sampled token (end-of-turn, or the one that hit max_tokens)
-            # never is.  llama.cpp counts one-token decodes as "eval", so generated tokens
-            # and a one-token prompt remainder both land there.
-            fed_back = max(0, self.llama.n_tokens - len(tokens))
+        tokens = self._tokenize(self.render(messages))
+        if len(tokens) + max_tokens > self.n_ctx:
+            raise ContextOverflowError(len(tokens), max_tokens, self.n_ctx)
+        grammar = self._grammar(json_schema) if json_schema is not None else None
+        if cancel is not None:
+            cancel.raise_if_cancelled()
+        cpp.llama_perf_context_reset(self.llama.ctx)
+        started = time.perf_counter()
+        self._prime(tokens)
+        stream = self.llama.create_completion(
+            prompt=tokens, max_tokens=max_tokens, temperature=temperature,
+            top_p=settings.top_p, seed=settings.seed, grammar=grammar,
+            stop=list(self.renderer.stop) + list(stop), stream=True)
+        try:
+            for chunk in stream:
+                if cancel is not None and cancel.cancelled:
+                    raise Cancelled()
+                choice = chunk["choices"][0]
+                if choice["text"]:
+                    pieces.append(choice["text"])
+                    if on_token is not None:
+                        on_token(choice["text"])
+                finish = choice.get("finish_reason") or finish
+        finally:
+            stream.close()
+        seconds = time.perf_counter() - started
+        perf = cpp.llama_perf_context(self.llama.ctx)
+        # The KV cache now holds the prompt plus every generated token that was fed
+        # back; the last sampled token (end-of-turn, or the one that hit max_tokens)
+        # never is.  llama.cpp counts one-token decodes as "eval", so generated tokens
+        # and a one-token prompt remainder both land there.
+        fed_back = max(0, self.llama.n_tokens - len(tokens))
         text = "".join(pieces)
         completion_tokens = fed_back + (1 if finish == "length" else 0)
         evaluated = perf.n_p_eval + max(0, perf.n_eval - fed_back)
@@ -205,17 +231,30 @@ class LlamaModel:
         except json.JSONDecodeError as exc:
             raise ModelOutputError(
                 f"The model's reply is not valid JSON ({exc.msg} at character {exc.pos}).",
-                generation.text) from exc
+                generation.text) from None
         try:
             jsonschema.validate(value, schema)
         except jsonschema.ValidationError as exc:
-            raise ModelOutputError(f"The model's JSON does not have the expected form: {exc.message}.",
-                                   generation.text) from exc
+            # jsonschema's own message quotes the model's output, which may hold patient text.
+            where = exc.json_path if exc.path else "the reply"
+            raise ModelOutputError(f"The model's JSON does not have the expected form "
+                                   f"({exc.validator} check failed at {where}).",
+                                   generation.text) from None
         return value, generation
 
-    def close(self) -> None:
-        with self._lock:
+    def _free(self) -> None:
+        if getattr(self, "llama", None) is not None:
             self.llama.close()
+            self.llama = None
+
+    def close(self) -> None:
+        """Unload now if idle; a call in progress finishes and unloads it afterwards."""
+        self._closed = True
+        if self._lock.acquire(blocking=False):
+            try:
+                self._free()
+            finally:
+                self._lock.release()
 
 
 class ModelRuntime:
@@ -226,8 +265,14 @@ class ModelRuntime:
         self.settings = settings
         self.registry = ModelRegistry(paths, settings)
         self._lock = threading.Lock()
+        self._closed = False
         self._models: dict[Path, LlamaModel] = {}
         self._embedders: dict[Path, Embedder] = {}
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ModelError("The models were unloaded because the settings changed.",
+                             "Start the task again.")
 
     def _checked_path(self, spec: ModelSpec) -> tuple[Path, str]:
         require_verified(self.registry, spec, self.paths, self.settings.verify_hashes_on_load)
@@ -241,6 +286,7 @@ class ModelRuntime:
             raise ModelError(f"The model '{model_id}' cannot generate text.",
                              "Choose a GGUF model for this role on the Models page.")
         with self._lock:
+            self._check_open()
             path, sha256 = self._checked_path(spec)
             if path not in self._models:
                 log.info("Loading model %s", spec.id)
@@ -253,6 +299,7 @@ class ModelRuntime:
     def embedder(self) -> Embedder:
         spec = self.registry.for_role("embedder")
         with self._lock:
+            self._check_open()
             require_verified(self.registry, spec, self.paths, self.settings.verify_hashes_on_load)
             model_path = self.registry.file_path(spec, spec.file("model.onnx")).resolve()
             if model_path not in self._embedders:
@@ -269,7 +316,9 @@ class ModelRuntime:
             return list(self._models.values())
 
     def close(self) -> None:
+        """Unload every model; calls in progress finish first, new calls are refused."""
         with self._lock:
+            self._closed = True
             for model in self._models.values():
                 model.close()
             self._models.clear()

@@ -67,11 +67,12 @@ class Store:
             if mode.lower() != "wal":
                 log.warning("Database journal mode is %s, not WAL", mode)
             self._migrate()
-        except sqlcipher3.OperationalError as exc:
+        except sqlcipher3.Error as exc:
             self._conn.close()
-            raise StoreError(f"Lumen cannot write to its database at {self.path} ({exc}).",
-                             "Check that the data folder and the database file are writable "
-                             "and the disk is not full.") from exc
+            raise _store_error(self.path, exc) from None
+        except BaseException:
+            self._conn.close()
+            raise
 
     # ---- schema ----
 
@@ -105,21 +106,36 @@ class Store:
     def transaction(self) -> Iterator[Any]:
         """A write transaction; commits on success, rolls back on any error."""
         with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                self._conn.execute("BEGIN IMMEDIATE")
+            except sqlcipher3.OperationalError as exc:
+                raise _store_error(self.path, exc) from None
             try:
                 yield self._conn
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
                 raise
-            self._conn.execute("COMMIT")
+            try:
+                self._conn.execute("COMMIT")
+            except sqlcipher3.OperationalError as exc:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                raise _store_error(self.path, exc) from None
 
     def execute(self, sql: str, params: tuple | dict = ()) -> int:
         with self._lock:
-            return self._conn.execute(sql, params).rowcount
+            try:
+                return self._conn.execute(sql, params).rowcount
+            except sqlcipher3.OperationalError as exc:
+                raise _store_error(self.path, exc) from None
 
     def query(self, sql: str, params: tuple | dict = ()) -> list[tuple]:
         with self._lock:
-            return self._conn.execute(sql, params).fetchall()
+            try:
+                return self._conn.execute(sql, params).fetchall()
+            except sqlcipher3.OperationalError as exc:
+                raise _store_error(self.path, exc) from None
 
     # ---- audit log ----
 
@@ -159,6 +175,23 @@ class Store:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _store_error(path: Path, exc: Exception) -> StoreError:
+    """A clear message for what SQLite reports when the file cannot be used.
+
+    SQLite's messages here name conditions ("database or disk is full", "database is
+    locked", "attempt to write a readonly database"), never the data."""
+    text = str(exc).lower()
+    if "locked" in text or "busy" in text:
+        fix = "Another Lumen window or command may be using the database; close it and try again."
+    elif "full" in text:
+        fix = "Free disk space on the drive holding Lumen's data folder, then try again."
+    elif "readonly" in text or "read-only" in text:
+        fix = "Give your user write access to the data folder and the database file."
+    else:
+        fix = "Check that the data folder and the database file are writable and the disk is not full."
+    return StoreError(f"Lumen cannot use its database at {path} ({exc}).", fix)
 
 
 def open_store(database_file: Path, passphrase: str | None = None) -> Store:

@@ -10,7 +10,6 @@ to scripts and tests.  Which of the two a database uses is written beside it in
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import json
 import os
 import secrets
@@ -28,6 +27,7 @@ MIN_PASSPHRASE_LENGTH = 8
 class DatabaseKey:
     source: str  # "keyring", "passphrase", or "raw" (a throwaway key, self-test only)
     secret: str  # hex key or passphrase; never logged
+    account: str = ""  # keyring entry name, for keys kept there
 
     def pragma_value(self) -> str:
         if self.source in ("keyring", "raw"):
@@ -60,23 +60,37 @@ class KeyManager:
     def __init__(self, database_file: Path) -> None:
         self.database_file = Path(database_file)
         self.source_file = self.database_file.with_name(self.database_file.name + ".keysource")
-        digest = hashlib.sha256(str(self.database_file.resolve()).encode()).hexdigest()[:16]
-        self.keyring_account = f"database-key-{digest}"
+
+    @property
+    def keyring_account(self) -> str:
+        """The keyring entry of this database: random per database, recorded beside it, so a
+        new database (after the old file was moved to a backup, say) never overwrites the
+        key of an old one."""
+        recorded = self._record().get("keyring_account")
+        if not recorded:
+            raise StoreError("Lumen's database does not say which keyring entry holds its key.",
+                             f"Restore {self.source_file.name} from the backup of the database.")
+        return recorded
 
     def database_exists(self) -> bool:
         return self.database_file.exists() and self.database_file.stat().st_size > 0
 
-    def recorded_source(self) -> str | None:
+    def _record(self) -> dict:
         try:
-            return json.loads(self.source_file.read_text(encoding="utf-8"))["source"]
-        except (OSError, ValueError, KeyError):
-            return None
+            data = json.loads(self.source_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
 
-    def record_source(self, source: str) -> None:
-        self.source_file.write_text(json.dumps({
-            "source": source,
-            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        }), encoding="utf-8")
+    def recorded_source(self) -> str | None:
+        return self._record().get("source")
+
+    def record_source(self, key: "DatabaseKey") -> None:
+        record = {"source": key.source,
+                  "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+        if key.account:
+            record["keyring_account"] = key.account
+        self.source_file.write_text(json.dumps(record), encoding="utf-8")
 
     def needs_passphrase(self) -> bool:
         """Whether opening (or creating) the database needs a passphrase from the user."""
@@ -110,13 +124,14 @@ class KeyManager:
                 "when you log in). Without that key the database cannot be opened.")
         import keyring
 
-        secret = keyring.get_password(KEYRING_SERVICE, self.keyring_account)
+        account = self.keyring_account
+        secret = keyring.get_password(KEYRING_SERVICE, account)
         if not secret:
             raise StoreError(
                 "The key for Lumen's database is missing from the OS keyring.",
                 "Restore the keyring entry or the database from a backup; without its key the "
                 "database cannot be read, by design.")
-        return DatabaseKey("keyring", secret)
+        return DatabaseKey("keyring", secret, account)
 
     def key_for_new(self, passphrase: str | None = None) -> DatabaseKey:
         phrase = self._passphrase(passphrase)
@@ -130,11 +145,13 @@ class KeyManager:
             raise PassphraseRequired(
                 "This computer has no OS keyring to keep the database key in.",
                 f"Set a passphrase in the window, or set {PASSPHRASE_ENV} for the command line.")
-        return DatabaseKey("keyring", secrets.token_hex(32))
+        return DatabaseKey("keyring", secrets.token_hex(32), f"database-key-{secrets.token_hex(8)}")
 
     def store_new_key(self, key: DatabaseKey) -> None:
         if key.source == "keyring":
             import keyring
 
-            keyring.set_password(KEYRING_SERVICE, self.keyring_account, key.secret)
-        self.record_source(key.source)
+            if keyring.get_password(KEYRING_SERVICE, key.account) is not None:
+                raise StoreError("A keyring entry of that name exists already.", "Try again.")
+            keyring.set_password(KEYRING_SERVICE, key.account, key.secret)
+        self.record_source(key)

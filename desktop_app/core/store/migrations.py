@@ -23,6 +23,71 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         );
         CREATE INDEX audit_log_at ON audit_log(at);
     """),
+    (2, "MedlinePlus topics and local glossary entries", """
+        -- NLM health topics as imported by `lumen glossary import` (English and Spanish).
+        CREATE TABLE mplus_topic (
+            id           TEXT PRIMARY KEY,
+            title        TEXT NOT NULL,
+            url          TEXT NOT NULL DEFAULT '',
+            language     TEXT NOT NULL,
+            date_created TEXT NOT NULL DEFAULT '',
+            meta_desc    TEXT NOT NULL DEFAULT '',
+            summary      TEXT NOT NULL DEFAULT '',  -- full-summary with its HTML cleaned
+            source_file  TEXT NOT NULL,
+            source_date  TEXT NOT NULL,
+            imported_at  TEXT NOT NULL
+        );
+        CREATE INDEX mplus_topic_title ON mplus_topic(title);
+        CREATE TABLE mplus_name (        -- also-called and see-reference names
+            topic_id TEXT NOT NULL REFERENCES mplus_topic(id) ON DELETE CASCADE,
+            kind     TEXT NOT NULL CHECK (kind IN ('also-called', 'see-reference')),
+            name     TEXT NOT NULL,
+            PRIMARY KEY (topic_id, kind, name)
+        );
+        CREATE TABLE mplus_group (
+            topic_id TEXT NOT NULL REFERENCES mplus_topic(id) ON DELETE CASCADE,
+            group_id TEXT NOT NULL DEFAULT '',
+            name     TEXT NOT NULL,
+            url      TEXT NOT NULL DEFAULT '',
+            PRIMARY KEY (topic_id, name)
+        );
+        CREATE TABLE mplus_mesh (
+            topic_id      TEXT NOT NULL REFERENCES mplus_topic(id) ON DELETE CASCADE,
+            descriptor_id TEXT NOT NULL DEFAULT '',
+            descriptor    TEXT NOT NULL,
+            PRIMARY KEY (topic_id, descriptor)
+        );
+        CREATE TABLE mplus_language_link (   -- the same topic in the other language
+            topic_id TEXT NOT NULL REFERENCES mplus_topic(id) ON DELETE CASCADE,
+            other_id TEXT NOT NULL,
+            language TEXT NOT NULL DEFAULT '',
+            url      TEXT NOT NULL DEFAULT '',
+            PRIMARY KEY (topic_id, other_id)
+        );
+        CREATE TABLE mplus_import (
+            id           INTEGER PRIMARY KEY,
+            source_file  TEXT NOT NULL,
+            source_date  TEXT NOT NULL,
+            imported_at  TEXT NOT NULL,
+            topics       INTEGER NOT NULL,
+            new_topics   INTEGER NOT NULL,
+            names        INTEGER NOT NULL
+        );
+        -- Staff additions and edits.  `overrides` names the shipped or imported entry an
+        -- edit replaces (NULL for a new entry); kept apart so a re-import never loses them.
+        CREATE TABLE glossary_local (
+            id            INTEGER PRIMARY KEY,
+            overrides     TEXT UNIQUE,
+            term          TEXT NOT NULL,
+            aliases       TEXT NOT NULL DEFAULT '[]',
+            abbreviations TEXT NOT NULL DEFAULT '[]',
+            definition    TEXT NOT NULL,
+            category      TEXT NOT NULL,
+            hidden        INTEGER NOT NULL DEFAULT 0,
+            author        TEXT NOT NULL DEFAULT '',
+            updated_at    TEXT NOT NULL
+        );
+    """),
 ]
 
 LATEST_VERSION = MIGRATIONS[-1][0]
