@@ -215,6 +215,135 @@ def cmd_settings_reset(args, paths, settings) -> int:
     return EXIT_OK
 
 
+def _open_store_for_glossary(paths: Paths, required: bool):
+    """The store, for imported and local entries.  Optional for match and lookup: without
+    it they use Lumen's own glossary and say so."""
+    from .core.store import KeyManager, open_store
+
+    if not required and not KeyManager(paths.database_file).database_exists():
+        return None
+    try:
+        return open_store(paths.database_file, _passphrase_for(paths))
+    except LumenError as exc:
+        if required:
+            raise
+        print(f"Note: using Lumen's own glossary only; imported and local entries need the "
+              f"database ({exc.message})", file=sys.stderr)
+        return None
+
+
+def cmd_glossary_import(args, paths, settings) -> int:
+    from .core.glossary import entries
+    from .core.glossary.medlineplus import import_medlineplus
+
+    path = Path(args.file)
+    with _open_store_for_glossary(paths, required=True) as store:
+        if path.suffix.lower() == ".toml":
+            count = entries.import_local(store, path)
+            result: dict[str, Any] = {"local_entries": count}
+        else:
+            result = import_medlineplus(store, path,
+                                        progress=_progress_printer(not args.json)).to_dict()
+    if args.json:
+        _print_json(result)
+    elif "local_entries" in result:
+        print(f"Imported {result['local_entries']} local entries from {path.name}.")
+    else:
+        languages = ", ".join(f"{n} {lang}" for lang, n in result["by_language"].items())
+        print(f"Imported {result['topics']} topics from {result['source_file']} "
+              f"(dated {result['source_date'] or 'unknown'}): {result['new_topics']} new, "
+              f"{result['updated_topics']} updated; {languages}; {result['also_called']} "
+              f"also-called names, {result['see_references']} see-references, "
+              f"{result['groups']} group links, {result['mesh_headings']} MeSH headings.")
+    return EXIT_OK
+
+
+def _glossary(paths: Paths, settings: Settings, store):
+    from .core.glossary.glossary import load_glossary
+
+    return load_glossary(store, settings)
+
+
+def cmd_glossary_match(args, paths, settings) -> int:
+    text = sys.stdin.read() if args.file == "-" else _read_text(Path(args.file))
+    store = _open_store_for_glossary(paths, required=False)
+    try:
+        glossary = _glossary(paths, settings, store)
+    finally:
+        if store is not None:
+            store.close()
+    found = glossary.match(text)
+    if args.json:
+        _print_json([{**m.to_dict(), "definition": glossary.by_key[m.key].definition}
+                     for m in found])
+        return EXIT_OK
+    for m in found:
+        print(f"{m.start:>7}-{m.end:<7} {m.text!r:32} → {m.term} [{m.category}, {m.source}]")
+    print(f"\n{len(found)} terms found ({len({m.key for m in found})} different).")
+    return EXIT_OK
+
+
+def cmd_glossary_lookup(args, paths, settings) -> int:
+    from .core.models.runtime import ModelRuntime
+
+    store = _open_store_for_glossary(paths, required=False)
+    try:
+        glossary = _glossary(paths, settings, store)
+    finally:
+        if store is not None:
+            store.close()
+    embedder = None if args.no_semantic else ModelRuntime(paths, settings).embedder()
+    results = glossary.lookup(args.term, settings=settings, embedder=embedder,
+                              cache_dir=paths.cache_dir, limit=args.limit)
+    if args.json:
+        _print_json([r.to_dict() for r in results])
+        return EXIT_OK if results else EXIT_PROBLEM
+    if not results:
+        print(f"No glossary entry for {args.term!r}.")
+        return EXIT_PROBLEM
+    for r in results:
+        e = r.entry
+        print(f"{e.term}  [{e.category}; {e.source}; {r.how} match {r.score:.0f}]")
+        if e.aliases or e.abbreviations:
+            print(f"  also: {', '.join((*e.abbreviations, *e.aliases))}")
+        print(f"  {e.definition}")
+        if e.medlineplus_url:
+            print(f"  MedlinePlus: {e.medlineplus_title} <{e.medlineplus_url}>")
+    return EXIT_OK
+
+
+def cmd_glossary_add(args, paths, settings) -> int:
+    from .core.glossary import entries
+
+    with _open_store_for_glossary(paths, required=True) as store:
+        key = entries.save_local(store, term=args.term, definition=args.definition,
+                                 category=args.category, aliases=args.alias or [],
+                                 abbreviations=args.abbreviation or [],
+                                 overrides=args.overrides, hidden=args.hide)
+    print(f"Saved {key}.")
+    return EXIT_OK
+
+
+def cmd_glossary_export(args, paths, settings) -> int:
+    from .core.glossary import entries
+
+    with _open_store_for_glossary(paths, required=True) as store:
+        count = entries.export_local(store, Path(args.out))
+    print(f"Exported {count} local entries to {args.out}.")
+    return EXIT_OK
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise LumenError(f"{path.name} is not UTF-8 text.",
+                         "Save it as plain text (UTF-8) and try again.") from None
+    except OSError as exc:
+        raise LumenError(f"{path} cannot be read ({exc.strerror or exc}).",
+                         "Check the path and that your user may read it.") from None
+
+
 def cmd_audit(args, paths, settings) -> int:
     from .core.store import open_store
 
@@ -302,6 +431,36 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_settings_set)
     p = ssub.add_parser("reset", help="go back to the defaults")
     p.set_defaults(func=cmd_settings_reset)
+
+    glossary = sub.add_parser("glossary", help="the plain-language glossary")
+    gsub = glossary.add_subparsers(dest="glossary_command", metavar="ACTION", required=True)
+    p = gsub.add_parser("import", help="import MedlinePlus topics (mplus_topics_*.xml) or "
+                                       "local entries (.toml from 'export')")
+    p.add_argument("file")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_glossary_import)
+    p = gsub.add_parser("match", help="find glossary terms in a text file ('-' for stdin)")
+    p.add_argument("file")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_glossary_match)
+    p = gsub.add_parser("lookup", help="look a word up (exact, other names, fuzzy, by meaning)")
+    p.add_argument("term")
+    p.add_argument("--limit", type=int, default=5)
+    p.add_argument("--no-semantic", action="store_true", help="skip the lookup by meaning")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_glossary_lookup)
+    p = gsub.add_parser("add", help="add a local entry, or edit a shipped/imported one")
+    p.add_argument("--term", required=True)
+    p.add_argument("--definition", required=True)
+    p.add_argument("--category", required=True)
+    p.add_argument("--alias", action="append")
+    p.add_argument("--abbreviation", action="append")
+    p.add_argument("--overrides", help="key of the entry this edit replaces (see lookup --json)")
+    p.add_argument("--hide", action="store_true", help="hide the overridden entry instead")
+    p.set_defaults(func=cmd_glossary_add)
+    p = gsub.add_parser("export", help="write local additions and edits to a .toml file")
+    p.add_argument("out")
+    p.set_defaults(func=cmd_glossary_export)
 
     audit = sub.add_parser("audit", help="show the audit log (who did what, when)")
     audit.add_argument("--limit", type=int, default=50)

@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QTabWidget
 from .. import __version__
 from ..core import offline
 from ..core.session import Session
+from .glossary_page import GlossaryPage
 from .models_page import ModelsPage
 from .settings_dialog import SettingsDialog
 from .status_page import StatusPage
@@ -26,7 +27,9 @@ class MainWindow(QMainWindow):
         self.tabs.setObjectName("mainTabs")
         self.status_page = StatusPage(session)
         self.models_page = ModelsPage(session)
+        self.glossary_page = GlossaryPage(session)
         self.tabs.addTab(self.status_page, "&Status")
+        self.tabs.addTab(self.glossary_page, "&Glossary")
         self.tabs.addTab(self.models_page, "&Models")
         self.setCentralWidget(self.tabs)
         self.models_page.settings_changed.connect(lambda _s: self.status_page.run_checks())

@@ -1,0 +1,1 @@
+"""The offline glossary: Lumen's own entries, imported MedlinePlus topics, staff additions."""

@@ -1,0 +1,156 @@
+"""The glossary as one object: merged entries, the jargon matcher, and lookup.
+
+Lookup tries, in order: the exact term, another name or abbreviation, a fuzzy
+match of the spelling (rapidfuzz), and, for words the glossary does not know, the
+nearest entries by meaning through the embedder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..config import Settings
+from ..store import Store
+from .entries import GlossaryEntry, load_builtin, load_imported, load_local, merge
+from .matcher import GlossaryMatch, JargonMatcher, normalise_form, term_variants
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class LookupResult:
+    entry: GlossaryEntry
+    how: str  # "exact", "synonym", "fuzzy", "semantic"
+    score: float  # 100 for exact and synonym; rapidfuzz score; cosine × 100
+
+    def to_dict(self) -> dict:
+        return {"how": self.how, "score": round(self.score, 1), **self.entry.to_dict()}
+
+
+class Glossary:
+    def __init__(self, entries: list[GlossaryEntry]) -> None:
+        self.entries = entries
+        self.by_key = {entry.key: entry for entry in entries}
+        self._matcher: JargonMatcher | None = None
+        self._terms: dict[str, list[GlossaryEntry]] = {}
+        self._synonyms: dict[str, list[GlossaryEntry]] = {}
+        for entry in entries:
+            for variant in term_variants(entry.term):
+                self._terms.setdefault(variant, []).append(entry)
+            for other in (*entry.aliases, *entry.abbreviations):
+                for variant in term_variants(other) | {normalise_form(other)}:
+                    self._synonyms.setdefault(variant, []).append(entry)
+        self._forms = sorted(set(self._terms) | set(self._synonyms))
+        # Misspellings are compared with whole names of some length; short forms ("ue",
+        # "bid") would otherwise look close to anything.
+        self._fuzzy_forms = [form for form in self._forms if len(form) >= 4]
+        self._vectors: np.ndarray | None = None
+
+    @property
+    def matcher(self) -> JargonMatcher:
+        if self._matcher is None:
+            self._matcher = JargonMatcher(self.entries)
+        return self._matcher
+
+    def match(self, text: str) -> list[GlossaryMatch]:
+        return self.matcher.match(text)
+
+    def counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for entry in self.entries:
+            counts[entry.source] = counts.get(entry.source, 0) + 1
+        return counts
+
+    # ---- search as you type ----
+
+    def search(self, text: str, limit: int = 60) -> list[GlossaryEntry]:
+        """Entries whose name starts with, then contains, what was typed; then fuzzy ones."""
+        typed = normalise_form(text)
+        if not typed:
+            return sorted(self.entries, key=lambda e: e.term.lower())[:limit]
+        ranked: dict[str, tuple[int, GlossaryEntry]] = {}
+        for form in self._forms:
+            if typed in form:
+                rank = 0 if form == typed else 1 if form.startswith(typed) else 2
+                for entry in self._terms.get(form, []) + self._synonyms.get(form, []):
+                    if entry.key not in ranked or rank < ranked[entry.key][0]:
+                        ranked[entry.key] = (rank, entry)
+        if len(ranked) < limit and len(typed) >= 4:
+            from rapidfuzz import fuzz, process
+
+            for form, _score, _ in process.extract(typed, self._fuzzy_forms, scorer=fuzz.ratio,
+                                                   score_cutoff=80, limit=limit):
+                for entry in self._terms.get(form, []) + self._synonyms.get(form, []):
+                    ranked.setdefault(entry.key, (3, entry))
+        order = {"local": 0, "lumen": 1, "medlineplus": 2}
+        return [entry for _rank, entry in sorted(
+            ranked.values(), key=lambda item: (item[0], order.get(item[1].source, 9),
+                                               item[1].term.lower()))][:limit]
+
+    # ---- lookup ----
+
+    def lookup(self, query: str, *, settings: Settings | None = None, embedder=None,
+               cache_dir: Path | None = None, limit: int = 5) -> list[LookupResult]:
+        settings = settings or Settings()
+        form = normalise_form(query)
+        if not form:
+            return []
+        results = [LookupResult(e, "exact", 100.0) for e in _ranked(self._terms.get(form, []))]
+        seen = {r.entry.key for r in results}
+        results += [LookupResult(e, "synonym", 100.0) for e in _ranked(self._synonyms.get(form, []))
+                    if e.key not in seen]
+        if results:
+            return results[:limit]
+        from rapidfuzz import fuzz, process
+
+        for candidate, score, _ in process.extract(form, self._fuzzy_forms, scorer=fuzz.ratio,
+                                                   score_cutoff=settings.glossary_fuzzy_cutoff,
+                                                   limit=limit * 2):
+            for entry in _ranked(self._terms.get(candidate, []) + self._synonyms.get(candidate, [])):
+                if entry.key not in seen:
+                    seen.add(entry.key)
+                    results.append(LookupResult(entry, "fuzzy", float(score)))
+        if results or embedder is None:
+            return results[:limit]
+        vectors = self.entry_vectors(embedder, cache_dir)
+        similarity = vectors @ embedder.embed_one(query)
+        for index in np.argsort(-similarity)[:limit]:
+            if similarity[index] >= settings.glossary_semantic_min:
+                results.append(LookupResult(self.entries[index], "semantic",
+                                            float(similarity[index]) * 100))
+        return results
+
+    def entry_vectors(self, embedder, cache_dir: Path | None = None) -> np.ndarray:
+        """One vector per entry ("term: definition"), cached on disk by content."""
+        if self._vectors is not None:
+            return self._vectors
+        texts = [f"{e.term}: {e.definition}" for e in self.entries]
+        digest = hashlib.sha256("\n".join(texts).encode() + str(embedder.model_path).encode()).hexdigest()[:20]
+        cache = Path(cache_dir) / f"glossary-vectors-{digest}.npy" if cache_dir else None
+        if cache is not None and cache.exists():
+            self._vectors = np.load(cache)
+        else:
+            self._vectors = embedder.embed(texts)
+            if cache is not None:
+                cache.parent.mkdir(parents=True, exist_ok=True)
+                np.save(cache, self._vectors)
+        return self._vectors
+
+
+def _ranked(entries: list[GlossaryEntry]) -> list[GlossaryEntry]:
+    order = {"local": 0, "lumen": 1, "medlineplus": 2}
+    return sorted(entries, key=lambda e: order.get(e.source, 9))
+
+
+def load_glossary(store: Store | None, settings: Settings | None = None) -> Glossary:
+    """Lumen's glossary, plus imported topics and staff entries when the store is open."""
+    settings = settings or Settings()
+    builtin = load_builtin()
+    if store is None:
+        return Glossary(builtin)
+    return Glossary(merge(builtin, load_imported(store, settings.glossary_language), load_local(store)))

@@ -1,0 +1,169 @@
+"""Finding glossary terms in a text, in time linear in its length.
+
+Two Aho-Corasick automata (pyahocorasick) scan the text once each: one for terms
+and aliases, case-insensitive, over a folded copy of the text of the same length
+(lower case; hyphens and line breaks read as spaces, so "X-ray" and "x ray" and a
+term broken across lines all match); one for abbreviations, case-sensitive over
+the original text, so "PE" matches and "pe" inside "pepper" or "Pe" does not.
+Term forms include plurals and simple inflections of their last word.  A match
+must start and end at word boundaries.  Overlapping matches are resolved longest
+first ("heart failure" beats "failure"); ties go to the leftmost.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+import ahocorasick
+
+from .entries import GlossaryEntry
+
+_SPACES = str.maketrans({c: " " for c in "-\u2010\u2011\u2012\u2013\u00ad\t\n\r\f\v\u00a0"})
+_SOURCE_PRIORITY = {"local": 0, "lumen": 1, "medlineplus": 2}
+MIN_WORD_FORM = 3  # shorter case-insensitive forms ("is", "ms") match too much
+
+
+@dataclass(frozen=True)
+class GlossaryMatch:
+    start: int
+    end: int
+    text: str  # as written in the document
+    key: str
+    term: str
+    category: str
+    source: str
+    form: str  # which name matched: "term", "alias" or "abbreviation"
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def fold(text: str) -> str:
+    """Lower case, with hyphens and whitespace as plain spaces; same length as `text`."""
+    folded = text.translate(_SPACES).lower()
+    if len(folded) == len(text):
+        return folded
+    # A few characters lower-case to two (e.g. 'İ'); keep those as they are.
+    return "".join(c if len(c.lower()) != 1 else c.lower() for c in text.translate(_SPACES))
+
+
+def normalise_form(form: str) -> str:
+    return re.sub(r" +", " ", fold(form).strip())
+
+
+def _word_variants(word: str) -> set[str]:
+    """Plural and simple inflected forms of one (lower-case) word."""
+    forms = {word}
+    if not word.isalpha() or len(word) < 3:
+        return forms
+    if word.endswith("is"):
+        forms.add(word[:-2] + "es")  # diagnosis -> diagnoses
+    if word.endswith("us"):
+        forms.add(word[:-2] + "i")  # embolus -> emboli
+    if word.endswith("um"):
+        forms.add(word[:-2] + "a")  # bacterium -> bacteria
+    if word.endswith(("ix", "ex")):
+        forms.add(word[:-2] + "ices")  # appendix -> appendices
+    if word.endswith("a"):
+        forms.add(word + "e")  # vertebra -> vertebrae
+    if word.endswith("y") and word[-2] not in "aeiou":
+        forms.update({word[:-1] + "ies", word[:-1] + "ied"})
+    elif word.endswith(("s", "x", "z", "ch", "sh")):
+        forms.add(word + "es")
+    else:
+        forms.add(word + "s")
+    if word.endswith("e"):
+        forms.update({word + "d", word[:-1] + "ing"})
+    elif not word.endswith("y"):
+        forms.update({word + "ed", word + "ing"})
+    return forms
+
+
+def term_variants(form: str) -> set[str]:
+    words = normalise_form(form).split(" ")
+    if not words or not words[-1]:
+        return set()
+    return {" ".join([*words[:-1], last]) for last in _word_variants(words[-1])}
+
+
+def abbreviation_variants(abbreviation: str) -> set[str]:
+    forms = {abbreviation.strip()}
+    if abbreviation[-1:].isupper():
+        forms.add(abbreviation + "s")  # UTIs, CTs
+    return forms
+
+
+def _is_word_char(char: str) -> bool:
+    return char.isalnum()
+
+
+class JargonMatcher:
+    def __init__(self, entries: Iterable[GlossaryEntry]) -> None:
+        words: dict[str, tuple[int, GlossaryEntry, str]] = {}
+        abbreviations: dict[str, tuple[int, GlossaryEntry, str]] = {}
+
+        def offer(table, form, entry, kind):
+            # Local > Lumen > MedlinePlus, so Lumen's plain definitions win over imported
+            # summaries; within a source a term beats another entry's alias.
+            rank = (_SOURCE_PRIORITY.get(entry.source, 9), kind != "term")
+            if form not in table or rank < table[form][0]:
+                table[form] = (rank, entry, kind)
+        for entry in entries:
+            # An alias in capitals ("CHF" among MedlinePlus's also-called names) is an
+            # abbreviation: matched with its capitals, so "chf" in prose is not taken.
+            shouty = [a for a in entry.aliases if a.isupper() and " " not in a.strip()]
+            for kind, forms in (("term", (entry.term,)),
+                                ("alias", [a for a in entry.aliases if a not in shouty])):
+                for form in forms:
+                    for variant in term_variants(form):
+                        if len(variant) >= MIN_WORD_FORM:
+                            offer(words, variant, entry, kind)
+            for abbreviation in (*entry.abbreviations, *shouty):
+                for variant in abbreviation_variants(abbreviation):
+                    if variant:
+                        offer(abbreviations, variant, entry, "abbreviation")
+        self.word_forms = len(words)
+        self.abbreviation_forms = len(abbreviations)
+        self._words = self._automaton(words)
+        self._abbreviations = self._automaton(abbreviations)
+
+    @staticmethod
+    def _automaton(table: dict[str, tuple[tuple, GlossaryEntry, str]]):
+        automaton = ahocorasick.Automaton()
+        for form, (_rank, entry, kind) in table.items():
+            automaton.add_word(form, (len(form), entry, kind))
+        if len(automaton):
+            automaton.make_automaton()
+        return automaton
+
+    def _candidates(self, automaton, haystack: str, text: str):
+        if not len(automaton):
+            return
+        size = len(text)
+        for last, (length, entry, kind) in automaton.iter(haystack):
+            start = last - length + 1
+            end = last + 1
+            if start > 0 and _is_word_char(text[start - 1]) and _is_word_char(text[start]):
+                continue
+            if end < size and _is_word_char(text[end]) and _is_word_char(text[end - 1]):
+                continue
+            yield start, end, entry, kind
+
+    def match(self, text: str) -> list[GlossaryMatch]:
+        candidates = list(self._candidates(self._words, fold(text), text))
+        candidates += self._candidates(self._abbreviations, text, text)
+        # Longest first, then leftmost; the same span found by both automata goes to the
+        # higher-priority source (local > Lumen > MedlinePlus).
+        candidates.sort(key=lambda c: (c[0] - c[1], c[0], _SOURCE_PRIORITY.get(c[2].source, 9)))
+        taken = bytearray(len(text))
+        chosen = []
+        for start, end, entry, kind in candidates:
+            if taken.find(1, start, end) != -1:
+                continue
+            taken[start:end] = b"\x01" * (end - start)
+            chosen.append(GlossaryMatch(start, end, text[start:end], entry.key, entry.term,
+                                        entry.category, entry.source, kind))
+        chosen.sort(key=lambda m: m.start)
+        return chosen
