@@ -32,6 +32,7 @@ test: provision
 
 bench: provision
 	$(BIN)/python bench/bench_runtime.py
+	$(BIN)/python bench/bench_glossary.py
 
 # Refresh requirements.lock from the current .venv after changing dependencies.
 lock:

@@ -157,3 +157,53 @@ def test_lumen_opens_the_window_and_stays_up(profile):
     finally:
         process.send_signal(signal.SIGTERM)
         process.wait(30)
+
+
+def test_glossary_tab_search_view_and_local_entry(qtbot, window, profile):
+    page = window.glossary_page
+    assert window.tabs.tabText(window.tabs.indexOf(page)) == "&Glossary"
+    qtbot.keyClicks(page.search, "CHF")
+    qtbot.waitUntil(lambda: page.results.count() > 0 and
+                    page.current_entry() is not None and
+                    page.current_entry().term == "heart failure", timeout=5000)
+    shown = page.view.toPlainText()
+    assert "heart failure" in shown and "CHF" in shown and "Lumen glossary" in shown
+    assert "medlineplus.gov/heartfailure.html" in shown
+
+    dialog = page.new_entry()
+    dialog.term.setText("ward round")
+    dialog.definition.setPlainText("When the care team visits each patient to check on them.")
+    assert dialog.grade.text().startswith("Reading grade")
+    dialog.category.setCurrentText("care")
+    dialog.accept()
+    assert page.current_entry().term == "ward round"
+    assert page.current_entry().source == "local" and page.delete_button.isEnabled()
+
+    page.search.clear()
+    qtbot.keyClicks(page.search, "edema")
+    qtbot.waitUntil(lambda: page.current_entry() is not None and
+                    page.current_entry().term == "edema", timeout=5000)
+    editor = page.edit_entry()
+    editor.definition.setPlainText("Swelling from extra fluid, as our ward explains it.")
+    editor.accept()
+    edited = page.current_entry()
+    assert edited.source == "local" and edited.overrides == "lumen:edema"
+    assert "as our ward explains it" in page.view.toPlainText()
+
+    bad = page.new_entry()
+    bad.accept()  # no term: the dialog says so and stays open
+    assert "needs a term" in bad.error.text() and bad.isVisible()
+    bad.reject()
+
+
+def test_glossary_tab_imports_medlineplus_in_the_background(qtbot, window):
+    from helpers import SHARED
+
+    xml = SHARED / "data" / "medlineplus" / "mplus_topics_2025-10-12.xml"
+    if not xml.exists():
+        pytest.skip("../shared/data/medlineplus is not present")
+    page = window.glossary_page
+    page.import_file(xml)
+    qtbot.waitUntil(lambda: page.import_button.isEnabled(), timeout=60_000)
+    assert page.glossary.counts().get("medlineplus") == 1017
+    assert "1017 MedlinePlus" in page.count.text()

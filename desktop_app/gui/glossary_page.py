@@ -244,6 +244,10 @@ class GlossaryPage(QWidget):
         dialog = EntryDialog(self.session, entry, self)
 
         def saved() -> None:
+            # Show what was just saved, whatever was searched before.
+            self.search.blockSignals(True)
+            self.search.setText(dialog.term.text().strip())
+            self.search.blockSignals(False)
             self.reload()
             if dialog.saved_key:
                 self._select(dialog.saved_key)
