@@ -211,6 +211,30 @@ def run_doctor(paths: Paths, settings: Settings, *, store: Store | None = None,
                             "" if keyring_available() else
                             "That is fine; keep the passphrase safe, it cannot be recovered."))
 
+    def check_glossary() -> Finding:
+        from .glossary.glossary import load_glossary
+
+        own = store is None
+        db = None
+        try:
+            db = store or (open_store(paths.database_file, passphrase)
+                           if paths.database_file.exists() else None)
+        except LumenError:
+            db = None  # the database finding above already says why
+        try:
+            counts = load_glossary(db, settings).counts()
+        finally:
+            if own and db is not None:
+                db.close()
+        detail = (f"{counts.get('lumen', 0)} Lumen entries, {counts.get('medlineplus', 0)} "
+                  f"imported MedlinePlus topics, {counts.get('local', 0)} local entries")
+        if not counts.get("medlineplus"):
+            return Finding("Offline", "Glossary", WARN, detail,
+                           "Optional: import NLM's topics with 'lumen glossary import "
+                           "mplus_topics_YYYY-MM-DD.xml' (Glossary tab → Import).", counts)
+        return Finding("Offline", "Glossary", OK, detail, data=counts)
+    findings.append(_guarded("Offline", "Glossary", check_glossary))
+
     def check_readability() -> Finding:
         from .readability import flesch_kincaid_grade
 
