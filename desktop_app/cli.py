@@ -344,6 +344,142 @@ def _read_text(path: Path) -> str:
                          "Check the path and that your user may read it.") from None
 
 
+def _pipeline_parts(paths: Paths, settings: Settings, store):
+    from .core.glossary.glossary import load_glossary
+    from .core.models.runtime import ModelRuntime
+
+    return ModelRuntime(paths, settings), load_glossary(store, settings)
+
+
+def _stage_printer(enabled: bool):
+    def on_event(kind: str, data: dict) -> None:
+        if not enabled:
+            return
+        if kind == "attempt":
+            attempt = data["attempt"]
+            gate = attempt.gate
+            verdict = "passed" if gate and gate.passed else "failed"
+            score = "no reply" if gate is None or gate.score is None else f"{gate.score:.2f}"
+            print(f"  {attempt.stage} {attempt.number}: {gate.name if gate else ''} {score} "
+                  f"({gate.rule if gate else ''}) {verdict}", file=sys.stderr)
+        elif kind == "context" and data.get("note"):
+            print(f"  Note: {data['note']}", file=sys.stderr)
+    return on_event
+
+
+def cmd_ask(args, paths, settings) -> int:
+    from .core.documents import read_document
+    from .core.pipelines.ask import AskPipeline
+    from .core.pipelines.trace import save_run
+
+    summary = sys.stdin.read() if args.summary == "-" else read_document(Path(args.summary))
+    with _open_store_for_glossary(paths, required=True) as store:
+        runtime, glossary = _pipeline_parts(paths, settings, store)
+        try:
+            result = AskPipeline(runtime, glossary, settings, paths.cache_dir).run(
+                summary, args.question, method=args.method, variant=args.variant,
+                on_event=_stage_printer(not args.json))
+        finally:
+            runtime.close()
+        save_run(store, result.trace, summary=summary, question=args.question, result=result.answer)
+    if args.json:
+        _print_json(result.to_dict())
+        return EXIT_OK
+    print(result.answer)
+    trace = result.trace
+    print(f"\nReading grade {trace.final_fkgl if trace.final_fkgl is not None else '-'}; "
+          f"{len([a for a in trace.attempts if a.stage == 'extraction'])} extraction and "
+          f"{len([a for a in trace.attempts if a.stage == 'simplification'])} simplification "
+          f"attempt(s); run {trace.id}.")
+    if trace.context.get("note"):
+        print(trace.context["note"])
+    for flag in result.flags:
+        print(f"CHECK: '{flag['text']}' ({flag['kind']}) is not in the summary.")
+    print(trace.notice)
+    return EXIT_OK
+
+
+def cmd_simplify(args, paths, settings) -> int:
+    from .core.documents import read_document
+    from .core.pipelines.simplify import SimplifyPipeline, handout_file_kind
+    from .core.pipelines.trace import save_run
+    from .export import write_handout
+
+    out = Path(args.out) if args.out else None
+    if out is not None:
+        handout_file_kind(out)  # refuse a bad file name before the long work
+    summary = read_document(Path(args.file))
+    with _open_store_for_glossary(paths, required=True) as store:
+        runtime, glossary = _pipeline_parts(paths, settings, store)
+        try:
+            handout = SimplifyPipeline(runtime, glossary, settings, paths.cache_dir).run(
+                summary, use_verifier=not args.no_verifier, variant=args.variant,
+                progress=_progress_printer(not args.json))
+        finally:
+            runtime.close()
+        save_run(store, handout.trace, summary=summary, question="", result=handout.to_text())
+    if out is not None:
+        write_handout(handout, out)
+    if args.json:
+        _print_json(handout.to_dict())
+    elif out is None:
+        print(handout.to_text())
+    if not args.json:
+        for section in handout.sections:
+            if section.rewritten:
+                print(f"  {section.plain_title}: grade {section.fkgl_before} → {section.fkgl_after}"
+                      + (f"; CHECK: kept word for word: {', '.join(section.missing)}"
+                         if section.missing else ""), file=sys.stderr)
+        if out is not None:
+            print(f"Handout written to {out}.", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_calibrate(args, paths, settings) -> int:
+    from .core.models.runtime import ModelRuntime
+    from .core.pipelines.calibration import (balanced_accuracy, calibrate_relevance,
+                                             demo_benchmark, load_items)
+
+    dataset = Path(args.dataset) if args.dataset else demo_benchmark()
+    embedder = ModelRuntime(paths, settings).embedder()
+    result = calibrate_relevance(load_items(dataset, args.split), embedder.embed,
+                                 dataset=dataset.name, split=args.split)
+    held_out = (balanced_accuracy(load_items(dataset, args.check_split), embedder.embed,
+                                  result.threshold) if args.check_split else None)
+    if args.apply:
+        settings.with_value("relevance_threshold", result.threshold).save(paths)
+    if args.json:
+        _print_json({"calibration": result.to_dict(), "held_out": held_out, "applied": args.apply})
+        return EXIT_OK
+    print(f"τ = {result.threshold:.3f} on {dataset.name} ({args.split}): balanced accuracy "
+          f"{result.balanced_accuracy:.3f} (sensitivity {result.sensitivity:.3f}, specificity "
+          f"{result.specificity:.3f}; {result.positives} matching and {result.negatives} "
+          f"mismatched answer-question pairs).")
+    if held_out:
+        print(f"On the '{args.check_split}' split, τ = {result.threshold:.3f} gives balanced "
+              f"accuracy {held_out['balanced_accuracy']:.3f}.")
+    print("Saved as the relevance threshold." if args.apply else
+          "Run again with --apply to use it (Settings: Relevance threshold).")
+    return EXIT_OK
+
+
+def cmd_history(args, paths, settings) -> int:
+    from .core.pipelines.trace import list_runs, load_run
+
+    with _open_store_for_glossary(paths, required=True) as store:
+        if args.run:
+            _print_json(load_run(store, args.run))
+            return EXIT_OK
+        runs = list_runs(store, args.limit)
+    if args.json:
+        _print_json(runs)
+    else:
+        for run in runs:
+            print(f"{run['created_at']}  {run['id']}  {run['kind']:8} {run['method']:17} "
+                  f"{run['question'][:60]}")
+    return EXIT_OK
+
+
 def cmd_audit(args, paths, settings) -> int:
     from .core.store import open_store
 
@@ -461,6 +597,39 @@ def build_parser() -> argparse.ArgumentParser:
     p = gsub.add_parser("export", help="write local additions and edits to a .toml file")
     p.add_argument("out")
     p.set_defaults(func=cmd_glossary_export)
+
+    from .core.pipelines.ask import METHODS, VARIANTS
+
+    ask = sub.add_parser("ask", help="answer a patient's question about a discharge summary")
+    ask.add_argument("--summary", required=True, help="the summary: .txt, .docx or .pdf ('-' for stdin)")
+    ask.add_argument("--question", required=True)
+    ask.add_argument("--variant", choices=VARIANTS, help="simplifier with or without the glossary")
+    ask.add_argument("--method", choices=METHODS, help="the full pipeline, an ablation, or a baseline")
+    ask.add_argument("--json", action="store_true", help="print the answer with its whole trace")
+    ask.set_defaults(func=cmd_ask)
+
+    simplify = sub.add_parser("simplify", help="turn a whole discharge summary into a patient handout")
+    simplify.add_argument("file", help="the summary: .txt, .docx or .pdf")
+    simplify.add_argument("--out", help="handout file: .pdf, .html or .txt (default: print text)")
+    simplify.add_argument("--variant", choices=VARIANTS)
+    simplify.add_argument("--no-verifier", action="store_true", help="skip the readability verifier")
+    simplify.add_argument("--json", action="store_true")
+    simplify.set_defaults(func=cmd_simplify)
+
+    calibrate = sub.add_parser("calibrate", help="tune the relevance threshold τ for the embedder")
+    calibrate.add_argument("--dataset", help="JSONL with summary_id, question, answer, split "
+                                             "(default: the demo benchmark)")
+    calibrate.add_argument("--split", default="dev")
+    calibrate.add_argument("--check-split", default="test", help="split to report τ on, unfitted")
+    calibrate.add_argument("--apply", action="store_true", help="save τ in the settings")
+    calibrate.add_argument("--json", action="store_true")
+    calibrate.set_defaults(func=cmd_calibrate)
+
+    history = sub.add_parser("history", help="list saved answers and handouts, or show one")
+    history.add_argument("run", nargs="?", help="a run id: print it with its trace")
+    history.add_argument("--limit", type=int, default=30)
+    history.add_argument("--json", action="store_true")
+    history.set_defaults(func=cmd_history)
 
     audit = sub.add_parser("audit", help="show the audit log (who did what, when)")
     audit.add_argument("--limit", type=int, default=50)

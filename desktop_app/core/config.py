@@ -176,6 +176,49 @@ class Settings:
         64, "Embedding batch size", "Sentences embedded per ONNX call.",
         group="Embedding", minimum=1, maximum=1024)
 
+    # Ask and Simplify (LAMP-MedQA).
+    ask_system: str = _setting(
+        "lamp", "Answering method",
+        "lamp: the full pipeline (extract, relevance check, reviewer, simplify, readability "
+        "check, verifier). The others switch parts off (as in the paper's ablation) or ask one "
+        "model directly.", group="Ask",
+        choices=("lamp", "lamp-no-reviewer", "lamp-no-verifier", "lamp-no-loops",
+                 "zero-shot", "one-shot"))
+    ask_variant: str = _setting(
+        "glossary", "Simplifier help",
+        "glossary: the simplifier gets plain definitions of the medical words it meets "
+        "(the paper's best variant); plain: it works without them.",
+        group="Ask", choices=("glossary", "plain"))
+    relevance_threshold: float = _setting(
+        0.37, "Relevance threshold (τ)",
+        "Least cosine similarity between an extracted answer and the question for the answer "
+        "to pass. Calibrated for Lumen's embedder (docs/CALIBRATION.md); the paper's 0.671 "
+        "belongs to a different embedder.", group="Ask", minimum=0.0, maximum=1.01)
+    readability_limit: float = _setting(
+        10.0, "Readability limit (FKGL)",
+        "An answer passes when its Flesch-Kincaid grade is below this (the paper uses 10).",
+        group="Ask", minimum=1.0, maximum=20.0)
+    extraction_attempts: int = _setting(
+        3, "Extraction attempts", "Most tries at an answer that passes the relevance check.",
+        group="Ask", minimum=1, maximum=10)
+    simplification_attempts: int = _setting(
+        3, "Simplification attempts", "Most tries at a version that passes the readability check.",
+        group="Ask", minimum=1, maximum=10)
+    baseline_role: str = _setting(
+        "generator", "Model for one-model methods",
+        "Which role's model answers in the zero-shot and one-shot methods.",
+        group="Ask", choices=("generator", "reviewer"))
+    answer_tokens: int = _setting(
+        160, "Longest answer (tokens)", "Most tokens for an extracted or simplified answer.",
+        group="Ask", minimum=32, maximum=2048)
+    feedback_tokens: int = _setting(
+        96, "Longest feedback (tokens)", "Most tokens for reviewer and verifier feedback.",
+        group="Ask", minimum=16, maximum=1024)
+    section_tokens: int = _setting(
+        700, "Longest handout section (tokens)",
+        "Most tokens for one rewritten section of a handout.", group="Ask",
+        minimum=64, maximum=4096)
+
     # Glossary.
     glossary_fuzzy_cutoff: int = _setting(
         85, "Fuzzy lookup cut-off",

@@ -88,6 +88,23 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             updated_at    TEXT NOT NULL
         );
     """),
+    (3, "Ask and Simplify runs with their traces", """
+        -- Every answer and handout, with the question, the summary and the full trace
+        -- (each attempt's text, gate scores, feedback, timings, model hashes).
+        CREATE TABLE pipeline_run (
+            id             TEXT PRIMARY KEY,
+            kind           TEXT NOT NULL CHECK (kind IN ('ask', 'simplify')),
+            created_at     TEXT NOT NULL,
+            method         TEXT NOT NULL,
+            variant        TEXT NOT NULL,
+            summary_sha256 TEXT NOT NULL,
+            summary        TEXT NOT NULL,
+            question       TEXT NOT NULL DEFAULT '',
+            result         TEXT NOT NULL,
+            trace          TEXT NOT NULL
+        );
+        CREATE INDEX pipeline_run_created ON pipeline_run(created_at);
+    """),
 ]
 
 LATEST_VERSION = MIGRATIONS[-1][0]

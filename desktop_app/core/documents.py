@@ -1,0 +1,87 @@
+"""Reading a discharge summary from a file: plain text, Word (.docx) or PDF.
+
+PDF text comes from the file's text layer (pypdf); a scanned PDF has none, and Lumen
+says so rather than guess (there is no OCR offline).  Nothing read is logged.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from .errors import LumenError
+
+SUPPORTED = (".txt", ".text", ".md", ".docx", ".pdf")
+MAX_BYTES = 20_000_000
+
+
+def read_document(path: Path) -> str:
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in SUPPORTED:
+        raise LumenError(f"Lumen cannot read {path.name}: it reads .txt, .docx and .pdf files.",
+                         "Save the summary in one of those formats, or paste its text.")
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise LumenError(f"{path} cannot be opened ({exc.strerror or exc}).",
+                         "Check the path and that your user may read it.") from None
+    if size > MAX_BYTES:
+        raise LumenError(f"{path.name} is {size / 1e6:.0f} MB, too large for a discharge summary.",
+                         "Open the summary itself rather than a whole record export.")
+    if suffix == ".docx":
+        text = _read_docx(path)
+    elif suffix == ".pdf":
+        text = _read_pdf(path)
+    else:
+        raw = path.read_bytes()
+        for encoding in ("utf-8-sig", "cp1252"):
+            try:
+                text = raw.decode(encoding)
+                break
+            except UnicodeDecodeError:
+                continue
+        else:
+            text = raw.decode("latin-1")
+    text = text.replace("\r\n", "\n").replace("\r", "\n").strip()
+    if not text:
+        raise LumenError(f"{path.name} holds no text.", "Check that it is the right file.")
+    return text
+
+
+def _read_docx(path: Path) -> str:
+    import docx
+    from docx.opc.exceptions import PackageNotFoundError
+
+    try:
+        document = docx.Document(str(path))
+    except (PackageNotFoundError, KeyError, ValueError, OSError):
+        raise LumenError(f"{path.name} is not a readable Word document.",
+                         "Open it in Word and save it again as .docx, or paste its text.") from None
+    lines = [paragraph.text for paragraph in document.paragraphs]
+    for table in document.tables:
+        for row in table.rows:
+            lines.append("  ".join(cell.text.strip() for cell in row.cells))
+    return "\n".join(lines)
+
+
+def _read_pdf(path: Path) -> str:
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError
+
+    try:
+        reader = PdfReader(str(path))
+        if reader.is_encrypted:
+            raise LumenError(f"{path.name} is a password-protected PDF.",
+                             "Save an unprotected copy, or paste the summary's text.")
+        text = "\n".join(page.extract_text() or "" for page in reader.pages)
+    except LumenError:
+        raise
+    except (PdfReadError, ValueError, OSError, KeyError):
+        raise LumenError(f"{path.name} is not a readable PDF.",
+                         "Save it again as PDF, or paste the summary's text.") from None
+    if not text.strip():
+        raise LumenError(f"{path.name} has no text layer (it looks like a scan).",
+                         "Lumen cannot read scanned pages offline; paste or type the summary.")
+    # PDF writers place words with tabs or runs of spaces; the reader wants plain lines.
+    return "\n".join(re.sub(r"[ \t]+", " ", line).strip() for line in text.splitlines())

@@ -1,0 +1,1 @@
+"""Lumen's pipelines: Ask and Simplify (LAMP-MedQA), later Knowledge (DoctorRAG)."""

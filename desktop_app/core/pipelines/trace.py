@@ -1,0 +1,135 @@
+"""What a pipeline run did, call by call: the trace stored with every answer and handout."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import uuid
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..errors import LumenError
+from ..models.runtime import Generation
+from ..store import Store
+
+NOTICE = ("Lumen supports clinical decisions; it does not make them. Check this text against "
+          "the discharge summary, and ask the care team about anything that is unclear.")
+
+
+@dataclass
+class CallRecord:
+    """One model call: which role and model, how many tokens, how long."""
+
+    purpose: str  # "extract", "review", "simplify", "verify", "answer", "rewrite"
+    role: str
+    model_id: str
+    model_sha256: str
+    prompt: str  # which prompt of the prompt set
+    prompt_tokens: int
+    prompt_tokens_evaluated: int
+    completion_tokens: int
+    seconds: float
+    finish_reason: str
+
+    @classmethod
+    def of(cls, purpose: str, role: str, prompt: str, generation: Generation) -> "CallRecord":
+        return cls(purpose, role, generation.model_id, generation.model_sha256, prompt,
+                   generation.prompt_tokens, generation.prompt_tokens_evaluated,
+                   generation.completion_tokens, round(generation.seconds, 4),
+                   generation.finish_reason)
+
+
+@dataclass
+class Gate:
+    name: str  # "relevance" or "readability"
+    score: float | None  # None: nothing to score (an empty reply)
+    threshold: float
+    passed: bool
+    rule: str  # e.g. "cosine ≥ 0.300" or "FKGL < 10"
+
+
+@dataclass
+class Attempt:
+    stage: str  # "extraction", "simplification", "answer", "section"
+    number: int
+    text: str
+    gate: Gate | None = None
+    feedback: str = ""
+    missing: list[str] = field(default_factory=list)  # facts a rewrite left out
+    calls: list[CallRecord] = field(default_factory=list)
+    chosen: bool = False
+
+
+@dataclass
+class Trace:
+    kind: str  # "ask" or "simplify"
+    method: str
+    variant: str
+    prompt_version: str
+    app_version: str
+    models: dict[str, dict[str, str]]
+    settings: dict[str, Any]
+    summary_sha256: str
+    id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    created_at: str = field(default_factory=lambda: _dt.datetime.now(_dt.timezone.utc)
+                            .isoformat(timespec="seconds"))
+    context: dict[str, Any] = field(default_factory=dict)
+    attempts: list[Attempt] = field(default_factory=list)
+    glossary_terms: list[dict[str, str]] = field(default_factory=list)
+    grounding_flags: list[dict[str, Any]] = field(default_factory=list)
+    final_fkgl: float | None = None
+    sections: list[dict[str, Any]] = field(default_factory=list)  # handouts only
+    safety: dict[str, Any] = field(default_factory=dict)  # instruction-like text found
+    seconds: float = 0.0
+    notice: str = NOTICE
+
+    def calls(self) -> list[CallRecord]:
+        return [call for attempt in self.attempts for call in attempt.calls]
+
+    def totals(self) -> dict[str, float]:
+        calls = self.calls()
+        return {
+            "model_calls": len(calls),
+            "prompt_tokens": sum(c.prompt_tokens for c in calls),
+            "prompt_tokens_evaluated": sum(c.prompt_tokens_evaluated for c in calls),
+            "completion_tokens": sum(c.completion_tokens for c in calls),
+            "model_seconds": round(sum(c.seconds for c in calls), 3),
+            "seconds": round(self.seconds, 3),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "totals": self.totals()}
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def save_run(store: Store, trace: Trace, *, summary: str, question: str, result: str) -> str:
+    """Keep a run in the encrypted database (the only place patient text is kept)."""
+    store.execute(
+        "INSERT INTO pipeline_run (id, kind, created_at, method, variant, summary_sha256, summary, "
+        "question, result, trace) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (trace.id, trace.kind, trace.created_at, trace.method, trace.variant,
+         trace.summary_sha256, summary, question, result, json.dumps(trace.to_dict())))
+    store.audit(f"{trace.kind}.run", {"run": trace.id, "method": trace.method,
+                                      "variant": trace.variant, **trace.totals()})
+    return trace.id
+
+
+def load_run(store: Store, run_id: str) -> dict[str, Any]:
+    rows = store.query("SELECT kind, summary, question, result, trace FROM pipeline_run "
+                       "WHERE id = ?", (run_id,))
+    if not rows:
+        raise LumenError(f"There is no saved run {run_id}.", "List runs with 'lumen history'.")
+    kind, summary, question, result, trace = rows[0]
+    return {"id": run_id, "kind": kind, "summary": summary, "question": question,
+            "result": result, "trace": json.loads(trace)}
+
+
+def list_runs(store: Store, limit: int = 50) -> list[dict[str, Any]]:
+    rows = store.query("SELECT id, kind, created_at, method, variant, question FROM pipeline_run "
+                       "ORDER BY created_at DESC LIMIT ?", (limit,))
+    return [{"id": r[0], "kind": r[1], "created_at": r[2], "method": r[3], "variant": r[4],
+             "question": r[5]} for r in rows]

@@ -1,0 +1,48 @@
+"""Writing handouts and answers to files, and printing them.
+
+Text and HTML come from the core.  A PDF needs a layout engine: Qt's QTextDocument
+and QPdfWriter draw the same HTML offline, which is why this lives outside the core
+(the core never imports Qt).  Both the command line and the window use it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .core.errors import LumenError
+from .core.pipelines.simplify import Handout, handout_file_kind
+
+
+def html_to_pdf(html: str, path: Path) -> None:
+    import os
+
+    if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # a PDF needs no screen
+    from PySide6.QtCore import QMarginsF, QSizeF
+    from PySide6.QtGui import QGuiApplication, QPageLayout, QPageSize, QPdfWriter, QTextDocument
+
+    app = QGuiApplication.instance() or QGuiApplication([])  # noqa: F841 (needed for fonts)
+    writer = QPdfWriter(str(path))
+    writer.setPageSize(QPageSize(QPageSize.PageSizeId.A4))
+    writer.setPageMargins(QMarginsF(18, 18, 18, 18), QPageLayout.Unit.Millimeter)
+    writer.setTitle("Your hospital stay")
+    writer.setCreator("Lumen")
+    document = QTextDocument()
+    document.setHtml(html)
+    document.setPageSize(QSizeF(writer.width(), writer.height()))
+    document.print_(writer)
+    if not path.exists() or path.stat().st_size == 0:
+        raise LumenError(f"The PDF {path} could not be written.",
+                         "Check that the folder is writable and the disk is not full.")
+
+
+def write_handout(handout: Handout, path: Path) -> None:
+    kind = handout_file_kind(path)
+    try:
+        if kind == "pdf":
+            html_to_pdf(handout.to_html(), path)
+        else:
+            path.write_text(handout.to_text() if kind == "txt" else handout.to_html(), encoding="utf-8")
+    except OSError as exc:
+        raise LumenError(f"The handout {path} could not be written ({exc.strerror or exc}).",
+                         "Choose a folder you may write to.") from None
