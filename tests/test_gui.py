@@ -8,6 +8,7 @@ import sys
 import time
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialogButtonBox, QMessageBox
 
 from desktop_app.core.config import Settings
@@ -207,3 +208,104 @@ def test_glossary_tab_imports_medlineplus_in_the_background(qtbot, window):
     qtbot.waitUntil(lambda: page.import_button.isEnabled(), timeout=60_000)
     assert page.glossary.counts().get("medlineplus") == 1017
     assert "1017 MedlinePlus" in page.count.text()
+
+
+SHORT_SUMMARY = """Admission Date: 02/03/2025
+
+Hospital Course:
+The patient had cellulitis of the left lower leg, treated with IV cefazolin, then cephalexin.
+
+Discharge Medications:
+1. Cephalexin 500 mg by mouth four times daily for 7 days
+
+Follow-up:
+Primary care clinic on 02/13/2025.
+"""
+
+
+@pytest.fixture
+def quick_window(qtbot, window):
+    """The window with short replies and single attempts, to keep GUI tests quick."""
+    import dataclasses
+
+    window.session.settings = dataclasses.replace(
+        window.session.settings, answer_tokens=40, feedback_tokens=24, section_tokens=96,
+        extraction_attempts=2, simplification_attempts=1)
+    return window
+
+
+def test_ask_tab_streams_an_answer_with_badges_and_timeline(qtbot, quick_window, tmp_path):
+    page = quick_window.ask_page
+    quick_window.tabs.setCurrentWidget(page)
+    path = tmp_path / "summary.txt"
+    path.write_text(SHORT_SUMMARY)
+    assert page.summary.open_file(path)
+    assert "Opened summary.txt" in page.source_label.text()
+    qtbot.keyClicks(page.question, "How long do I take the antibiotic?")
+    tokens = []
+    page.bridge.event.connect(lambda kind, data: tokens.append(kind))
+    qtbot.mouseClick(page.ask_button, Qt.MouseButton.LeftButton)
+    assert page.progress.isVisible() and not page.ask_button.isEnabled()
+    qtbot.waitUntil(lambda: page.result is not None, timeout=120_000)
+    assert "token" in tokens and "attempt" in tokens
+    assert page.answer.toPlainText().strip() == page.result.answer.strip()
+    assert "Reading grade" in page.badges.text() and "Relevance" in page.badges.text()
+    assert page.timeline.topLevelItemCount() == len(page.result.trace.attempts)
+    assert any("✓ used" in page.timeline.topLevelItem(i).text(0)
+               for i in range(page.timeline.topLevelItemCount()))
+    assert "does not make them" in page.notice.text()
+    page.copy_answer()
+    from PySide6.QtGui import QGuiApplication
+
+    assert page.result.answer in QGuiApplication.clipboard().text()
+    assert "<h2>Answer</h2>" in page.answer_html()
+    runs = quick_window.session.store.query("SELECT kind FROM pipeline_run")
+    assert runs == [("ask",)]
+
+
+def test_ask_tab_can_be_cancelled(qtbot, quick_window):
+    page = quick_window.ask_page
+    page.summary.setPlainText(SHORT_SUMMARY)
+    page.question.setText("What medicine do I take?")
+    page.ask()
+    qtbot.waitUntil(lambda: page._streamed != "" or page.result is not None, timeout=60_000)
+    page.progress.cancel_button.click()
+    qtbot.waitUntil(lambda: page._task is None, timeout=60_000)
+    assert page.ask_button.isEnabled()
+    assert page.findChild(QMessageBox, "errorDialog") is None  # cancelling is not an error
+
+
+def test_ask_tab_reports_a_missing_question(qtbot, quick_window):
+    page = quick_window.ask_page
+    page.summary.setPlainText(SHORT_SUMMARY)
+    page.ask()
+    qtbot.waitUntil(lambda: page.findChild(QMessageBox, "errorDialog") is not None, timeout=30_000)
+    assert "no question" in page.findChild(QMessageBox, "errorDialog").text()
+
+
+def test_glossary_links_show_definitions(qtbot, quick_window):
+    page = quick_window.ask_page
+    from desktop_app.gui.summary_input import highlighted_html
+
+    html_text = highlighted_html("Take cephalexin BID.", page.glossary)
+    assert "gloss:lumen:cephalexin" in html_text
+    definition = page.answer.definition_for("gloss:lumen:cephalexin")
+    assert definition.startswith("cephalexin:")
+
+
+def test_simplify_tab_side_by_side_and_export(qtbot, quick_window, tmp_path):
+    page = quick_window.simplify_page
+    quick_window.tabs.setCurrentWidget(page)
+    page.editor.setPlainText(SHORT_SUMMARY)
+    page.simplify()
+    qtbot.waitUntil(lambda: page.handout is not None, timeout=180_000)
+    assert page.source.currentWidget() is page.original
+    assert "gloss:" in page.original.toHtml() or "cellulitis" in page.original.toPlainText()
+    shown = page.plain.toPlainText()
+    assert "Your medicines" in shown and "Admission Date" in shown
+    assert "before" in page.grades.text() and "after" in page.grades.text()
+    page.export(tmp_path / "handout.pdf")
+    assert (tmp_path / "handout.pdf").read_bytes().startswith(b"%PDF")
+    assert page.findChild(QMessageBox, "infoDialog") is not None
+    runs = quick_window.session.store.query("SELECT kind FROM pipeline_run")
+    assert ("simplify",) in runs

@@ -9,9 +9,11 @@ from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QTabWidget
 from .. import __version__
 from ..core import offline
 from ..core.session import Session
+from .ask_page import AskPage
 from .glossary_page import GlossaryPage
 from .models_page import ModelsPage
 from .settings_dialog import SettingsDialog
+from .simplify_page import SimplifyPage
 from .status_page import StatusPage
 from .workers import cancel_all, wait_for_all
 
@@ -28,9 +30,14 @@ class MainWindow(QMainWindow):
         self.status_page = StatusPage(session)
         self.models_page = ModelsPage(session)
         self.glossary_page = GlossaryPage(session)
+        self.ask_page = AskPage(session, self.glossary_page.glossary)
+        self.simplify_page = SimplifyPage(session, self.glossary_page.glossary)
         self.tabs.addTab(self.status_page, "&Status")
+        self.tabs.addTab(self.ask_page, "&Ask")
+        self.tabs.addTab(self.simplify_page, "Sim&plify")
         self.tabs.addTab(self.glossary_page, "&Glossary")
         self.tabs.addTab(self.models_page, "&Models")
+        self.glossary_page.glossary_changed.connect(self._share_glossary)
         self.setCentralWidget(self.tabs)
         self.models_page.settings_changed.connect(lambda _s: self.status_page.run_checks())
         self._build_menus()
@@ -40,6 +47,13 @@ class MainWindow(QMainWindow):
         self.offline_label.setText(
             ("Offline: network guard on" if offline.guard_installed() else "Network guard OFF")
             + f" · database: {'OS keyring' if key == 'keyring' else key}")
+
+    def _share_glossary(self) -> None:
+        glossary = self.glossary_page.glossary
+        for page in (self.ask_page, self.simplify_page):
+            page.glossary = glossary
+        for view in (self.ask_page.answer, self.simplify_page.original, self.simplify_page.plain):
+            view.glossary = glossary
 
     def _build_menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
@@ -70,6 +84,7 @@ class MainWindow(QMainWindow):
                 if self.session.store is not None:
                     self.session.store.audit("settings.changed", {})
                 self.models_page.refresh()
+                self.ask_page.apply_settings()
         dialog.accepted.connect(applied)
         dialog.open()
         return dialog

@@ -160,9 +160,16 @@ def plain_title(title: str) -> str:
     return PLAIN_TITLES.get(title.lower().strip(), title)
 
 
+HEADER_TITLES = {"admission date", "discharge date", "date of admission", "date of discharge",
+                 "service", "attending", "date of birth", "sex", "age", "unit", "room",
+                 "discharge disposition", "disposition", "code status"}
+
+
 def _is_header_line(section: Section) -> bool:
-    """Dates, services and other one-line facts stay as written."""
-    return len(section.text) < 60 and "\n" not in section.text and section.text.count(".") <= 1
+    """Dates, services and other one-line record facts stay as written."""
+    if "\n" in section.text:
+        return False
+    return section.title.lower().strip() in HEADER_TITLES or len(section.text) < 25
 
 
 class SimplifyPipeline:

@@ -1,0 +1,194 @@
+"""The Simplify tab: the original summary and its plain-language handout side by side,
+jargon in the original marked with glossary definitions on hover, reading grade
+before and after each section, export to PDF/HTML/text, and printing."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QPushButton, QSplitter,
+                               QStackedWidget, QVBoxLayout, QWidget)
+
+from ..core.glossary.glossary import Glossary
+from ..core.pipelines.simplify import Handout, HandoutSection, SimplifyPipeline
+from ..core.pipelines.trace import NOTICE, save_run
+from ..core.session import Session
+from ..export import write_handout
+from .messages import show_error, show_info
+from .progress_bar import TaskProgress
+from .summary_input import EventBridge, GlossaryBrowser, SummaryEditor, highlighted_html, print_html
+from .workers import run_in_background
+
+
+class SimplifyPage(QWidget):
+    def __init__(self, session: Session, glossary: Glossary, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.glossary = glossary
+        self.handout: Handout | None = None
+        self._task = None
+        self._sections: list[HandoutSection] = []
+        self.editor = SummaryEditor()
+        self.original = GlossaryBrowser(glossary)
+        self.original.setObjectName("originalView")
+        self.source = QStackedWidget()  # the editor before a run, the marked-up original after
+        self.source.addWidget(self.editor)
+        self.source.addWidget(self.original)
+        self.plain = GlossaryBrowser(glossary)
+        self.plain.setObjectName("handoutView")
+        self.plain.setPlaceholderText("The plain-language handout appears here, section by section.")
+        self.open_button = QPushButton("Open summary…")
+        self.open_button.setShortcut(QKeySequence.StandardKey.Open)
+        self.open_button.clicked.connect(self._open)
+        self.edit_button = QPushButton("Edit summary")
+        self.edit_button.clicked.connect(lambda: self.source.setCurrentWidget(self.editor))
+        self.run_button = QPushButton("Make handout")
+        self.run_button.setToolTip("Rewrite the whole summary for the patient (Ctrl+Enter)")
+        self.run_button.clicked.connect(self.simplify)
+        QShortcut(QKeySequence("Ctrl+Return"), self, self.simplify)
+        self.export_button = QPushButton("Export…")
+        self.export_button.setShortcut(QKeySequence("Ctrl+E"))
+        self.export_button.setToolTip("Save the handout as PDF, HTML or text (Ctrl+E)")
+        self.export_button.clicked.connect(self.choose_export)
+        self.print_button = QPushButton("Print…")
+        self.print_button.clicked.connect(lambda: self.handout and print_html(
+            self, self.handout.to_html(), "Lumen handout"))
+        for button in (self.export_button, self.print_button):
+            button.setEnabled(False)
+        self.grades = QLabel()
+        self.grades.setObjectName("grades")
+        self.grades.setWordWrap(True)
+        self.progress = TaskProgress()
+        notice = QLabel(NOTICE)
+        notice.setWordWrap(True)
+        notice.setStyleSheet("border:1px solid #999;padding:4px;background:#f4f4f4")
+        top = QHBoxLayout()
+        for button in (self.open_button, self.edit_button, self.run_button):
+            top.addWidget(button)
+        top.addStretch(1)
+        top.addWidget(self.export_button)
+        top.addWidget(self.print_button)
+        splitter = QSplitter()
+        for title, widget in (("Discharge summary (medical words underlined; hover for meaning)",
+                               self.source), ("Plain-language handout", self.plain)):
+            column = QVBoxLayout()
+            column.addWidget(QLabel(f"<b>{title}</b>"))
+            column.addWidget(widget, 1)
+            holder = QWidget()
+            holder.setLayout(column)
+            splitter.addWidget(holder)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(self.progress)
+        layout.addWidget(splitter, 1)
+        layout.addWidget(self.grades)
+        layout.addWidget(notice)
+        self.bridge = EventBridge()
+        self.bridge.event.connect(self._on_event)
+
+    def _open(self) -> None:
+        self.source.setCurrentWidget(self.editor)
+        self.editor.choose_file()
+
+    def show_original(self, text: str) -> None:
+        self.original.setHtml(f"<div style='font-size:11pt'>{highlighted_html(text, self.glossary)}</div>")
+        self.source.setCurrentWidget(self.original)
+
+    # ---- running ----
+
+    def simplify(self) -> None:
+        if self._task is not None:
+            return
+        summary = self.editor.toPlainText()
+        session, glossary, bridge = self.session, self.glossary, self.bridge
+
+        def work(progress, cancel):
+            handout = SimplifyPipeline(session.runtime, glossary, session.settings,
+                                       session.paths.cache_dir).run(
+                summary, on_event=bridge, progress=progress, cancel=cancel)
+            if session.store is not None:
+                save_run(session.store, handout.trace, summary=summary, question="",
+                         result=handout.to_text())
+            return handout
+
+        if summary.strip():
+            self.show_original(summary)
+        self._sections = []
+        self.handout = None
+        self.plain.clear()
+        self.grades.setText("")
+        for button in (self.run_button, self.export_button, self.print_button):
+            button.setEnabled(False)
+        self._task = run_in_background(work, on_success=self._done, on_error=self._failed,
+                                       on_progress=self.progress.update_progress)
+        self.progress.track(self._task, "Making the handout…")
+
+    def _on_event(self, kind: str, data: dict) -> None:
+        if kind == "section":
+            self._sections.append(data["section"])
+            self.plain.setHtml(self._sections_html(self._sections))
+
+    def _sections_html(self, sections: list[HandoutSection]) -> str:
+        parts = []
+        for section in sections:
+            if not section.rewritten:
+                parts.append(f"<p><b>{html.escape(section.title)}:</b> {html.escape(section.text)}</p>")
+                continue
+            grade = (f" <small style='color:#5f6368'>(grade {section.fkgl_before:.1f} → "
+                     f"{section.fkgl_after:.1f})</small>" if section.fkgl_before is not None
+                     and section.fkgl_after is not None else "")
+            parts.append(f"<h3>{html.escape(section.plain_title)}{grade}</h3>"
+                         f"<p>{highlighted_html(section.text, self.glossary)}</p>")
+            if section.kept_lines:
+                kept = "".join(f"<li>{html.escape(line)}</li>" for line in section.kept_lines)
+                parts.append("<p style='color:#b3261e'>Kept word for word because the rewrite "
+                             f"left them out (check these):</p><ul>{kept}</ul>")
+        return "".join(parts)
+
+    def _done(self, handout: Handout) -> None:
+        self._task = None
+        self.progress.finish()
+        self.handout = handout
+        self.plain.setHtml(self._sections_html(handout.sections))
+        for button in (self.run_button, self.export_button, self.print_button):
+            button.setEnabled(True)
+        rewritten = [s for s in handout.sections if s.rewritten and s.fkgl_before is not None]
+        if rewritten:
+            before = sum(s.fkgl_before for s in rewritten) / len(rewritten)
+            after_values = [s.fkgl_after for s in rewritten if s.fkgl_after is not None]
+            after = sum(after_values) / len(after_values) if after_values else float("nan")
+            flagged = len(handout.flagged())
+            self.grades.setText(
+                f"Average reading grade of the rewritten sections: {before:.1f} before, {after:.1f} "
+                f"after (goal: below {self.session.settings.readability_limit:g})."
+                + (f" {flagged} section(s) keep some lines word for word; check them."
+                   if flagged else ""))
+
+    def _failed(self, exc: BaseException) -> None:
+        self._task = None
+        self.progress.finish()
+        self.run_button.setEnabled(True)
+        show_error(self, exc, log_file=str(self.session.paths.log_file))
+
+    # ---- export ----
+
+    def choose_export(self) -> None:
+        if self.handout is None:
+            return
+        path, _ = QFileDialog.getSaveFileName(self, "Save the handout", str(Path.home() / "handout.pdf"),
+                                              "PDF (*.pdf);;Web page (*.html);;Text (*.txt)")
+        if path:
+            self.export(Path(path))
+
+    def export(self, path: Path) -> None:
+        try:
+            write_handout(self.handout, path)
+        except Exception as exc:
+            show_error(self, exc)
+            return
+        if self.session.store is not None:
+            self.session.store.audit("simplify.exported", {"run": self.handout.trace.id,
+                                                           "format": path.suffix.lstrip(".")})
+        show_info(self, "Handout saved", f"The handout was saved as {path}.")
