@@ -8,7 +8,7 @@ import html
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication, QKeySequence, QShortcut
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSplitter,
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QPushButton, QSplitter,
                                QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from ..core.glossary.glossary import Glossary
@@ -81,6 +81,13 @@ class AskPage(QWidget):
         self.timeline = QTreeWidget()
         self.timeline.setObjectName("timeline")
         self.timeline.setHeaderLabels(["Step", "Check", "Tokens (evaluated / prompt / written)", "Seconds"])
+        header = self.timeline.header()
+        header.setStretchLastSection(False)
+        for column, mode in enumerate((QHeaderView.ResizeMode.ResizeToContents,
+                                       QHeaderView.ResizeMode.Stretch,
+                                       QHeaderView.ResizeMode.ResizeToContents,
+                                       QHeaderView.ResizeMode.ResizeToContents)):
+            header.setSectionResizeMode(column, mode)
         self.copy_button = QPushButton("Copy answer")
         self.copy_button.clicked.connect(self.copy_answer)
         self.print_button = QPushButton("Print…")
