@@ -60,6 +60,24 @@ class Glossary:
     def match(self, text: str) -> list[GlossaryMatch]:
         return self.matcher.match(text)
 
+    def terms_to_explain(self, text: str, limit: int = 15) -> list[tuple[GlossaryMatch, GlossaryEntry]]:
+        """The glossary terms in `text` worth a plain definition, each once, in order.
+
+        A match through an alias of a care or shorthand entry ("every day" for "once a
+        day") is plain language already and needs none."""
+        chosen: list[tuple[GlossaryMatch, GlossaryEntry]] = []
+        seen: set[str] = set()
+        for match in self.match(text):
+            entry = self.by_key[match.key]
+            if match.key in seen or (match.form == "alias"
+                                     and entry.category in ("care", "abbreviation")):
+                continue
+            seen.add(match.key)
+            chosen.append((match, entry))
+            if len(chosen) >= limit:
+                break
+        return chosen
+
     def counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}
         for entry in self.entries:

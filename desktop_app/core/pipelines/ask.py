@@ -217,17 +217,10 @@ class AskPipeline:
         # 3. Glossary help for the simplifier.
         definitions = ""
         if variant == "glossary":
-            seen: set[str] = set()
-            for match in self.glossary.match(extraction):
-                entry = self.glossary.by_key[match.key]
-                if match.key in seen or (match.form == "alias"
-                                         and entry.category in ("care", "abbreviation")):
-                    continue  # a plain phrase that merely names a care term needs no definition
-                seen.add(match.key)
-                trace.glossary_terms.append({"text": match.text, "term": entry.term,
-                                             "key": entry.key, "definition": entry.definition})
-                if len(seen) >= MAX_GLOSSARY_TERMS:
-                    break
+            trace.glossary_terms = [
+                {"text": match.text, "term": entry.term, "key": entry.key,
+                 "definition": entry.definition}
+                for match, entry in self.glossary.terms_to_explain(extraction, MAX_GLOSSARY_TERMS)]
             definitions = "\n".join(f"- {t['text']}: {t['definition']}" for t in trace.glossary_terms)
 
         # 3-4. Simplification with the readability gate and verifier feedback.

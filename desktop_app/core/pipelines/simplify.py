@@ -225,26 +225,17 @@ class SimplifyPipeline:
             emit("section", {"index": index, "section": done})
         trace.sections = [{k: v for k, v in asdict(s).items() if k not in ("original", "text")}
                           for s in handout_sections]
-        words: dict[str, dict[str, str]] = {}
-        for match in self.glossary.match(summary):
-            entry = self.glossary.by_key[match.key]
-            if match.form != "alias" or entry.category not in ("care", "abbreviation"):
-                words.setdefault(entry.key, {"term": entry.term, "definition": entry.definition})
-        trace.glossary_terms = list(words.values())[:MAX_WORDS_TO_KNOW]
+        trace.glossary_terms = [{"term": entry.term, "definition": entry.definition}
+                                for _match, entry in self.glossary.terms_to_explain(
+                                    summary, MAX_WORDS_TO_KNOW)]
         trace.final_fkgl = self._grade("\n".join(s.text for s in handout_sections if s.rewritten))
         trace.seconds = time.perf_counter() - started
         report(progress, len(pieces), len(pieces), "Handout ready")
         return Handout(handout_sections, trace.glossary_terms, trace)
 
     def _definitions(self, text: str) -> str:
-        seen, lines = set(), []
-        for match in self.glossary.match(text):
-            entry = self.glossary.by_key[match.key]
-            if match.key in seen or (match.form == "alias" and entry.category in ("care", "abbreviation")):
-                continue
-            seen.add(match.key)
-            lines.append(f"- {match.text}: {entry.definition}")
-        return "\n".join(lines[:15])
+        return "\n".join(f"- {match.text}: {entry.definition}"
+                         for match, entry in self.glossary.terms_to_explain(text))
 
     def _rewrite(self, piece: Section, generator, reviewer, variant: str, trace: Trace,
                  emit: EventCallback, cancel: CancelToken | None) -> HandoutSection:
