@@ -309,3 +309,24 @@ def test_simplify_tab_side_by_side_and_export(qtbot, quick_window, tmp_path):
     assert page.findChild(QMessageBox, "infoDialog") is not None
     runs = quick_window.session.store.query("SELECT kind FROM pipeline_run")
     assert ("simplify",) in runs
+
+
+def test_dropping_a_file_on_the_summary_box_opens_it(qtbot, quick_window, tmp_path):
+    from PySide6.QtCore import QMimeData, QPointF, QUrl
+    from PySide6.QtGui import QDropEvent
+
+    import docx
+
+    path = tmp_path / "dropped.docx"
+    document = docx.Document()
+    for line in SHORT_SUMMARY.splitlines():
+        document.add_paragraph(line)
+    document.save(path)
+    editor = quick_window.ask_page.summary
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(path))])
+    event = QDropEvent(QPointF(5, 5), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                       Qt.KeyboardModifier.NoModifier)
+    editor.dropEvent(event)
+    assert "Cephalexin 500 mg" in editor.toPlainText()
+    assert "Opened dropped.docx" in quick_window.ask_page.source_label.text()
