@@ -463,6 +463,148 @@ def cmd_calibrate(args, paths, settings) -> int:
     return EXIT_OK
 
 
+def _evaluation(paths: Paths, settings: Settings, store):
+    from .core.evaluation.runner import Evaluator
+    from .core.evaluation.runs import EvaluationStore
+
+    runtime, glossary = _pipeline_parts(paths, settings, store)
+    return EvaluationStore(store), Evaluator(runtime, glossary, settings, paths.cache_dir), runtime
+
+
+def cmd_bench_import(args, paths, settings) -> int:
+    from .core.evaluation.importers import import_dataset
+    from .core.evaluation.runs import EvaluationStore
+
+    mapping = dict(part.split("=", 1) for part in args.map or [])
+    dataset = import_dataset(Path(args.file), args.format, mapping=mapping or None, name=args.name)
+    with _open_store_for_glossary(paths, required=True) as store:
+        saved = EvaluationStore(store).save_dataset(dataset)
+    if args.json:
+        _print_json(saved.to_dict())
+    else:
+        print(f"{'Imported' if saved.new else 'Already imported'} {saved.name}: {saved.sample_count} "
+              f"samples ({saved.format}), dataset id {saved.id}.")
+    return EXIT_OK
+
+
+def cmd_bench_list(args, paths, settings) -> int:
+    from .core.evaluation.importers import FORMATS
+    from .core.evaluation.runner import SCORERS, systems
+    from .core.evaluation.runs import EvaluationStore
+
+    with _open_store_for_glossary(paths, required=True) as store:
+        evaluations = EvaluationStore(store)
+        datasets, runs = evaluations.datasets(), evaluations.runs()
+    if args.json:
+        _print_json({"datasets": [d.to_dict() for d in datasets], "runs": runs,
+                     "systems": systems(), "scorers": SCORERS, "formats": FORMATS})
+        return EXIT_OK
+    print("Datasets:")
+    for d in datasets:
+        print(f"  {d.id:34} {d.name:28} {d.sample_count:6} samples  ({d.format})")
+    print("Runs:")
+    for r in runs:
+        print(f"  {r['id']}  {r['status']:9} {r['system']:26} {r['finished']} done  dataset {r['dataset_id']}")
+    print("Systems: " + ", ".join(systems()))
+    return EXIT_OK
+
+
+def cmd_bench_run(args, paths, settings) -> int:
+    from .core.evaluation.runner import continue_run, start_run
+
+    if not args.resume and not args.dataset:
+        raise LumenError("Name the dataset to run, or a run to resume.",
+                         "For example 'lumen bench run lumen-demo --limit 5', or "
+                         "'lumen bench run --resume RUN'; 'lumen bench list' shows both.")
+    with _open_store_for_glossary(paths, required=True) as store:
+        evaluations, evaluator, runtime = _evaluation(paths, settings, store)
+        try:
+            if args.resume:
+                run_id = args.resume
+            else:
+                dataset = evaluations.find_dataset(args.dataset)
+                run_id = start_run(evaluations, runtime, settings, dataset.id, args.system,
+                                   args.scorer or ["reference", "similarity-judge"], args.limit)
+            if not args.json:
+                print(f"Run {run_id} (resume with 'lumen bench run --resume {run_id}').", file=sys.stderr)
+
+            def on_sample(outcome, done, total):
+                if not args.json:
+                    shown = ", ".join(f"{k} {v:.1f}" for k, v in outcome.scores.items()
+                                      if isinstance(v, (int, float)))
+                    print(f"  [{done}/{total}] {outcome.sample.id}: {shown}"
+                          + (f" (error: {outcome.error})" if outcome.error else ""), file=sys.stderr)
+            run = continue_run(evaluations, evaluator, run_id, on_sample=on_sample)
+        finally:
+            runtime.close()
+        from .core.evaluation.report import summarize
+
+        summary = summarize(evaluations, run_id, resamples=settings.bootstrap_resamples)
+    if args.json:
+        _print_json(summary)
+    else:
+        print(f"Run {run['id']} {run['status']}: {summary['counts']['samples']} samples.")
+        for name, row in summary["metrics"].items():
+            print(f"  {row['label']:28} {row['mean'] if row['mean'] is None else round(row['mean'], 2)}"
+                  f"  (95% CI {row['ci_low'] and round(row['ci_low'], 2)} – "
+                  f"{row['ci_high'] and round(row['ci_high'], 2)}; n={row['n']})")
+    return EXIT_OK
+
+
+def cmd_bench_report(args, paths, settings) -> int:
+    from .core.evaluation import metrics
+    from .core.evaluation.report import (check_criteria, compare, parse_criteria, summarize,
+                                         to_csv, to_html)
+    from .core.evaluation.runs import EvaluationStore
+
+    out = Path(args.out)
+    kind = out.suffix.lower().lstrip(".")
+    if kind not in ("html", "htm", "pdf", "csv"):
+        raise LumenError(f"Lumen cannot write a report as '{out.suffix or out.name}'.",
+                         "Use a file name ending in .html, .pdf or .csv.")
+    criteria = parse_criteria(args.accept if args.accept is not None else settings.acceptance_criteria)
+    with _open_store_for_glossary(paths, required=True) as store:
+        evaluations = EvaluationStore(store)
+        summary = summarize(evaluations, args.run, resamples=settings.bootstrap_resamples)
+        comparison = (compare(evaluations, args.baseline, args.run,
+                              resamples=settings.bootstrap_resamples) if args.baseline else None)
+    checked = check_criteria(summary, criteria)
+    if kind == "csv":
+        out.write_text(to_csv(summary), encoding="utf-8")
+    else:
+        page = to_html(summary, checked, comparison, bertscore_note=metrics.BERTSCORE_ENCODER_NOTE)
+        if kind == "pdf":
+            from .export import html_to_pdf
+
+            html_to_pdf(page, out)
+        else:
+            out.write_text(page, encoding="utf-8")
+    failed = [c for c in checked if not c["passed"]]
+    print(f"Report written to {out}. Acceptance: "
+          + ("all criteria met." if not failed else
+             "NOT met: " + "; ".join(f"{c['criterion']} (actual {c['actual']})" for c in failed)))
+    return EXIT_OK if not failed else EXIT_PROBLEM
+
+
+def cmd_bench_compare(args, paths, settings) -> int:
+    from .core.evaluation.report import compare
+    from .core.evaluation.runs import EvaluationStore
+
+    with _open_store_for_glossary(paths, required=True) as store:
+        result = compare(EvaluationStore(store), args.run_a, args.run_b,
+                         resamples=settings.bootstrap_resamples)
+    if args.json:
+        _print_json(result)
+        return EXIT_OK
+    print(f"{args.run_b} against baseline {args.run_a}: {result['shared_samples']} shared samples, "
+          f"Bonferroni over {result['tests']} tests.")
+    for r in result["rows"]:
+        print(f"  {r['label']:28} {r['mean_a']:8.2f} → {r['mean_b']:8.2f}  diff {r['difference']:+.2f} "
+              f"[{r['ci_low']:+.2f}, {r['ci_high']:+.2f}]  p_bonf {r['p_bonferroni']:.4f}"
+              f"{' *' if r['significant'] else ''}  p_wilcoxon {r['p_wilcoxon']:.4f}")
+    return EXIT_OK
+
+
 def cmd_history(args, paths, settings) -> int:
     from .core.pipelines.trace import list_runs, load_run
 
@@ -624,6 +766,40 @@ def build_parser() -> argparse.ArgumentParser:
     calibrate.add_argument("--apply", action="store_true", help="save τ in the settings")
     calibrate.add_argument("--json", action="store_true")
     calibrate.set_defaults(func=cmd_calibrate)
+
+    bench = sub.add_parser("bench", help="validate models on medical QA benchmarks")
+    bsub = bench.add_subparsers(dest="bench_command", metavar="ACTION", required=True)
+    p = bsub.add_parser("import", help="import a benchmark file into the encrypted database")
+    p.add_argument("--format", required=True,
+                   help="medisumqa, hivmedqa, permedcqa, medquad or generic")
+    p.add_argument("file", help="file or folder")
+    p.add_argument("--map", action="append", metavar="FIELD=COLUMN",
+                   help="column mapping, e.g. --map input=question --map target=answer")
+    p.add_argument("--name", help="a name for the dataset")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_bench_import)
+    p = bsub.add_parser("list", help="datasets, runs, systems and scorers")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_bench_list)
+    p = bsub.add_parser("run", help="run a system over a dataset (or --resume a run)")
+    p.add_argument("dataset", nargs="?", help="dataset name or id (see 'lumen bench list')")
+    p.add_argument("--system", default="lamp:glossary")
+    p.add_argument("--scorer", action="append", choices=("reference", "similarity-judge"))
+    p.add_argument("--limit", type=int, help="only the first N samples")
+    p.add_argument("--resume", metavar="RUN", help="continue a paused or interrupted run")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_bench_run)
+    p = bsub.add_parser("report", help="write the validation report of a run")
+    p.add_argument("run")
+    p.add_argument("--out", required=True, help="report.html, report.pdf or report.csv")
+    p.add_argument("--baseline", help="another run on the same dataset to compare against")
+    p.add_argument("--accept", help="acceptance criteria (default: the setting)")
+    p.set_defaults(func=cmd_bench_report)
+    p = bsub.add_parser("compare", help="compare two runs on their shared samples")
+    p.add_argument("run_a", help="baseline run")
+    p.add_argument("run_b")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_bench_compare)
 
     history = sub.add_parser("history", help="list saved answers and handouts, or show one")
     history.add_argument("run", nargs="?", help="a run id: print it with its trace")

@@ -330,3 +330,38 @@ def test_dropping_a_file_on_the_summary_box_opens_it(qtbot, quick_window, tmp_pa
     editor.dropEvent(event)
     assert "Cephalexin 500 mg" in editor.toPlainText()
     assert "Opened dropped.docx" in quick_window.ask_page.source_label.text()
+
+
+def test_evaluation_tab_runs_a_small_benchmark(qtbot, quick_window, tmp_path):
+    from desktop_app.core.pipelines.calibration import demo_benchmark
+
+    page = quick_window.evaluation_page
+    quick_window.tabs.setCurrentWidget(page)
+    page.import_file(demo_benchmark(), "medisumqa")
+    assert page.dataset.count() == 1 and "84 samples" in page.dataset.currentText()
+    info = page.findChild(QMessageBox, "infoDialog")
+    assert info is not None and "84 samples" in info.text()
+    info.close()
+    for index in range(page.systems.count()):
+        item = page.systems.item(index)
+        item.setCheckState(Qt.CheckState.Checked if item.text() in ("zero-shot", "one-shot")
+                           else Qt.CheckState.Unchecked)
+    page.scorer_boxes["similarity-judge"].setChecked(False)
+    page.limit.setValue(2)
+    qtbot.mouseClick(page.run_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: page.run_button.isEnabled() and page.results.rowCount() == 2,
+                    timeout=180_000)
+    statuses = {page.runs.item(r, 2).text() for r in range(page.runs.rowCount())}
+    assert statuses == {"complete"}
+    header = [page.results.horizontalHeaderItem(c).text() for c in range(page.results.columnCount())]
+    assert any(h.startswith("SARI") for h in header) and any("FKGL" in h for h in header)
+    assert "[" in page.results.item(0, 1).text()  # mean [CI]
+    page.runs.selectRow(0)
+    assert page.samples.rowCount() == 2
+    page.samples.selectRow(0)
+    shown = page.detail.toPlainText()
+    assert "Question" in shown and "Reference answer" in shown and "Trace" in shown
+    run_id = page.selected_run()
+    page.write_report(run_id, tmp_path / "report.html")
+    assert "Lumen validation report" in (tmp_path / "report.html").read_text()
+    assert page.chart.rows

@@ -219,6 +219,18 @@ class Settings:
         "Most tokens for one rewritten section of a handout.", group="Ask",
         minimum=64, maximum=4096)
 
+    # Evaluation.
+    acceptance_criteria: str = _setting(
+        "fkgl < 10; judge_similarity >= 3; judge_unparseable == 0; errors == 0",
+        "Acceptance criteria",
+        "What a validation report checks, separated by semicolons: a metric's mean (fkgl, sari, "
+        "sbert, token_f1, bleu, rouge_l, bertscore_f1, judge_similarity) or a count "
+        "(judge_unparseable, errors), an operator (<, <=, >, >=, ==) and a number.",
+        group="Evaluation")
+    bootstrap_resamples: int = _setting(
+        10000, "Bootstrap resamples", "Resamples for confidence intervals and paired tests.",
+        group="Evaluation", minimum=1000, maximum=100000)
+
     # Glossary.
     glossary_fuzzy_cutoff: int = _setting(
         85, "Fuzzy lookup cut-off",

@@ -10,6 +10,7 @@ from .. import __version__
 from ..core import offline
 from ..core.session import Session
 from .ask_page import AskPage
+from .evaluation_page import EvaluationPage
 from .glossary_page import GlossaryPage
 from .models_page import ModelsPage
 from .settings_dialog import SettingsDialog
@@ -35,7 +36,9 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.status_page, "&Status")
         self.tabs.addTab(self.ask_page, "&Ask")
         self.tabs.addTab(self.simplify_page, "Sim&plify")
+        self.evaluation_page = EvaluationPage(session, self.glossary_page.glossary)
         self.tabs.addTab(self.glossary_page, "&Glossary")
+        self.tabs.addTab(self.evaluation_page, "&Evaluation")
         self.tabs.addTab(self.models_page, "&Models")
         self.glossary_page.glossary_changed.connect(self._share_glossary)
         self.setCentralWidget(self.tabs)
@@ -50,7 +53,7 @@ class MainWindow(QMainWindow):
 
     def _share_glossary(self) -> None:
         glossary = self.glossary_page.glossary
-        for page in (self.ask_page, self.simplify_page):
+        for page in (self.ask_page, self.simplify_page, self.evaluation_page):
             page.glossary = glossary
         for view in (self.ask_page.answer, self.simplify_page.original, self.simplify_page.plain):
             view.glossary = glossary

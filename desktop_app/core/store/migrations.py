@@ -105,6 +105,56 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         );
         CREATE INDEX pipeline_run_created ON pipeline_run(created_at);
     """),
+    (4, "evaluation datasets, runs and per-sample results", """
+        CREATE TABLE eval_dataset (
+            id            TEXT PRIMARY KEY,
+            name          TEXT NOT NULL,
+            format        TEXT NOT NULL,
+            source_file   TEXT NOT NULL,
+            source_sha256 TEXT NOT NULL,
+            language      TEXT NOT NULL DEFAULT 'en',
+            sample_count  INTEGER NOT NULL,
+            imported_at   TEXT NOT NULL
+        );
+        CREATE TABLE eval_sample (
+            dataset_id TEXT NOT NULL REFERENCES eval_dataset(id) ON DELETE CASCADE,
+            sample_id  TEXT NOT NULL,
+            ordinal    INTEGER NOT NULL,
+            input      TEXT NOT NULL,
+            target     TEXT NOT NULL DEFAULT '',
+            context    TEXT NOT NULL DEFAULT '',
+            metadata   TEXT NOT NULL DEFAULT '{}',
+            PRIMARY KEY (dataset_id, sample_id)
+        );
+        CREATE TABLE eval_run (
+            id          TEXT PRIMARY KEY,
+            dataset_id  TEXT NOT NULL REFERENCES eval_dataset(id),
+            system      TEXT NOT NULL,
+            scorers     TEXT NOT NULL,     -- JSON list
+            config      TEXT NOT NULL,     -- JSON: versions, model hashes, settings, seed, machine
+            status      TEXT NOT NULL CHECK (status IN ('running', 'paused', 'cancelled',
+                                                        'complete', 'failed')),
+            sample_limit INTEGER,
+            created_at  TEXT NOT NULL,
+            updated_at  TEXT NOT NULL
+        );
+        -- One row per finished sample, written in its own transaction: a run killed at any
+        -- moment resumes with every finished sample kept and none scored twice.
+        CREATE TABLE eval_result (
+            run_id     TEXT NOT NULL REFERENCES eval_run(id) ON DELETE CASCADE,
+            sample_id  TEXT NOT NULL,
+            ordinal    INTEGER NOT NULL,
+            output     TEXT NOT NULL,
+            scores     TEXT NOT NULL,      -- JSON: metric -> value (null = missing)
+            judge      TEXT NOT NULL DEFAULT '{}',  -- JSON: judge replies and reasons
+            trace      TEXT NOT NULL DEFAULT '{}',
+            error      TEXT NOT NULL DEFAULT '',
+            seconds    REAL NOT NULL,
+            model_seconds REAL NOT NULL DEFAULT 0,
+            finished_at TEXT NOT NULL,
+            PRIMARY KEY (run_id, sample_id)
+        );
+    """),
 ]
 
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -1,0 +1,55 @@
+"""Samples and datasets, the common form every benchmark importer produces."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import LumenError
+
+
+@dataclass(frozen=True)
+class Sample:
+    id: str  # unique within its dataset, stable across imports of the same file
+    input: str  # the question, as the system under test receives it
+    target: str = ""  # the reference answer ("" when the benchmark has none)
+    context: str = ""  # the document the question is about (a discharge summary), if any
+    metadata: dict[str, Any] = field(default_factory=dict)  # category, language, specialty, ...
+
+
+@dataclass
+class Dataset:
+    name: str
+    format: str  # the importer that read it
+    source_file: str  # file or folder name (no directories)
+    source_sha256: str  # of the file, or of the folder's files in name order
+    samples: list[Sample]
+    language: str = "en"  # "en", "fa" (Persian, shown right to left), ...
+
+
+class DatasetFormatError(LumenError):
+    """A benchmark file that cannot be imported; names the record and the reason."""
+
+    def __init__(self, source: str, record: int | str | None, reason: str, fix: str = "") -> None:
+        where = f"record {record} of {source}" if record is not None else source
+        super().__init__(f"{where}: {reason}. Nothing was imported.",
+                         fix or "Correct the file, or choose the matching format and column mapping.")
+        self.source = source
+        self.record = record
+        self.reason = reason
+
+
+def sha256_path(path: Path) -> str:
+    """sha256 of a file, or of all files under a folder in name order."""
+    path = Path(path)
+    digest = hashlib.sha256()
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    for file in files:
+        if path.is_dir():
+            digest.update(str(file.relative_to(path)).encode())
+        with file.open("rb") as handle:
+            while chunk := handle.read(1 << 20):
+                digest.update(chunk)
+    return digest.hexdigest()

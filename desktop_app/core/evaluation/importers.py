@@ -1,0 +1,568 @@
+"""Benchmark importers: files in the layouts of published benchmarks to a `Dataset`.
+
+`import_dataset(path, format)` reads the whole file (or folder), checks every record,
+and either returns the complete dataset or raises `DatasetFormatError` naming the
+first bad record (numbered from 1, counting data records only: a CSV header and
+blank JSONL lines are not records) and the reason.  Nothing partial is ever returned.
+
+Sample ids are the file's own ids where it has them (they must be unique); otherwise
+they are made from the record's position (``rec-00012``) or, for the benchmarks whose
+layout has none, from where the question sits (``hiv-c3-q007``), so importing the same
+file again gives the same ids.
+
+Error messages name files, records, columns and ids, never the text of a record.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from ..errors import LumenError
+from .dataset import Dataset, DatasetFormatError, Sample, sha256_path
+
+FORMATS: dict[str, str] = {
+    "medisumqa": "MeDiSumQA: discharge summary, patient question, reference answer (CSV, JSONL, JSON, Parquet)",
+    "hivmedqa": "HIVMedQA: the category files HIV_evaluation_questionare_category_N.json, or their folder",
+    "permedcqa": "PerMedCQA: Persian consumer questions with expert answers (JSON, JSONL or Parquet)",
+    "medquad": "MedQuAD: NIH question-answer XML documents, one file or a folder of them",
+    "generic": "Any JSONL, JSON array, CSV or Parquet file, with a column mapping for input and target",
+}
+
+# The extensions the tabular readers understand, and how each is read.
+_TABULAR = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv",
+            ".tsv": "tsv", ".parquet": "parquet"}
+_MAPPING_KEYS = ("context", "input", "target", "id")
+
+Record = dict[str, Any]
+
+
+# ---- public API ---------------------------------------------------------------------
+
+
+def import_dataset(path: Path, format: str, *, mapping: dict[str, str] | None = None,
+                   name: str | None = None) -> Dataset:
+    """Read a benchmark file (or folder) in the named format; see `FORMATS`.
+
+    ``mapping`` names the file's columns for the sample's fields (keys ``context``,
+    ``input``, ``target``, ``id``): required by "generic", an override for
+    "medisumqa", not accepted by the others.  ``name`` defaults to the file's stem.
+    """
+    importer = _IMPORTERS.get(format)
+    if importer is None:
+        raise LumenError(f"Unknown benchmark format {format!r}. Known formats: "
+                         + ", ".join(FORMATS) + ".",
+                         "Choose one of: " + "; ".join(f"{k} ({v})" for k, v in FORMATS.items()))
+    path = Path(path)
+    if not path.exists():
+        raise DatasetFormatError(path.name or str(path), None, f"there is no file or folder at {path}",
+                                 "Check the path and try again.")
+    if mapping is not None and format not in ("generic", "medisumqa"):
+        raise DatasetFormatError(path.name, None, f"the {format} format takes no column mapping",
+                                 "Leave the mapping out, or import the file with the generic format.")
+    samples, language = importer(path, mapping)
+    if not samples:
+        raise DatasetFormatError(path.name, None, "it holds no questions",
+                                 "Check that this is the right file and format.")
+    _check_unique(samples, path.name)
+    return Dataset(name=name or (path.stem if path.is_file() else path.name), format=format,
+                   source_file=path.name, source_sha256=sha256_path(path), samples=samples,
+                   language=language)
+
+
+def columns(path: Path) -> list[str]:
+    """The field or column names of a CSV/TSV, JSONL, JSON array or Parquet file, in
+    order of first appearance (for the column-mapping dialog)."""
+    path = Path(path)
+    kind = _tabular_kind(path)
+    if kind == "parquet":
+        pq = _pyarrow_parquet(path)
+        try:
+            return list(pq.read_schema(path).names)
+        except Exception as exc:  # pyarrow raises several types for damaged files
+            raise DatasetFormatError(path.name, None, f"not a readable Parquet file ({type(exc).__name__})",
+                                     "The file may be cut short or damaged; copy it again.") from None
+    if kind in ("csv", "tsv"):
+        text = _read_text(path)
+        reader = csv.reader(io.StringIO(text, newline=""), delimiter="\t" if kind == "tsv" else ",",
+                            strict=True)
+        try:
+            header = next(reader, None)
+        except csv.Error as exc:
+            raise DatasetFormatError(path.name, None, f"the header line is not valid CSV ({exc})") from None
+        if not header:
+            raise DatasetFormatError(path.name, None, "the file is empty")
+        return [column.strip() for column in header]
+    names: dict[str, None] = {}
+    for _, record in _read_records(path):
+        names.update(dict.fromkeys(record))
+    return list(names)
+
+
+_ARABIC_TO_PERSIAN = str.maketrans({"\u064a": "\u06cc",  # Arabic yeh -> Persian yeh
+                                    "\u0649": "\u06cc",  # alef maksura -> Persian yeh
+                                    "\u0643": "\u06a9"})  # Arabic kaf -> Persian keheh
+_HORIZONTAL_SPACE = re.compile(r"[^\S\n]+")  # any whitespace but a line break (ZWNJ is not whitespace)
+
+
+def normalise_persian(text: str) -> str:
+    """Persian letters for their Arabic look-alikes (yeh, alef maksura, kaf), line
+    breaks unified, runs of other whitespace (tabs, no-break and thin spaces, ...) made
+    one space, blank-line runs one blank line, ends trimmed.  ZWNJ (U+200C, the
+    half-space inside Persian words) is kept."""
+    text = text.translate(_ARABIC_TO_PERSIAN)
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\u2028", "\n").replace("\u2029", "\n")
+    lines = [_HORIZONTAL_SPACE.sub(" ", line).strip(" ") for line in text.split("\n")]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+
+
+# ---- reading files into records -----------------------------------------------------
+
+
+def _tabular_kind(path: Path) -> str:
+    if not path.exists():
+        raise DatasetFormatError(path.name or str(path), None, f"there is no file at {path}",
+                                 "Check the path and try again.")
+    if path.is_dir():
+        raise DatasetFormatError(path.name, None, "this is a folder; this format reads one file",
+                                 "Choose the file inside the folder.")
+    kind = _TABULAR.get(path.suffix.lower())
+    if kind is None:
+        raise DatasetFormatError(path.name, None, f"files ending {path.suffix or '(no extension)'} "
+                                 "cannot be read", "Use a .jsonl, .json, .csv, .tsv or .parquet file.")
+    return kind
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise DatasetFormatError(path.name, None, f"the file is not UTF-8 text (byte {exc.start})",
+                                 "Save the file as UTF-8 and import it again.") from None
+    except OSError as exc:
+        raise DatasetFormatError(path.name, None, f"the file cannot be read ({exc.strerror})",
+                                 "Check that the file is readable.") from None
+
+
+def _read_records(path: Path) -> list[tuple[int, Record]]:
+    """(record number, record) for every data record of a tabular file."""
+    kind = _tabular_kind(path)
+    if kind == "parquet":
+        return _read_parquet(path)
+    text = _read_text(path)
+    if kind in ("csv", "tsv"):
+        return _read_csv(text, path.name, "\t" if kind == "tsv" else ",")
+    if kind == "json":
+        if text.lstrip().startswith("["):
+            return _read_json_array(text, path.name)
+        if len([line for line in text.split("\n") if line.strip()]) > 1:
+            try:
+                whole = json.loads(text)
+            except json.JSONDecodeError:
+                whole = None
+            if isinstance(whole, dict):
+                raise DatasetFormatError(path.name, None, "the file holds one JSON object, not an array "
+                                         "of records or one record per line",
+                                         "Export the records as a JSON array or as JSON lines.")
+    return _read_jsonl(text, path.name)  # .jsonl, and .json files written as JSON lines
+
+
+def _read_jsonl(text: str, source: str) -> list[tuple[int, Record]]:
+    records = []
+    # split on line feeds only: str.splitlines would also split at U+2028 and U+2029,
+    # which JSON strings may hold unescaped
+    for line_number, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        number = len(records) + 1
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DatasetFormatError(source, number, f"line {line_number} is not valid JSON "
+                                     f"({exc.msg} at column {exc.colno})") from None
+        if not isinstance(value, dict):
+            raise DatasetFormatError(source, number, f"line {line_number} is not a JSON object")
+        records.append((number, value))
+    return records
+
+
+def _read_json_array(text: str, source: str) -> list[tuple[int, Record]]:
+    """A JSON array read element by element, so a syntax error names its record."""
+    decoder = json.JSONDecoder()
+    whitespace = re.compile(r"\s*")
+    position = whitespace.match(text, 0).end() + 1  # after "["
+    records: list[tuple[int, Record]] = []
+
+    def fail(number: int | None, at: int, what: str) -> None:
+        line = text.count("\n", 0, at) + 1
+        column = at - text.rfind("\n", 0, at)
+        raise DatasetFormatError(source, number, f"{what} at line {line}, column {column}")
+
+    position = whitespace.match(text, position).end()
+    if text.startswith("]", position):
+        position += 1
+    else:
+        while True:
+            number = len(records) + 1
+            try:
+                value, position = decoder.raw_decode(text, position)
+            except json.JSONDecodeError as exc:
+                fail(number, exc.pos, f"not valid JSON ({exc.msg})")
+            if not isinstance(value, dict):
+                fail(number, position, "not a JSON object")
+            records.append((number, value))
+            position = whitespace.match(text, position).end()
+            if text.startswith(",", position):
+                position = whitespace.match(text, position + 1).end()
+                continue
+            if text.startswith("]", position):
+                position += 1
+                break
+            fail(number + 1 if position < len(text) else None, position,
+                 "expected ',' or ']' after the previous record" if position < len(text)
+                 else "the JSON array is not closed (the file may be cut short)")
+    if text[position:].strip():
+        fail(None, whitespace.match(text, position).end(), "unexpected text after the JSON array")
+    return records
+
+
+def _read_csv(text: str, source: str, delimiter: str) -> list[tuple[int, Record]]:
+    limit = 1 << 28  # discharge summaries can be longer than the csv module's 128 KiB field limit
+    if csv.field_size_limit() < limit:
+        csv.field_size_limit(min(limit, sys.maxsize))
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    records: list[tuple[int, Record]] = []
+    try:
+        header = next(reader, None)
+        if not header:
+            return []
+        header = [column.strip() for column in header]
+        duplicates = sorted({c for c in header if header.count(c) > 1})
+        if duplicates:
+            raise DatasetFormatError(source, None, "the header names a column twice: "
+                                     + ", ".join(repr(c) for c in duplicates))
+        for row in reader:
+            if not any(cell.strip() for cell in row):
+                continue  # blank line
+            number = len(records) + 1
+            if len(row) != len(header):
+                raise DatasetFormatError(source, number, f"it has {len(row)} fields but the header "
+                                         f"has {len(header)} (line {reader.line_num})")
+            records.append((number, dict(zip(header, row))))
+    except csv.Error as exc:
+        raise DatasetFormatError(source, len(records) + 1 if records or reader.line_num > 1 else None,
+                                 f"not valid CSV at line {reader.line_num} ({exc})") from None
+    return records
+
+
+def _pyarrow_parquet(path: Path):
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:  # pragma: no cover - pyarrow is part of Lumen's install
+        raise DatasetFormatError(path.name, None, "Parquet files need the pyarrow package, which "
+                                 "is not installed", "Convert the file to JSONL, or reinstall Lumen.") from None
+    return pq
+
+
+def _read_parquet(path: Path) -> list[tuple[int, Record]]:
+    pq = _pyarrow_parquet(path)
+    try:
+        rows = pq.read_table(path).to_pylist()
+    except Exception as exc:  # pyarrow raises several types for damaged files
+        raise DatasetFormatError(path.name, None, f"not a readable Parquet file ({type(exc).__name__})",
+                                 "The file may be cut short or damaged; copy it again.") from None
+    return list(enumerate(rows, 1))
+
+
+# ---- checking fields ------------------------------------------------------------------
+
+
+def _text_value(value: Any, source: str, number: int, column: str) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    raise DatasetFormatError(source, number, f"field {column!r} is not text")
+
+
+def _field(record: Record, column: str, source: str, number: int, *, required: bool = True,
+           what: str = "") -> str:
+    """The stripped text of a column; a missing column or (if required) empty text is an error."""
+    if column not in record:
+        if not required:
+            return ""
+        raise DatasetFormatError(source, number, f"it has no {column!r} field" + (f" ({what})" if what else ""),
+                                 "Check the column names, or set the column mapping.")
+    text = _text_value(record[column], source, number, column).strip()
+    if required and not text:
+        raise DatasetFormatError(source, number, f"its {column!r} field is empty"
+                                 + (f" ({what})" if what else ""))
+    return text
+
+
+def _plain(value: Any) -> Any:
+    """A metadata value as JSON-friendly Python (Parquet may give dates, decimals, bytes)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return str(value)
+
+
+def _check_unique(samples: list[Sample], source: str) -> None:
+    seen: dict[str, int] = {}
+    for number, sample in enumerate(samples, 1):
+        if sample.id in seen:
+            raise DatasetFormatError(source, number, f"its id {sample.id!r} is also the id of "
+                                     f"question {seen[sample.id]}; ids must be unique",
+                                     "Give every record its own id, or leave the id column unmapped.")
+        seen[sample.id] = number
+
+
+def _record_id(record: Record, column: str | None, source: str, number: int) -> str:
+    if column is None:
+        return f"rec-{number:05d}"
+    return _field(record, column, source, number, what="the record's id")
+
+
+def _unique_ids(records: Iterable[tuple[int, str]], source: str) -> None:
+    """Ids from the file itself must not repeat; the error names the second record."""
+    seen: dict[str, int] = {}
+    for number, sample_id in records:
+        if sample_id in seen:
+            raise DatasetFormatError(source, number, f"its id {sample_id!r} repeats the id of record "
+                                     f"{seen[sample_id]}; ids must be unique",
+                                     "Give every record its own id.")
+        seen[sample_id] = number
+
+
+def _check_mapping(mapping: dict[str, str], source: str, required: tuple[str, ...]) -> dict[str, str]:
+    if not isinstance(mapping, dict):
+        raise DatasetFormatError(source, None, "the column mapping must map field names to column names")
+    unknown = sorted(set(mapping) - set(_MAPPING_KEYS))
+    if unknown:
+        raise DatasetFormatError(source, None, "the column mapping has unknown fields "
+                                 + ", ".join(map(repr, unknown)) + "; it takes "
+                                 + ", ".join(_MAPPING_KEYS))
+    missing = [key for key in required if not mapping.get(key)]
+    if missing:
+        raise DatasetFormatError(source, None, "the column mapping does not say which column holds "
+                                 + " and ".join(missing),
+                                 "Choose a column for " + " and ".join(missing) + ".")
+    for key, column in mapping.items():
+        if column is not None and (not isinstance(column, str) or not column.strip()):
+            raise DatasetFormatError(source, None, f"the column mapping for {key!r} is not a column name")
+    return {key: column for key, column in mapping.items() if column}
+
+
+def _mapped_samples(path: Path, mapping: dict[str, str], *, context_required: bool,
+                    normalise: Callable[[str], str] = lambda text: text) -> list[Sample]:
+    source = path.name
+    records = _read_records(path)
+    samples = []
+    id_column = mapping.get("id")
+    used = set(mapping.values())
+    for number, record in records:
+        sample_id = _record_id(record, id_column, source, number)
+        context = ""
+        if "context" in mapping:
+            context = _field(record, mapping["context"], source, number, required=context_required,
+                             what="the context")
+        question = _field(record, mapping["input"], source, number, what="the question")
+        answer = _field(record, mapping["target"], source, number, what="the reference answer")
+        metadata = {key: _plain(value) for key, value in record.items() if key not in used}
+        samples.append(Sample(id=sample_id, input=normalise(question), target=normalise(answer),
+                              context=normalise(context), metadata=metadata))
+    if id_column:
+        _unique_ids(zip((number for number, _ in records), (sample.id for sample in samples)), source)
+    return samples
+
+
+# ---- the formats ----------------------------------------------------------------------
+
+
+_MEDISUMQA_CONTEXT = ("summary", "discharge_summary", "context")
+
+
+def _import_medisumqa(path: Path, mapping: dict[str, str] | None) -> tuple[list[Sample], str]:
+    """MeDiSumQA: context = the discharge summary, input = the patient's question, target =
+    the reference answer; ``split`` and every other column go to metadata."""
+    records = _read_records(path)
+    source = path.name
+    if not records:
+        return [], "en"
+    override = _check_mapping(mapping or {}, source, ())
+    first = records[0][1]
+    chosen = {"input": "question", "target": "answer"}
+    if "id" in first and not ("id" in (mapping or {}) and not mapping["id"]):  # {"id": None}: use positions
+        chosen["id"] = "id"
+    context = next((c for c in _MEDISUMQA_CONTEXT if c in first), None)
+    if context is None and "context" not in override:
+        raise DatasetFormatError(source, 1, "it has no discharge summary field (looked for "
+                                 + ", ".join(map(repr, _MEDISUMQA_CONTEXT)) + ")",
+                                 "Rename the column, or map the context to it.")
+    if context is not None:
+        chosen["context"] = context
+    chosen.update(override)
+    return _mapped_samples(path, chosen, context_required=True), "en"
+
+
+_HIV_FILE = re.compile(r"^HIV_evaluation_questionn?ai?re_category_(\d+)\.json$", re.IGNORECASE)
+
+
+def _import_hivmedqa(path: Path, mapping: dict[str, str] | None) -> tuple[list[Sample], str]:
+    """HIVMedQA: JSON arrays of {question, true_answer}, one file per category; the
+    category comes from the file name; ids are ``hiv-c<category>-q<position>``."""
+    if path.is_dir():
+        files = [(int(m.group(1)), p) for p in path.iterdir()
+                 if p.is_file() and (m := _HIV_FILE.match(p.name))]
+        if not files:
+            raise DatasetFormatError(path.name, None, "the folder has no "
+                                     "HIV_evaluation_questionare_category_N.json files",
+                                     "Choose the folder that holds HIVMedQA's category files.")
+        files.sort()
+    else:
+        match = _HIV_FILE.match(path.name)
+        if not match:
+            raise DatasetFormatError(path.name, None, "the file name does not give its category "
+                                     "(HIVMedQA files are named HIV_evaluation_questionare_category_N.json)",
+                                     "Import the original category file, or use the generic format.")
+        files = [(int(match.group(1)), path)]
+    samples = []
+    for category, file in files:
+        if file.suffix.lower() != ".json" or not _read_text(file).lstrip().startswith("["):
+            raise DatasetFormatError(file.name, None, "the file is not a JSON array of questions")
+        for number, record in _read_records(file):
+            question = _field(record, "question", file.name, number, what="the question")
+            answer = _field(record, "true_answer", file.name, number, what="the reference answer")
+            metadata: dict[str, Any] = {"category": category, "file": file.name}
+            metadata.update({k: _plain(v) for k, v in record.items() if k not in ("question", "true_answer")})
+            samples.append(Sample(id=f"hiv-c{category}-q{number:03d}", input=question, target=answer,
+                                  metadata=metadata))
+    return samples, "en"
+
+
+_PERMEDCQA_FIELDS = ("instance_id", "Title", "Question", "Expert_Answer", "Category", "Specialty",
+                     "Age", "Weight", "Sex", "dataset_source", "Tag", "QuestionType")
+
+
+def _import_permedcqa(path: Path, mapping: dict[str, str] | None) -> tuple[list[Sample], str]:
+    """PerMedCQA: input = Title, a line break, and Question (Title may be empty); target =
+    Expert_Answer; the other fields go to metadata.  Every text field, metadata included,
+    goes through `normalise_persian`."""
+    source = path.name
+    samples = []
+    for number, record in _read_records(path):
+        sample_id = _field(record, "instance_id", source, number, what="the record's id")
+        title = normalise_persian(_field(record, "Title", source, number, required=False))
+        question = normalise_persian(_field(record, "Question", source, number, what="the question"))
+        answer = normalise_persian(_field(record, "Expert_Answer", source, number,
+                                          what="the expert's answer"))
+        metadata = {}
+        for key, value in record.items():
+            if key in ("instance_id", "Title", "Question", "Expert_Answer"):
+                continue
+            value = _plain(value)
+            metadata[key] = normalise_persian(value) if isinstance(value, str) else value
+        samples.append(Sample(id=sample_id, input=f"{title}\n{question}" if title else question,
+                              target=answer, metadata=metadata))
+    _unique_ids(enumerate((s.id for s in samples), 1), source)
+    return samples, "fa"
+
+
+def _xml_text(element: ET.Element | None, *, paragraphs: bool = False) -> str:
+    if element is None:
+        return ""
+    text = "".join(element.itertext())
+    if not paragraphs:
+        return re.sub(r"\s+", " ", text).strip()
+    lines = [re.sub(r"[^\S\n]+", " ", line).strip() for line in text.splitlines()]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+
+
+def _import_medquad(path: Path, mapping: dict[str, str] | None) -> tuple[list[Sample], str]:
+    """MedQuAD: one sample per <QAPair> with a non-empty <Answer>.
+
+    Pairs whose answer is empty are skipped: MedQuAD removed the answers of three
+    MedlinePlus collections (A.D.A.M. encyclopedia, drugs, herbs) for copyright, and
+    those pairs cannot be scored.  A folder is read with its sub-folders (MedQuAD's
+    collections); ids are the question's qid, prefixed with the sub-folder for files
+    below the chosen folder.  Metadata: focus, qtype, document (its id), url, source.
+    """
+    if path.is_dir():
+        files = sorted((p for p in path.rglob("*.xml") if p.is_file()),
+                       key=lambda p: p.relative_to(path).parts)
+        if not files:
+            raise DatasetFormatError(path.name, None, "the folder has no MedQuAD .xml documents",
+                                     "Choose a MedQuAD collection folder, such as 5_NIDDK_QA.")
+    else:
+        files = [path]
+    samples = []
+    seen: dict[str, str] = {}
+    for file in files:
+        prefix = "/".join(file.relative_to(path).parts[:-1]) if path.is_dir() else ""
+        try:
+            root = ET.fromstring(file.read_bytes())
+        except ET.ParseError as exc:
+            line, column = exc.position
+            raise DatasetFormatError(file.name, None, f"not well-formed XML at line {line}, column {column}",
+                                     "The file may be cut short or damaged; copy it again.") from None
+        if root.tag != "Document":
+            raise DatasetFormatError(file.name, None, f"not a MedQuAD document (its root element is "
+                                     f"<{root.tag}>, not <Document>)")
+        focus = _xml_text(root.find("Focus"))
+        pairs = root.findall("./QAPairs/QAPair")
+        for number, pair in enumerate(pairs, 1):
+            question_element = pair.find("Question")
+            if question_element is None:
+                raise DatasetFormatError(file.name, number, "the question-answer pair has no <Question>")
+            question = _xml_text(question_element)
+            if not question:
+                raise DatasetFormatError(file.name, number, "its <Question> is empty")
+            qid = (question_element.get("qid") or "").strip()
+            if not qid:
+                raise DatasetFormatError(file.name, number, "its <Question> has no qid")
+            answer = _xml_text(pair.find("Answer"), paragraphs=True)
+            if not answer:
+                continue
+            sample_id = f"{prefix}/{qid}" if prefix else qid
+            if sample_id in seen:
+                raise DatasetFormatError(file.name, number, f"its qid {qid!r} is also used in "
+                                         f"{seen[sample_id]}; ids must be unique")
+            seen[sample_id] = file.name
+            samples.append(Sample(id=sample_id, input=question, target=answer, metadata={
+                "focus": focus, "qtype": question_element.get("qtype") or "",
+                "document": root.get("id") or file.stem, "url": root.get("url") or "",
+                "source": root.get("source") or ""}))
+    return samples, "en"
+
+
+def _import_generic(path: Path, mapping: dict[str, str] | None) -> tuple[list[Sample], str]:
+    """Any tabular file: the mapping names the columns for input and target (required)
+    and context and id (optional); every other column goes to metadata."""
+    if mapping is None:
+        raise DatasetFormatError(path.name, None, "the generic format needs a column mapping",
+                                 "Say which columns hold the question (input) and the answer (target).")
+    chosen = _check_mapping(mapping, path.name, ("input", "target"))
+    return _mapped_samples(path, chosen, context_required=False), "en"
+
+
+_IMPORTERS: dict[str, Callable[[Path, dict[str, str] | None], tuple[list[Sample], str]]] = {
+    "medisumqa": _import_medisumqa,
+    "hivmedqa": _import_hivmedqa,
+    "permedcqa": _import_permedcqa,
+    "medquad": _import_medquad,
+    "generic": _import_generic,
+}

@@ -1,0 +1,228 @@
+"""Running a system under test over a dataset, scoring each sample as it finishes.
+
+Systems: every Ask method (`lamp`, `lamp-no-reviewer`, `lamp-no-verifier`,
+`lamp-no-loops`, `zero-shot`, `one-shot`), with `:glossary` or `:plain` for the
+simplifier variant, for datasets whose samples carry a document; and `qa`, one model
+answering the question alone, for open question sets (HIVMedQA, MedQuAD, PerMedCQA).
+
+Scorers: `reference` (SARI, FKGL, SBERT cosine, Token F1, BLEU, ROUGE-L, BERTScore
+against the reference answer) and `similarity-judge` (LAMP-MedQA's 1-5 judge, JSON
+under a grammar; an unparseable reply is stored as missing, never as 0).  A blank or
+failed prediction gets worst-case reference scores, as in LAMP-MedQA.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from ... import __version__
+from ..config import Settings
+from ..errors import Cancelled, LumenError, ModelOutputError
+from ..glossary.glossary import Glossary
+from ..models.runtime import ModelRuntime
+from ..pipelines.ask import METHODS, AskPipeline, clean_reply
+from ..progress import CancelToken, ProgressCallback, report
+from ..prompts import load_prompts
+from .dataset import Sample
+from .runs import EvaluationStore
+
+SCORERS = {"reference": "SARI, FKGL, SBERT, Token F1, BLEU, ROUGE-L, BERTScore vs the reference",
+           "similarity-judge": "LLM judge of semantic similarity, 1-5 (LAMP-MedQA)"}
+SIMILARITY_SCHEMA = {"type": "object", "properties": {"similarity": {"type": "integer", "minimum": 1,
+                                                                     "maximum": 5}},
+                     "required": ["similarity"], "additionalProperties": False}
+JUDGE_MAX_TOKENS = 150  # the paper's judge setting
+
+
+def systems() -> dict[str, str]:
+    described = {"qa": "one model answers the question alone (no document)"}
+    for method in METHODS:
+        variants = (":glossary", ":plain") if method.startswith("lamp") else ("",)
+        for variant in variants:
+            described[method + variant] = f"Ask method {method}{' with ' + variant[1:] if variant else ''}"
+    return described
+
+
+def parse_system(name: str) -> tuple[str, str | None]:
+    method, _, variant = name.partition(":")
+    if name not in systems() and method not in METHODS:
+        raise LumenError(f"'{name}' is not a system Lumen can evaluate.",
+                         f"Choose one of: {', '.join(systems())}.")
+    return method, variant or None
+
+
+def machine() -> dict[str, Any]:
+    cpu = platform.processor() or ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"system": f"{platform.system()} {platform.release()}", "cpu": cpu,
+            "cores": os.cpu_count(), "python": platform.python_version()}
+
+
+def run_config(runtime: ModelRuntime, settings: Settings, system: str, scorers: list[str],
+               dataset_sha256: str) -> dict[str, Any]:
+    """What a report needs to say exactly what was run, on what."""
+    models = {}
+    for role in ("generator", "reviewer", "judge", "embedder"):
+        spec = runtime.registry.for_role(role)
+        models[role] = {"id": spec.id, "sha256": spec.primary_file().sha256,
+                        "quantisation": spec.quantisation, "file": spec.primary_file().name}
+    return {"app_version": __version__, "system": system, "scorers": scorers, "models": models,
+            "prompt_versions": {name: load_prompts(name).version for name in ("ask", "judge")},
+            "settings": settings.to_dict(), "seed": settings.seed, "machine": machine(),
+            "dataset_sha256": dataset_sha256}
+
+
+@dataclass
+class SampleOutcome:
+    sample: Sample
+    output: str
+    scores: dict[str, float | None]
+    judge: dict[str, Any]
+    trace: dict[str, Any]
+    error: str
+    seconds: float
+    model_seconds: float
+
+
+class Evaluator:
+    def __init__(self, runtime: ModelRuntime, glossary: Glossary, settings: Settings,
+                 cache_dir: Path) -> None:
+        self.runtime = runtime
+        self.glossary = glossary
+        self.settings = settings
+        self.cache_dir = cache_dir
+        self.prompts = load_prompts("judge")
+        self.ask = AskPipeline(runtime, glossary, settings, cache_dir)
+
+    # ---- the system under test ----
+
+    def answer(self, system: str, sample: Sample, cancel: CancelToken | None) -> tuple[str, dict, float]:
+        method, variant = parse_system(system)
+        if method == "qa":
+            model = self.runtime.for_role("generator")
+            generation = model.generate(
+                [{"role": "system", "content": self.prompts.text("qa", "system")},
+                 {"role": "user", "content": self.prompts.text("qa", "user", question=sample.input)}],
+                max_tokens=self.settings.answer_tokens * 2, cancel=cancel)
+            return clean_reply(generation.text), {"calls": [generation.to_dict()]}, generation.seconds
+        if not sample.context:
+            raise LumenError(f"Sample {sample.id} has no document, and '{system}' answers questions "
+                             "about a document.", "Use the 'qa' system for this dataset.")
+        result = self.ask.run(sample.context, sample.input, method=method, variant=variant, cancel=cancel)
+        trace = result.trace.to_dict()
+        return result.answer, trace, trace["totals"]["model_seconds"]
+
+    # ---- scorers ----
+
+    def similarity_judge(self, prediction: str, reference: str,
+                         cancel: CancelToken | None) -> tuple[int | None, dict[str, Any]]:
+        judge = self.runtime.for_role("judge")
+        messages = [{"role": "system", "content": self.prompts.text("similarity", "system")},
+                    {"role": "user", "content": self.prompts.text(
+                        "similarity", "user", reference=reference, prediction=prediction)}]
+        try:
+            value, generation = judge.generate_json(messages, SIMILARITY_SCHEMA, temperature=0.0,
+                                                    max_tokens=JUDGE_MAX_TOKENS, cancel=cancel)
+        except ModelOutputError as exc:
+            return None, {"unparseable": True, "reply": exc.raw_text, "reason": exc.message}
+        return int(value["similarity"]), {"unparseable": False, "reply": generation.text,
+                                          "seconds": generation.seconds}
+
+    def score(self, scorers: list[str], sample: Sample, output: str,
+              cancel: CancelToken | None) -> tuple[dict[str, float | None], dict[str, Any], float]:
+        from . import metrics
+
+        scores: dict[str, float | None] = {}
+        judge: dict[str, Any] = {}
+        judge_seconds = 0.0
+        if "reference" in scorers and sample.target:
+            scores.update(metrics.score_all(output, sample.target, sample.context or sample.input,
+                                            embedder=self.runtime.embedder(), cache_dir=self.cache_dir))
+        if "similarity-judge" in scorers and sample.target:
+            if output.strip():
+                value, detail = self.similarity_judge(output, sample.target, cancel)
+                judge["similarity"] = detail
+                judge_seconds = float(detail.get("seconds", 0.0))
+            else:
+                value = 1  # a blank answer is the worst case, as in LAMP-MedQA
+                judge["similarity"] = {"unparseable": False, "reply": "", "reason": "blank prediction"}
+            scores["judge_similarity"] = value
+        return scores, judge, judge_seconds
+
+    def evaluate(self, system: str, scorers: list[str], sample: Sample,
+                 cancel: CancelToken | None) -> SampleOutcome:
+        started = time.perf_counter()
+        error, trace, model_seconds = "", {}, 0.0
+        try:
+            output, trace, model_seconds = self.answer(system, sample, cancel)
+        except Cancelled:
+            raise
+        except LumenError as exc:
+            output, error = "", f"{type(exc).__name__}: {exc.message}"
+        scores, judge, judge_seconds = self.score(scorers, sample, output, cancel)
+        return SampleOutcome(sample, output, scores, judge, trace, error,
+                             time.perf_counter() - started, model_seconds + judge_seconds)
+
+
+SampleCallback = Callable[[SampleOutcome, int, int], None]
+
+
+def start_run(evaluations: EvaluationStore, runtime: ModelRuntime, settings: Settings, dataset_id: str,
+              system: str, scorers: list[str], limit: int | None = None) -> str:
+    parse_system(system)
+    unknown = set(scorers) - set(SCORERS)
+    if unknown:
+        raise LumenError(f"Unknown scorer(s): {', '.join(sorted(unknown))}.",
+                         f"Scorers: {', '.join(SCORERS)}.")
+    dataset = evaluations.dataset(dataset_id)
+    config = run_config(runtime, settings, system, scorers, dataset.source_sha256)
+    return evaluations.create_run(dataset_id, system, scorers, config, limit)
+
+
+def continue_run(evaluations: EvaluationStore, evaluator: Evaluator, run_id: str, *,
+                 progress: ProgressCallback = None, cancel: CancelToken | None = None,
+                 on_sample: SampleCallback | None = None) -> dict[str, Any]:
+    """Score every sample of the run not yet finished; safe to call again after any stop."""
+    run = evaluations.run(run_id)
+    if run["status"] == "complete":
+        return run
+    samples = evaluations.samples(run["dataset_id"], run["limit"])
+    done = evaluations.finished_ids(run_id)
+    evaluations.set_status(run_id, "running")
+    total = len(samples)
+    try:
+        for ordinal, sample in enumerate(samples):
+            if sample.id in done:
+                continue
+            if cancel is not None:
+                cancel.raise_if_cancelled()
+            report(progress, len(done), total, f"Sample {len(done) + 1} of {total}")
+            outcome = evaluator.evaluate(run["system"], run["scorers"], sample, cancel)
+            evaluations.save_result(run_id, sample, ordinal, output=outcome.output,
+                                    scores=outcome.scores, judge=outcome.judge,
+                                    trace=outcome.trace, error=outcome.error,
+                                    seconds=outcome.seconds, model_seconds=outcome.model_seconds)
+            done.add(sample.id)
+            if on_sample is not None:
+                on_sample(outcome, len(done), total)
+    except (Cancelled, KeyboardInterrupt):
+        evaluations.set_status(run_id, "paused")
+        raise
+    except BaseException:
+        evaluations.set_status(run_id, "failed")
+        raise
+    evaluations.set_status(run_id, "complete")
+    report(progress, total, total, "Run complete")
+    evaluations.store.audit("bench.run_complete", {"run": run_id, "samples": total})
+    return evaluations.run(run_id)

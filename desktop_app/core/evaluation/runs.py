@@ -1,0 +1,166 @@
+"""Datasets, runs and per-sample results in the encrypted database.
+
+A run writes each finished sample in its own transaction, keyed by (run, sample), so
+a run that is paused, cancelled or killed mid-way resumes where it stopped: finished
+samples are kept and none is scored twice.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import LumenError
+from ..store import Store
+from .dataset import Dataset, Sample
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+@dataclass
+class SavedDataset:
+    id: str
+    name: str
+    format: str
+    source_file: str
+    source_sha256: str
+    language: str
+    sample_count: int
+    imported_at: str
+    new: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+class EvaluationStore:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    # ---- datasets ----
+
+    def save_dataset(self, dataset: Dataset) -> SavedDataset:
+        """Keep a dataset; the same file imported again in the same format is the same one."""
+        dataset_id = f"{dataset.format}-{dataset.source_sha256[:16]}"
+        existing = self.dataset(dataset_id, missing_ok=True)
+        if existing is not None:
+            return existing
+        imported_at = _now()
+        with self.store.transaction() as conn:
+            conn.execute("INSERT INTO eval_dataset (id, name, format, source_file, source_sha256, "
+                         "language, sample_count, imported_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                         (dataset_id, dataset.name, dataset.format, dataset.source_file,
+                          dataset.source_sha256, dataset.language, len(dataset.samples), imported_at))
+            conn.executemany(
+                "INSERT INTO eval_sample (dataset_id, sample_id, ordinal, input, target, context, "
+                "metadata) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(dataset_id, s.id, n, s.input, s.target, s.context,
+                  json.dumps(s.metadata, ensure_ascii=False, default=str))
+                 for n, s in enumerate(dataset.samples)])
+        self.store.audit("bench.dataset_imported", {"dataset": dataset_id, "format": dataset.format,
+                                                    "samples": len(dataset.samples)})
+        saved = self.dataset(dataset_id)
+        saved.new = True
+        return saved
+
+    def dataset(self, dataset_id: str, *, missing_ok: bool = False) -> SavedDataset | None:
+        rows = self.store.query("SELECT id, name, format, source_file, source_sha256, language, "
+                                "sample_count, imported_at FROM eval_dataset WHERE id = ?", (dataset_id,))
+        if not rows:
+            if missing_ok:
+                return None
+            raise LumenError(f"There is no imported dataset '{dataset_id}'.",
+                             "List datasets with 'lumen bench list'.")
+        return SavedDataset(*rows[0])
+
+    def find_dataset(self, name_or_id: str) -> SavedDataset:
+        rows = self.store.query("SELECT id FROM eval_dataset WHERE id = ? OR name = ? "
+                                "ORDER BY imported_at DESC", (name_or_id, name_or_id))
+        if not rows:
+            raise LumenError(f"There is no imported dataset called '{name_or_id}'.",
+                             "Import one with 'lumen bench import', or list them with 'lumen bench list'.")
+        return self.dataset(rows[0][0])
+
+    def datasets(self) -> list[SavedDataset]:
+        return [SavedDataset(*row) for row in self.store.query(
+            "SELECT id, name, format, source_file, source_sha256, language, sample_count, "
+            "imported_at FROM eval_dataset ORDER BY imported_at DESC")]
+
+    def samples(self, dataset_id: str, limit: int | None = None) -> list[Sample]:
+        rows = self.store.query(
+            "SELECT sample_id, input, target, context, metadata FROM eval_sample "
+            "WHERE dataset_id = ? ORDER BY ordinal" + (" LIMIT ?" if limit else ""),
+            (dataset_id, limit) if limit else (dataset_id,))
+        return [Sample(sid, text, target, context, json.loads(meta))
+                for sid, text, target, context, meta in rows]
+
+    # ---- runs ----
+
+    def create_run(self, dataset_id: str, system: str, scorers: list[str], config: dict[str, Any],
+                   limit: int | None) -> str:
+        run_id = uuid.uuid4().hex[:12]
+        now = _now()
+        self.store.execute(
+            "INSERT INTO eval_run (id, dataset_id, system, scorers, config, status, sample_limit, "
+            "created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?)",
+            (run_id, dataset_id, system, json.dumps(scorers), json.dumps(config), limit, now, now))
+        self.store.audit("bench.run_created", {"run": run_id, "dataset": dataset_id, "system": system,
+                                               "limit": limit})
+        return run_id
+
+    def run(self, run_id: str) -> dict[str, Any]:
+        rows = self.store.query("SELECT id, dataset_id, system, scorers, config, status, sample_limit, "
+                                "created_at, updated_at FROM eval_run WHERE id = ?", (run_id,))
+        if not rows:
+            raise LumenError(f"There is no evaluation run '{run_id}'.",
+                             "List runs with 'lumen bench list'.")
+        rid, dataset_id, system, scorers, config, status, limit, created, updated = rows[0]
+        return {"id": rid, "dataset_id": dataset_id, "system": system, "scorers": json.loads(scorers),
+                "config": json.loads(config), "status": status, "limit": limit,
+                "created_at": created, "updated_at": updated}
+
+    def runs(self) -> list[dict[str, Any]]:
+        rows = self.store.query(
+            "SELECT r.id, r.dataset_id, r.system, r.status, r.created_at, r.sample_limit, "
+            "(SELECT count(*) FROM eval_result WHERE run_id = r.id) FROM eval_run r "
+            "ORDER BY r.created_at DESC")
+        return [{"id": r[0], "dataset_id": r[1], "system": r[2], "status": r[3], "created_at": r[4],
+                 "limit": r[5], "finished": r[6]} for r in rows]
+
+    def set_status(self, run_id: str, status: str) -> None:
+        self.store.execute("UPDATE eval_run SET status = ?, updated_at = ? WHERE id = ?",
+                           (status, _now(), run_id))
+
+    def finished_ids(self, run_id: str) -> set[str]:
+        return {row[0] for row in self.store.query(
+            "SELECT sample_id FROM eval_result WHERE run_id = ?", (run_id,))}
+
+    def save_result(self, run_id: str, sample: Sample, ordinal: int, *, output: str,
+                    scores: dict[str, float | None], judge: dict[str, Any], trace: dict[str, Any],
+                    error: str, seconds: float, model_seconds: float) -> bool:
+        """Keep one sample's result; False if it was already kept (never scored twice)."""
+        with self.store.transaction() as conn:
+            inserted = conn.execute(
+                "INSERT OR IGNORE INTO eval_result (run_id, sample_id, ordinal, output, scores, judge, "
+                "trace, error, seconds, model_seconds, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (run_id, sample.id, ordinal, output, json.dumps(scores), json.dumps(judge),
+                 json.dumps(trace, default=str), error, seconds, model_seconds, _now())).rowcount
+            conn.execute("UPDATE eval_run SET updated_at = ? WHERE id = ?", (_now(), run_id))
+        return bool(inserted)
+
+    def results(self, run_id: str) -> list[dict[str, Any]]:
+        rows = self.store.query(
+            "SELECT r.sample_id, r.ordinal, r.output, r.scores, r.judge, r.trace, r.error, r.seconds, "
+            "r.model_seconds, s.input, s.target, s.context, s.metadata FROM eval_result r "
+            "JOIN eval_run u ON u.id = r.run_id "
+            "JOIN eval_sample s ON s.dataset_id = u.dataset_id AND s.sample_id = r.sample_id "
+            "WHERE r.run_id = ? ORDER BY r.ordinal", (run_id,))
+        return [{"sample_id": r[0], "ordinal": r[1], "output": r[2], "scores": json.loads(r[3]),
+                 "judge": json.loads(r[4]), "trace": json.loads(r[5]), "error": r[6],
+                 "seconds": r[7], "model_seconds": r[8], "input": r[9], "target": r[10],
+                 "context": r[11], "metadata": json.loads(r[12])} for r in rows]

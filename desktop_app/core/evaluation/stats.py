@@ -1,0 +1,128 @@
+"""Significance tests for comparing two systems on the same samples, as LAMP-MedQA
+reports them: per-sample paired bootstrap (Koehn 2004; Berg-Kirkpatrick et al. 2012)
+with 10,000 resamples, Wilcoxon signed-rank as a robustness check, Bonferroni across
+all tests; Benjamini-Hochberg is offered as the less conservative alternative.
+
+Inputs are per-sample scores of system A and system B in the same sample order;
+differences are always A - B.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from scipy import stats as scipy_stats
+
+# Resampled means are computed this many resamples at a time, so that 10,000
+# resamples of a large dataset never need a 10,000 x n index matrix at once.
+_RESAMPLE_CHUNK_ELEMENTS = 2_000_000
+
+
+def _paired_differences(a: Sequence[float], b: Sequence[float]) -> np.ndarray:
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.ndim != 1 or a.shape != b.shape:
+        raise ValueError(f"Paired scores need two lists of the same length ({a.shape} and {b.shape}).")
+    if a.size == 0:
+        raise ValueError("Paired scores are empty.")
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        raise ValueError("Paired scores contain NaN or infinite values.")
+    return a - b
+
+
+def _resampled_means(values: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """Means of `resamples` bootstrap samples (n draws with replacement) of `values`."""
+    n = values.size
+    chunk = max(1, _RESAMPLE_CHUNK_ELEMENTS // n)
+    means = np.empty(resamples, dtype=np.float64)
+    for start in range(0, resamples, chunk):
+        stop = min(start + chunk, resamples)
+        indices = rng.integers(0, n, size=(stop - start, n))
+        means[start:stop] = values[indices].mean(axis=1)
+    return means
+
+
+def paired_bootstrap(a: Sequence[float], b: Sequence[float], resamples: int = 10_000,
+                     seed: int = 0, *, confidence: float = 0.95) -> dict[str, float]:
+    """Paired bootstrap on per-sample differences d = a - b.
+
+    Each resample draws n samples with replacement (the same draw for A and B, which is
+    what makes it paired) and takes the mean of d. Returns:
+
+    - mean_difference: mean of d on the real data;
+    - ci_low, ci_high: percentile interval of the resampled means (2.5th and 97.5th
+      percentiles at the default 95%);
+    - p_value (two-sided): the share of resampled means on the other side of zero from
+      the observed mean, zero itself included (<= 0 when the observed mean is >= 0,
+      >= 0 when it is < 0), doubled and capped at 1. This is LAMP-MedQA's definition
+      (statistical_tests.py). The smallest non-zero value is 2/resamples; 0 means
+      "below 1/resamples", not impossible.
+
+    The same seed gives the same result.
+    """
+    if resamples < 1:
+        raise ValueError("At least one bootstrap resample is needed.")
+    differences = _paired_differences(a, b)
+    observed = float(differences.mean())
+    means = _resampled_means(differences, resamples, np.random.default_rng(seed))
+    tail = (means <= 0) if observed >= 0 else (means >= 0)
+    alpha = 1.0 - confidence
+    low, high = np.percentile(means, [100 * alpha / 2, 100 * (1 - alpha / 2)])
+    return {"mean_difference": observed, "ci_low": float(low), "ci_high": float(high),
+            "p_value": float(min(1.0, 2.0 * tail.mean()))}
+
+
+def wilcoxon(a: Sequence[float], b: Sequence[float]) -> dict[str, float]:
+    """Wilcoxon signed-rank test (Wilcoxon 1945) of a - b, two-sided, by
+    `scipy.stats.wilcoxon` with its defaults (zero differences dropped, exact
+    distribution for small samples). If every difference is zero there is nothing to
+    rank and no evidence of a difference: statistic 0, p = 1."""
+    differences = _paired_differences(a, b)
+    if not differences.any():
+        return {"statistic": 0.0, "p_value": 1.0}
+    result = scipy_stats.wilcoxon(differences)
+    return {"statistic": float(result.statistic), "p_value": float(result.pvalue)}
+
+
+def _checked_p_values(p_values: Sequence[float]) -> np.ndarray:
+    p = np.asarray(p_values, dtype=np.float64).reshape(-1)
+    if ((p < 0) | (p > 1) | ~np.isfinite(p)).any():
+        raise ValueError("p-values must lie between 0 and 1.")
+    return p
+
+
+def bonferroni(p_values: Sequence[float]) -> list[float]:
+    """Bonferroni-adjusted p-values (p x m, capped at 1), in input order; m is the number
+    of p-values given (LAMP-MedQA corrects over all m = 90 tests of the paper at once)."""
+    p = _checked_p_values(p_values)
+    return [float(x) for x in np.minimum(p * p.size, 1.0)]
+
+
+def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
+    """Benjamini-Hochberg (1995) adjusted p-values (false discovery rate), in input
+    order, by `scipy.stats.false_discovery_control(method="bh")`."""
+    p = _checked_p_values(p_values)
+    if p.size == 0:
+        return []
+    return [float(x) for x in scipy_stats.false_discovery_control(p, method="bh")]
+
+
+def mean_ci(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float, float]:
+    """(mean, low, high): Student's t-interval for the mean, mean +/- t(n-1) x s/sqrt(n).
+
+    A t-interval rather than a bootstrap: it is deterministic and needs no seed, and at
+    the sample sizes of an evaluation (tens to hundreds) the mean is close to normal.
+    One value has no spread to estimate: its bounds are NaN. Identical values give a
+    zero-width interval.
+    """
+    x = np.asarray(values, dtype=np.float64).reshape(-1)
+    if x.size == 0:
+        raise ValueError("No values to average.")
+    mean = float(x.mean())
+    if x.size == 1:
+        return mean, float("nan"), float("nan")
+    sem = float(scipy_stats.sem(x))
+    if sem == 0.0:
+        return mean, mean, mean
+    low, high = scipy_stats.t.interval(confidence, df=x.size - 1, loc=mean, scale=sem)
+    return mean, float(low), float(high)

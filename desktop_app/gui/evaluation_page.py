@@ -1,0 +1,466 @@
+"""The Evaluation tab: hospital IT validates an installation here.
+
+Pick a dataset and one or more systems; each runs in the background with progress,
+an estimate of the time left, and Cancel (a cancelled or interrupted run resumes
+where it stopped).  The results table has LAMP-MedQA's Table 1 layout: one row per
+run, the mean of each metric with its 95% interval, and a star where a run differs
+from the chosen baseline after Bonferroni correction.  Any sample can be opened to see
+its input, output, trace, scores and judge replies.  Reports go to HTML, PDF or CSV.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QColor, QPainter, QPen
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFileDialog,
+                               QFormLayout, QHBoxLayout, QHeaderView, QLabel, QListWidget,
+                               QListWidgetItem, QPushButton, QSpinBox, QSplitter, QTableWidget,
+                               QTableWidgetItem, QTextBrowser, QVBoxLayout, QWidget)
+
+from ..core.errors import LumenError
+from ..core.evaluation.importers import FORMATS, columns, import_dataset
+from ..core.evaluation.report import (check_criteria, compare, metric_info, parse_criteria,
+                                      summarize, to_csv, to_html)
+from ..core.evaluation.runner import SCORERS, Evaluator, continue_run, start_run, systems
+from ..core.evaluation.runs import EvaluationStore
+from ..core.glossary.glossary import Glossary
+from ..core.session import Session
+from ..export import html_to_pdf
+from .messages import show_error, show_info
+from .progress_bar import TaskProgress
+from .workers import run_in_background
+
+RESULT_METRICS = ("sari", "fkgl", "sbert", "token_f1", "bleu", "rouge_l", "bertscore_f1",
+                  "judge_similarity")
+
+
+class MappingDialog(QDialog):
+    """Which column of a generic file is the question, the answer, the document, the id."""
+
+    def __init__(self, path: Path, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(f"Columns of {path.name}")
+        self.boxes: dict[str, QComboBox] = {}
+        names = columns(path)
+        form = QFormLayout()
+        for field, label, required in (("input", "Question", True), ("target", "Reference answer", True),
+                                       ("context", "Document (optional)", False),
+                                       ("id", "Id (optional)", False)):
+            box = QComboBox()
+            if not required:
+                box.addItem("(none)", "")
+            for name in names:
+                box.addItem(name, name)
+            guess = next((n for n in names if n.lower() in {
+                "input": ("question", "input", "query"), "target": ("answer", "target", "reference"),
+                "context": ("summary", "context", "document"), "id": ("id",)}[field]), None)
+            if guess:
+                box.setCurrentIndex(box.findData(guess))
+            self.boxes[field] = box
+            form.addRow(label + ":", box)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(buttons)
+
+    def mapping(self) -> dict[str, str]:
+        return {field: box.currentData() for field, box in self.boxes.items() if box.currentData()}
+
+
+class BarChart(QWidget):
+    """Means with 95% intervals of one metric across runs (hand-drawn: Qt Charts is not
+    part of the Qt packages Lumen ships)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setMinimumHeight(150)
+        self.rows: list[tuple[str, float, float, float]] = []
+        self.title = ""
+
+    def set_data(self, title: str, rows: list[tuple[str, float, float, float]]) -> None:
+        self.title, self.rows = title, rows
+        self.update()
+
+    def paintEvent(self, _event) -> None:  # noqa: N802 (Qt's name)
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.drawText(6, 16, self.title)
+        if not self.rows:
+            return
+        top = max(high for _, _, _, high in self.rows) or 1.0
+        label_width, row_height = 220, max(18, (self.height() - 26) // len(self.rows))
+        scale = (self.width() - label_width - 20) / top
+        for index, (label, mean, low, high) in enumerate(self.rows):
+            y = 24 + index * row_height
+            painter.setPen(QPen(QColor("#333")))
+            painter.drawText(QRectF(4, y, label_width - 8, row_height - 4),
+                             Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, label)
+            painter.fillRect(QRectF(label_width, y + 3, max(1.0, mean * scale), row_height - 8),
+                             QColor("#5b8def"))
+            painter.setPen(QPen(QColor("#111"), 1.5))
+            middle = y + row_height / 2 - 1
+            painter.drawLine(int(label_width + low * scale), int(middle), int(label_width + high * scale),
+                             int(middle))
+
+
+class EvaluationPage(QWidget):
+    def __init__(self, session: Session, glossary: Glossary, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.glossary = glossary
+        self.evaluations = EvaluationStore(session.store)
+        self._task = None
+        self._queue: list[str] = []
+        self._started = 0.0
+        self.dataset = QComboBox()
+        self.dataset.setObjectName("datasetChoice")
+        self.import_button = QPushButton("Import benchmark…")
+        self.import_button.clicked.connect(self.choose_import)
+        self.systems = QListWidget()
+        self.systems.setObjectName("systemChoice")
+        for name, description in systems().items():
+            item = QListWidgetItem(name)
+            item.setToolTip(description)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Checked if name == "lamp:glossary" else Qt.CheckState.Unchecked)
+            self.systems.addItem(item)
+        self.scorer_boxes = {name: QCheckBox(name) for name in SCORERS}
+        for name, box in self.scorer_boxes.items():
+            box.setChecked(True)
+            box.setToolTip(SCORERS[name])
+        self.limit = QSpinBox()
+        self.limit.setRange(0, 100000)
+        self.limit.setSpecialValueText("all samples")
+        self.limit.setToolTip("Score only the first N samples (0: all)")
+        self.run_button = QPushButton("Run")
+        self.run_button.setObjectName("runButton")
+        self.run_button.clicked.connect(self.start)
+        self.resume_button = QPushButton("Resume selected run")
+        self.resume_button.clicked.connect(self.resume_selected)
+        self.progress = TaskProgress()
+        self.eta = QLabel()
+        self.runs = QTableWidget(0, 5)
+        self.runs.setObjectName("runsTable")
+        self.runs.setHorizontalHeaderLabels(["Run", "System", "Status", "Done", "Started"])
+        self.runs.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
+        self.runs.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.runs.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.runs.itemSelectionChanged.connect(self.show_samples)
+        self.baseline = QComboBox()
+        self.baseline.setToolTip("Stars mark significant differences from this run (Bonferroni, α = 0.05)")
+        self.baseline.currentIndexChanged.connect(lambda _i: self.refresh_results())
+        self.results = QTableWidget(0, 0)
+        self.results.setObjectName("resultsTable")
+        self.results.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.chart_metric = QComboBox()
+        for name in RESULT_METRICS:
+            self.chart_metric.addItem(name, name)
+        self.chart_metric.currentIndexChanged.connect(lambda _i: self.refresh_results())
+        self.chart = BarChart()
+        self.samples = QTableWidget(0, 3)
+        self.samples.setObjectName("samplesTable")
+        self.samples.setHorizontalHeaderLabels(["Sample", "Scores", "Error"])
+        self.samples.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.samples.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
+        self.samples.horizontalHeader().setStretchLastSection(True)
+        self.samples.itemSelectionChanged.connect(self.show_sample)
+        self.detail = QTextBrowser()
+        self.detail.setObjectName("sampleDetail")
+        self.report_button = QPushButton("Report…")
+        self.report_button.clicked.connect(self.choose_report)
+
+        controls = QFormLayout()
+        dataset_row = QHBoxLayout()
+        dataset_row.addWidget(self.dataset, 1)
+        dataset_row.addWidget(self.import_button)
+        controls.addRow("Dataset:", dataset_row)
+        controls.addRow("Systems:", self.systems)
+        scorer_row = QHBoxLayout()
+        for box in self.scorer_boxes.values():
+            scorer_row.addWidget(box)
+        scorer_row.addStretch(1)
+        controls.addRow("Scorers:", scorer_row)
+        controls.addRow("Limit:", self.limit)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.run_button)
+        buttons.addWidget(self.resume_button)
+        buttons.addStretch(1)
+        controls.addRow("", buttons)
+        left = QVBoxLayout()
+        left.addLayout(controls)
+        left.addWidget(self.progress)
+        left.addWidget(self.eta)
+        left.addWidget(QLabel("Runs:"))
+        left.addWidget(self.runs, 1)
+        left_widget = QWidget()
+        left_widget.setLayout(left)
+        right = QVBoxLayout()
+        header = QHBoxLayout()
+        header.addWidget(QLabel("Results (mean [95% CI]; * differs from baseline):"))
+        header.addStretch(1)
+        header.addWidget(QLabel("Baseline:"))
+        header.addWidget(self.baseline)
+        header.addWidget(self.report_button)
+        right.addLayout(header)
+        right.addWidget(self.results, 1)
+        chart_row = QHBoxLayout()
+        chart_row.addWidget(QLabel("Chart:"))
+        chart_row.addWidget(self.chart_metric)
+        chart_row.addStretch(1)
+        right.addLayout(chart_row)
+        right.addWidget(self.chart)
+        lower = QSplitter(Qt.Orientation.Horizontal)
+        lower.addWidget(self.samples)
+        lower.addWidget(self.detail)
+        right.addWidget(QLabel("Samples of the selected run:"))
+        right.addWidget(lower, 1)
+        right_widget = QWidget()
+        right_widget.setLayout(right)
+        splitter = QSplitter()
+        splitter.addWidget(left_widget)
+        splitter.addWidget(right_widget)
+        splitter.setSizes([380, 800])
+        layout = QVBoxLayout(self)
+        layout.addWidget(splitter)
+        self.refresh()
+
+    # ---- lists ----
+
+    def refresh(self) -> None:
+        current = self.dataset.currentData()
+        self.dataset.clear()
+        for dataset in self.evaluations.datasets():
+            self.dataset.addItem(f"{dataset.name} ({dataset.sample_count} samples, {dataset.format})",
+                                 dataset.id)
+        if current:
+            self.dataset.setCurrentIndex(max(0, self.dataset.findData(current)))
+        runs = self.evaluations.runs()
+        self.runs.setRowCount(len(runs))
+        self.baseline.blockSignals(True)
+        chosen = self.baseline.currentData()
+        self.baseline.clear()
+        self.baseline.addItem("(none)", "")
+        for row, run in enumerate(runs):
+            for column, value in enumerate((run["id"], run["system"], run["status"],
+                                            str(run["finished"]), run["created_at"])):
+                item = QTableWidgetItem(value)
+                item.setData(Qt.ItemDataRole.UserRole, run["id"])
+                self.runs.setItem(row, column, item)
+            self.baseline.addItem(f"{run['system']} ({run['id']})", run["id"])
+        if chosen:
+            self.baseline.setCurrentIndex(max(0, self.baseline.findData(chosen)))
+        self.baseline.blockSignals(False)
+        self.refresh_results()
+
+    def selected_run(self) -> str | None:
+        items = self.runs.selectedItems()
+        return items[0].data(Qt.ItemDataRole.UserRole) if items else None
+
+    def refresh_results(self) -> None:
+        resamples = self.session.settings.bootstrap_resamples
+        runs = [r for r in self.evaluations.runs() if r["finished"]]
+        info = metric_info()
+        shown = [m for m in RESULT_METRICS if m in info]
+        self.results.setColumnCount(len(shown) + 1)
+        self.results.setHorizontalHeaderLabels(["Run"] + [
+            f"{info[m]['label']} {'↑' if info[m]['higher_is_better'] else '↓'}" for m in shown])
+        self.results.setRowCount(len(runs))
+        baseline = self.baseline.currentData()
+        chart_metric = self.chart_metric.currentData()
+        bars = []
+        for row, run in enumerate(runs):
+            summary = summarize(self.evaluations, run["id"], resamples=min(resamples, 2000))
+            significant = set()
+            if baseline and baseline != run["id"]:
+                try:
+                    comparison = compare(self.evaluations, baseline, run["id"],
+                                         resamples=min(resamples, 2000))
+                    significant = {r["metric"] for r in comparison["rows"] if r["significant"]}
+                except Exception:
+                    significant = set()  # different datasets: nothing to compare
+            self.results.setItem(row, 0, QTableWidgetItem(f"{run['system']} ({run['id']})"))
+            for column, metric in enumerate(shown, start=1):
+                values = summary["metrics"].get(metric)
+                text = "—" if not values or values["mean"] is None else (
+                    f"{values['mean']:.2f} [{values['ci_low']:.2f}, {values['ci_high']:.2f}]"
+                    + (" *" if metric in significant else ""))
+                self.results.setItem(row, column, QTableWidgetItem(text))
+                if metric == chart_metric and values and values["mean"] is not None:
+                    bars.append((f"{run['system']} ({run['id'][:6]})", values["mean"],
+                                 values["ci_low"], values["ci_high"]))
+        self.results.resizeColumnsToContents()
+        self.chart.set_data(info.get(chart_metric, {}).get("label", chart_metric), bars)
+
+    def show_samples(self) -> None:
+        run_id = self.selected_run()
+        results = self.evaluations.results(run_id) if run_id else []
+        self.samples.setRowCount(len(results))
+        self._results = results
+        for row, result in enumerate(results):
+            scores = ", ".join(f"{k} {v:.1f}" if isinstance(v, (int, float)) else f"{k} —"
+                               for k, v in result["scores"].items())
+            for column, value in enumerate((result["sample_id"], scores, result["error"])):
+                self.samples.setItem(row, column, QTableWidgetItem(value))
+
+    def show_sample(self) -> None:
+        rows = self.samples.selectionModel().selectedRows()
+        if not rows:
+            return
+        result = self._results[rows[0].row()]
+        import html
+
+        def block(title: str, text: str) -> str:
+            return f"<h3>{html.escape(title)}</h3><pre style='white-space:pre-wrap'>{html.escape(text)}</pre>"
+        self.detail.setHtml(
+            block("Question", result["input"]) + block("Output", result["output"] or "(blank)")
+            + block("Reference answer", result["target"]) + block("Scores", json.dumps(result["scores"], indent=1))
+            + block("Judge", json.dumps(result["judge"], indent=1, ensure_ascii=False))
+            + (block("Error", result["error"]) if result["error"] else "")
+            + block("Document", result["context"][:4000] + ("…" if len(result["context"]) > 4000 else ""))
+            + block("Trace", json.dumps(result["trace"], indent=1, ensure_ascii=False)[:20000]))
+
+    # ---- importing ----
+
+    def choose_import(self) -> None:
+        from PySide6.QtWidgets import QInputDialog
+
+        path, _ = QFileDialog.getOpenFileName(self, "Import a benchmark", str(Path.home()),
+                                              "Benchmarks (*.jsonl *.json *.csv *.parquet *.xml);;All files (*)")
+        if not path:
+            return
+        choice, ok = QInputDialog.getItem(self, "Benchmark format", "Which layout is this file?",
+                                          [f"{k}: {v}" for k, v in FORMATS.items()], 0, False)
+        if ok:
+            self.import_file(Path(path), choice.split(":", 1)[0])
+
+    def import_file(self, path: Path, fmt: str, mapping: dict[str, str] | None = None) -> None:
+        if fmt == "generic" and mapping is None:
+            dialog = MappingDialog(path, self)
+            if not dialog.exec():
+                return
+            mapping = dialog.mapping()
+        try:
+            saved = self.evaluations.save_dataset(import_dataset(path, fmt, mapping=mapping))
+        except Exception as exc:
+            show_error(self, exc)
+            return
+        self.refresh()
+        self.dataset.setCurrentIndex(self.dataset.findData(saved.id))
+        show_info(self, "Benchmark imported", f"{saved.name}: {saved.sample_count} samples"
+                  + ("" if saved.new else " (this file was imported before)") + ".")
+
+    # ---- running ----
+
+    def checked_systems(self) -> list[str]:
+        return [self.systems.item(i).text() for i in range(self.systems.count())
+                if self.systems.item(i).checkState() == Qt.CheckState.Checked]
+
+    def start(self) -> None:
+        dataset_id = self.dataset.currentData()
+        chosen = self.checked_systems()
+        scorers = [name for name, box in self.scorer_boxes.items() if box.isChecked()]
+        if not dataset_id or not chosen:
+            show_error(self, LumenError("Choose a dataset and at least one system to run.",
+                                        "Import a benchmark first if the dataset list is empty."))
+            return
+        runtime = self.session.runtime
+        try:
+            self._queue = [start_run(self.evaluations, runtime, self.session.settings, dataset_id,
+                                     system, scorers, self.limit.value() or None) for system in chosen]
+        except Exception as exc:
+            show_error(self, exc)
+            return
+        self.refresh()
+        self._next()
+
+    def resume_selected(self) -> None:
+        run_id = self.selected_run()
+        if run_id:
+            self._queue = [run_id]
+            self._next()
+
+    def _next(self) -> None:
+        if not self._queue:
+            self.run_button.setEnabled(True)
+            self.resume_button.setEnabled(True)
+            self.eta.setText("")
+            return
+        run_id = self._queue.pop(0)
+        session, evaluations, glossary = self.session, self.evaluations, self.glossary
+        self._started = time.monotonic()
+        self._first_done: int | None = None
+
+        def work(progress, cancel):
+            evaluator = Evaluator(session.runtime, glossary, session.settings, session.paths.cache_dir)
+            return continue_run(evaluations, evaluator, run_id, progress=progress, cancel=cancel)
+
+        def progressed(update) -> None:
+            self.progress.update_progress(update)
+            if update.total:
+                if self._first_done is None:
+                    self._first_done = update.done
+                    self._started = time.monotonic()
+                done_here = update.done - self._first_done
+                if done_here > 0:
+                    rate = (time.monotonic() - self._started) / done_here
+                    left = rate * (update.total - update.done)
+                    self.eta.setText(f"About {left / 60:.0f} min left ({rate:.0f} s per sample).")
+
+        def finished(_run) -> None:
+            self.progress.finish()
+            self.refresh()
+            self._next()
+
+        def failed(exc: BaseException) -> None:
+            self.progress.finish()
+            self._queue.clear()
+            self.refresh()
+            self._next()
+            show_error(self, exc, log_file=str(self.session.paths.log_file))
+        self.run_button.setEnabled(False)
+        self.resume_button.setEnabled(False)
+        self._task = run_in_background(work, on_success=finished, on_error=failed, on_progress=progressed)
+        self.progress.track(self._task, f"Run {run_id}…")
+
+    # ---- reports ----
+
+    def choose_report(self) -> None:
+        run_id = self.selected_run()
+        if not run_id:
+            show_error(self, LumenError("Select a run first.", "Click a run in the Runs list."))
+            return
+        path, _ = QFileDialog.getSaveFileName(self, "Save the validation report",
+                                              str(Path.home() / f"lumen-validation-{run_id}.html"),
+                                              "Web page (*.html);;PDF (*.pdf);;Spreadsheet (*.csv)")
+        if path:
+            self.write_report(run_id, Path(path))
+
+    def write_report(self, run_id: str, path: Path) -> None:
+        from ..core.evaluation import metrics
+
+        settings = self.session.settings
+        try:
+            summary = summarize(self.evaluations, run_id, resamples=settings.bootstrap_resamples)
+            baseline = self.baseline.currentData()
+            comparison = (compare(self.evaluations, baseline, run_id, resamples=settings.bootstrap_resamples)
+                          if baseline and baseline != run_id else None)
+            checked = check_criteria(summary, parse_criteria(settings.acceptance_criteria))
+            if path.suffix.lower() == ".csv":
+                path.write_text(to_csv(summary), encoding="utf-8")
+            else:
+                page = to_html(summary, checked, comparison, bertscore_note=metrics.BERTSCORE_ENCODER_NOTE)
+                if path.suffix.lower() == ".pdf":
+                    html_to_pdf(page, path)
+                else:
+                    path.write_text(page, encoding="utf-8")
+        except Exception as exc:
+            show_error(self, exc)
+            return
+        show_info(self, "Report saved", f"The validation report was saved as {path}.")
+

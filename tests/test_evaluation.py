@@ -1,0 +1,199 @@
+"""The evaluation engine: datasets into the encrypted store, runs scored sample by
+sample, resume after a kill with nothing lost or scored twice, reports and comparisons."""
+
+import dataclasses
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from desktop_app.core.config import Settings
+from desktop_app.core.errors import LumenError
+from desktop_app.core.evaluation.importers import import_dataset
+from desktop_app.core.evaluation.report import (check_criteria, compare, parse_criteria, summarize,
+                                                to_csv, to_html)
+from desktop_app.core.evaluation.runner import Evaluator, continue_run, parse_system, start_run
+from desktop_app.core.evaluation.runs import EvaluationStore
+from desktop_app.core.glossary.glossary import load_glossary
+from desktop_app.core.pipelines.calibration import demo_benchmark
+from desktop_app.core.progress import CancelToken
+from desktop_app.core.store import open_store
+from helpers import ROOT, TEST_PASSPHRASE, run_lumen
+
+FAST = dict(context_size=2048, answer_tokens=32, feedback_tokens=24, extraction_attempts=1,
+            simplification_attempts=1, bootstrap_resamples=1000)
+
+
+@pytest.fixture
+def evaluations(profile, passphrase_env):
+    with open_store(profile.database_file) as store:
+        yield EvaluationStore(store)
+
+
+@pytest.fixture
+def evaluator(runtime, profile):
+    return Evaluator(runtime, load_glossary(None), dataclasses.replace(Settings(), **FAST),
+                     profile.cache_dir)
+
+
+def demo(evaluations):
+    return evaluations.save_dataset(import_dataset(demo_benchmark(), "medisumqa", name="lumen-demo"))
+
+
+def test_datasets_are_stored_once(evaluations, profile):
+    first = demo(evaluations)
+    again = demo(evaluations)
+    assert first.new and not again.new and first.id == again.id
+    assert first.sample_count == 84 == len(evaluations.samples(first.id))
+    assert evaluations.find_dataset("lumen-demo").id == first.id
+    sample = evaluations.samples(first.id, limit=1)[0]
+    assert sample.context and sample.input and sample.target
+    evaluations.store.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    assert sample.input.encode() not in profile.database_file.read_bytes()
+
+
+def test_a_run_scores_every_sample_and_records_its_configuration(evaluations, evaluator, runtime):
+    dataset = demo(evaluations)
+    run_id = start_run(evaluations, runtime, evaluator.settings, dataset.id, "lamp-no-loops:plain",
+                       ["reference", "similarity-judge"], limit=3)
+    seen = []
+    run = continue_run(evaluations, evaluator, run_id, on_sample=lambda o, d, t: seen.append(d))
+    assert run["status"] == "complete" and seen == [1, 2, 3]
+    config = run["config"]
+    assert config["system"] == "lamp-no-loops:plain" and config["seed"] == 42
+    assert len(config["models"]["generator"]["sha256"]) == 64
+    assert config["prompt_versions"]["ask"].startswith("ask-")
+    assert config["machine"]["cores"] and config["dataset_sha256"] == dataset.source_sha256
+    results = evaluations.results(run_id)
+    assert [r["ordinal"] for r in results] == [0, 1, 2]
+    for result in results:
+        for metric in ("sari", "fkgl", "sbert", "token_f1", "bleu", "rouge_l", "bertscore_f1"):
+            assert result["scores"][metric] is not None
+        judged = result["scores"]["judge_similarity"]
+        unparseable = result["judge"]["similarity"]["unparseable"]
+        assert (judged is None) == unparseable  # missing, never 0
+        assert judged is None or 1 <= judged <= 5
+        assert result["trace"]["method"] == "lamp-no-loops"
+    summary = summarize(evaluations, run_id, resamples=1000)
+    assert summary["counts"]["samples"] == 3
+    assert summary["metrics"]["sari"]["n"] == 3
+    mean, low, high = (summary["metrics"]["fkgl"][k] for k in ("mean", "ci_low", "ci_high"))
+    assert low <= mean <= high
+
+
+def test_cancel_pauses_and_resume_finishes_without_repeats(evaluations, evaluator, runtime):
+    dataset = demo(evaluations)
+    run_id = start_run(evaluations, runtime, evaluator.settings, dataset.id, "zero-shot",
+                       ["reference"], limit=4)
+    token = CancelToken()
+    from desktop_app.core.errors import Cancelled
+
+    with pytest.raises(Cancelled):
+        continue_run(evaluations, evaluator, run_id,
+                     on_sample=lambda o, done, total: done == 2 and token.cancel(), cancel=token)
+    assert evaluations.run(run_id)["status"] == "paused"
+    assert len(evaluations.finished_ids(run_id)) == 2
+    run = continue_run(evaluations, evaluator, run_id)
+    assert run["status"] == "complete"
+    ids = [r["sample_id"] for r in evaluations.results(run_id)]
+    assert len(ids) == 4 == len(set(ids))
+
+
+def test_failed_and_blank_answers_get_worst_case_scores(evaluations, evaluator, runtime):
+    from desktop_app.core.evaluation import metrics
+
+    dataset = evaluations.save_dataset(import_dataset(demo_benchmark(), "medisumqa"))
+    sample = evaluations.samples(dataset.id, limit=1)[0]
+    blank = dataclasses.replace(sample, context="")  # an Ask system cannot answer without a summary
+    outcome = evaluator.evaluate("lamp:plain", ["reference", "similarity-judge"], blank, None)
+    assert outcome.output == "" and "no document" in outcome.error
+    assert outcome.scores["sari"] == 0 and outcome.scores["fkgl"] == metrics.WORST_FKGL
+    assert outcome.scores["judge_similarity"] == 1
+
+
+def test_systems_and_criteria_are_checked():
+    assert parse_system("lamp:glossary") == ("lamp", "glossary")
+    assert parse_system("qa") == ("qa", None)
+    with pytest.raises(LumenError, match="not a system"):
+        parse_system("gpt-5")
+    criteria = parse_criteria("fkgl < 10; judge_similarity >= 3; errors == 0")
+    assert [str(c) for c in criteria] == ["fkgl < 10", "judge_similarity >= 3", "errors == 0"]
+    with pytest.raises(LumenError, match="not understood"):
+        parse_criteria("fkgl is low")
+    summary = {"metrics": {"fkgl": {"mean": 7.5}, "judge_similarity": {"mean": 2.0}},
+               "counts": {"errors": 0}}
+    checked = check_criteria(summary, criteria)
+    assert [c["passed"] for c in checked] == [True, False, True]
+
+
+def test_report_and_comparison(evaluations, evaluator, runtime):
+    dataset = demo(evaluations)
+    runs = []
+    for system in ("zero-shot", "one-shot"):
+        run_id = start_run(evaluations, runtime, evaluator.settings, dataset.id, system,
+                           ["reference"], limit=4)
+        continue_run(evaluations, evaluator, run_id)
+        runs.append(run_id)
+    summary = summarize(evaluations, runs[1], resamples=1000)
+    comparison = compare(evaluations, runs[0], runs[1], resamples=1000)
+    assert comparison["shared_samples"] == 4 and comparison["tests"] >= 5
+    row = next(r for r in comparison["rows"] if r["metric"] == "fkgl")
+    assert row["p_bonferroni"] >= row["p_bootstrap"] and row["p_bh"] >= row["p_bootstrap"]
+    checked = check_criteria(summary, parse_criteria("fkgl < 100; errors == 0"))
+    page = to_html(summary, checked, comparison, bertscore_note="BERTScore with MiniLM")
+    assert "Lumen validation report" in page and "<table>" in page and "PASS" in page
+    assert summary["run"]["config"]["models"]["generator"]["sha256"] in page
+    assert "FKGL" in page or "fkgl" in page
+    assert to_csv(summary).splitlines()[0].startswith("metric,label,n")
+
+
+def _fast_profile(profile):
+    settings = Settings.load(profile)
+    for key, value in FAST.items():
+        settings = settings.with_value(key, value)
+    settings.save(profile)
+
+
+def test_a_killed_run_resumes_with_every_sample_scored_once(profile, tmp_path):
+    """A child `lumen bench run` is killed (SIGKILL) mid-run; resuming completes it."""
+    _fast_profile(profile)
+    env = dict(os.environ, LUMEN_PASSPHRASE=TEST_PASSPHRASE)
+    imported = run_lumen("bench", "import", "--format", "medisumqa", str(demo_benchmark()),
+                         "--name", "lumen-demo", env=env)
+    assert imported.returncode == 0, imported.stderr
+    child = subprocess.Popen([sys.executable, "-m", "desktop_app", "bench", "run", "lumen-demo",
+                              "--system", "zero-shot", "--scorer", "reference", "--limit", "6"],
+                             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 240
+        finished = 0
+        while time.monotonic() < deadline and finished < 2:
+            time.sleep(0.5)
+            assert child.poll() is None, "the run ended before it could be killed"
+            with open_store(profile.database_file, TEST_PASSPHRASE) as store:
+                finished = store.query("SELECT count(*) FROM eval_result")[0][0]
+        assert finished >= 2
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait(30)
+    with open_store(profile.database_file, TEST_PASSPHRASE) as store:
+        run_id, status = store.query("SELECT id, status FROM eval_run")[0]
+        before = store.query("SELECT count(*) FROM eval_result")[0][0]
+    assert status == "running" and 2 <= before < 6  # killed: no chance to say "paused"
+    resumed = run_lumen("bench", "run", "--resume", run_id, "--json", env=env)
+    assert resumed.returncode == 0, resumed.stderr
+    summary = json.loads(resumed.stdout)
+    assert summary["run"]["status"] == "complete" and summary["counts"]["samples"] == 6
+    with open_store(profile.database_file, TEST_PASSPHRASE) as store:
+        rows = store.query("SELECT sample_id, scores FROM eval_result WHERE run_id = ?", (run_id,))
+    assert len(rows) == 6 == len({r[0] for r in rows})
+    assert all(json.loads(r[1])["sari"] is not None for r in rows)
+    report = tmp_path / "report.html"
+    written = run_lumen("bench", "report", run_id, "--out", str(report), "--accept", "errors == 0",
+                        env=env)
+    assert written.returncode == 0, written.stderr + written.stdout
+    assert "all criteria met" in written.stdout and "<table>" in report.read_text()
