@@ -605,6 +605,28 @@ def cmd_bench_compare(args, paths, settings) -> int:
     return EXIT_OK
 
 
+def cmd_bench_calibrate_judge(args, paths, settings) -> int:
+    from .core.evaluation.judges import RubricJudge, calibrate_hivmedqa_judge
+    from .core.models.runtime import ModelRuntime
+
+    runtime = ModelRuntime(paths, settings)
+    try:
+        result = calibrate_hivmedqa_judge(RubricJudge(runtime), Path(args.csv), limit=args.limit,
+                                          progress=_progress_printer(not args.json))
+    finally:
+        runtime.close()
+    if args.json:
+        _print_json(result)
+        return EXIT_OK
+    print(f"Local judge {result['judge_model']} against the paper's GPT-4o scores on "
+          f"{result['rows']} answers ({result['unparseable']} unparseable replies):")
+    for dimension, row in result["dimensions"].items():
+        mae = "—" if row["mae"] is None else f"{row['mae']:.2f}"
+        rho = "—" if row["spearman"] is None else f"{row['spearman']:.2f}"
+        print(f"  {dimension:18} MAE {mae:>5}   Spearman {rho:>5}   (n={row['n']})")
+    return EXIT_OK
+
+
 def cmd_history(args, paths, settings) -> int:
     from .core.pipelines.trace import list_runs, load_run
 
@@ -784,7 +806,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = bsub.add_parser("run", help="run a system over a dataset (or --resume a run)")
     p.add_argument("dataset", nargs="?", help="dataset name or id (see 'lumen bench list')")
     p.add_argument("--system", default="lamp:glossary")
-    p.add_argument("--scorer", action="append", choices=("reference", "similarity-judge"))
+    p.add_argument("--scorer", action="append",
+                   choices=("reference", "similarity-judge", "medjudge", "hivmedqa-judge"))
     p.add_argument("--limit", type=int, help="only the first N samples")
     p.add_argument("--resume", metavar="RUN", help="continue a paused or interrupted run")
     p.add_argument("--json", action="store_true")
@@ -795,6 +818,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--baseline", help="another run on the same dataset to compare against")
     p.add_argument("--accept", help="acceptance criteria (default: the setting)")
     p.set_defaults(func=cmd_bench_report)
+    p = bsub.add_parser("calibrate-judge",
+                        help="compare the local HIVMedQA judge with the paper's GPT-4o scores")
+    p.add_argument("csv", help="question_answers_pairs_and_source.csv from the HIVMedQA data")
+    p.add_argument("--limit", type=int, help="only the first N answers")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_bench_calibrate_judge)
     p = bsub.add_parser("compare", help="compare two runs on their shared samples")
     p.add_argument("run_a", help="baseline run")
     p.add_argument("run_b")

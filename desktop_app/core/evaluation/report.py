@@ -26,8 +26,13 @@ COUNTS = ("judge_unparseable", "errors", "samples")
 def metric_info() -> dict[str, dict[str, Any]]:
     from . import metrics
 
+    from .judges import HIV_DIMENSIONS
+
     info = dict(metrics.METRICS)
     info["judge_similarity"] = {"label": "LLM judge (1-5)", "higher_is_better": True, "scale": "1-5"}
+    for dimension in (*HIV_DIMENSIONS, "overall"):
+        info[f"hiv_{dimension}"] = {"label": f"HIVMedQA {dimension.replace('_', ' ')} (0-5)",
+                                    "higher_is_better": True, "scale": "0-5"}
     return info
 
 
@@ -75,10 +80,18 @@ def summarize(evaluations: EvaluationStore, run_id: str, *, resamples: int = 100
     seconds = sum(r["seconds"] for r in results)
     counts = {"samples": len(results),
               "errors": sum(1 for r in results if r["error"]),
-              "judge_unparseable": sum(1 for r in results
-                                       if r["judge"].get("similarity", {}).get("unparseable"))}
+              "judge_unparseable": sum(1 for r in results for reply in r["judge"].values()
+                                       if isinstance(reply, dict) and reply.get("unparseable"))}
+    medjudge = [r["judge"]["medjudge"] for r in results if "medjudge" in r["judge"]]
+    distributions = None
+    if medjudge:
+        from .judges import label_distributions
+
+        distributions = label_distributions([m["labels"] for m in medjudge if not m.get("blank")])
+        distributions["blank answers"] = {"count": sum(1 for m in medjudge if m.get("blank"))}
     dataset = evaluations.dataset(run["dataset_id"])
     return {"run": run, "dataset": dataset.to_dict(), "metrics": table, "counts": counts,
+            "medjudge": distributions,
             "timing": {"seconds": round(seconds, 2),
                        "model_seconds": round(sum(r["model_seconds"] for r in results), 2),
                        "samples_per_minute": round(60 * len(results) / seconds, 2) if seconds else None}}
@@ -200,6 +213,12 @@ def to_html(summary: dict[str, Any], criteria: list[dict[str, Any]],
     ]
     if bertscore_note:
         parts.append(f"<p><small>{esc(bertscore_note)}</small></p>")
+    if summary.get("medjudge"):
+        rows = "".join(f"<tr><th>{esc(dimension.replace('_', ' '))}</th><td>"
+                       + ", ".join(f"{esc(label)}: {count}" for label, count in labels.items())
+                       + "</td></tr>" for dimension, labels in summary["medjudge"].items())
+        parts += ["<h2>MedJudge labels (counts; no single score, as the protocol says)</h2>",
+                  f"<table>{rows}</table>"]
     if criteria:
         parts += ["<h2>Acceptance criteria</h2><table><tr><th>criterion</th><th>actual</th>"
                   "<th>result</th></tr>", criteria_rows, "</table>"]

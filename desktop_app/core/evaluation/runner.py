@@ -29,10 +29,13 @@ from ..pipelines.ask import METHODS, AskPipeline, clean_reply
 from ..progress import CancelToken, ProgressCallback, report
 from ..prompts import load_prompts
 from .dataset import Sample
+from .judges import HIV_DIMENSIONS, RubricJudge, hivmedqa_scores
 from .runs import EvaluationStore
 
 SCORERS = {"reference": "SARI, FKGL, SBERT, Token F1, BLEU, ROUGE-L, BERTScore vs the reference",
-           "similarity-judge": "LLM judge of semantic similarity, 1-5 (LAMP-MedQA)"}
+           "similarity-judge": "LLM judge of semantic similarity, 1-5 (LAMP-MedQA)",
+           "medjudge": "MedJudge rubric (PerMedCQA): correctness, coverage, clinical impact labels",
+           "hivmedqa-judge": "HIVMedQA judge: five dimensions 0-5 and their mean"}
 SIMILARITY_SCHEMA = {"type": "object", "properties": {"similarity": {"type": "integer", "minimum": 1,
                                                                      "maximum": 5}},
                      "required": ["similarity"], "additionalProperties": False}
@@ -104,6 +107,7 @@ class Evaluator:
         self.cache_dir = cache_dir
         self.prompts = load_prompts("judge")
         self.ask = AskPipeline(runtime, glossary, settings, cache_dir)
+        self.rubric = RubricJudge(runtime)
 
     # ---- the system under test ----
 
@@ -158,6 +162,22 @@ class Evaluator:
                 value = 1  # a blank answer is the worst case, as in LAMP-MedQA
                 judge["similarity"] = {"unparseable": False, "reply": "", "reason": "blank prediction"}
             scores["judge_similarity"] = value
+        if "medjudge" in scorers and sample.target:
+            if output.strip():
+                labels, detail = self.rubric.medjudge(sample.input, sample.target, output, cancel)
+                judge["medjudge"] = {**detail, "labels": labels}
+                judge_seconds += float(detail.get("seconds", 0.0))
+            else:
+                judge["medjudge"] = {"unparseable": False, "blank": True, "labels": None}
+        if "hivmedqa-judge" in scorers and sample.target:
+            if output.strip():
+                value, detail = self.rubric.hivmedqa(sample.input, sample.target, output, cancel)
+                judge["hivmedqa"] = {**detail, "scores": value}
+                judge_seconds += float(detail.get("seconds", 0.0))
+            else:  # no answer at all scores 0 on every dimension, as in the HIVMedQA paper
+                value = {**{d: 0 for d in HIV_DIMENSIONS}, "overall": 0.0}
+                judge["hivmedqa"] = {"unparseable": False, "blank": True, "scores": value}
+            scores.update(hivmedqa_scores(value))
         return scores, judge, judge_seconds
 
     def evaluate(self, system: str, scorers: list[str], sample: Sample,

@@ -150,7 +150,10 @@ class LlamaModel:
     def _grammar(self, schema: dict) -> Any:
         key = json.dumps(schema, sort_keys=True)
         if key not in self._grammars:
-            self._grammars[key] = self._llama_cpp.LlamaGrammar.from_json_schema(key, verbose=False)
+            # Built from the schema as written: the grammar emits properties in their order,
+            # which protocols such as MedJudge's fix (analysis first, labels after).
+            self._grammars[key] = self._llama_cpp.LlamaGrammar.from_json_schema(
+                json.dumps(schema), verbose=False)
         return self._grammars[key]
 
     def generate(self, messages: list[Message], *, max_tokens: int | None = None,
@@ -227,7 +230,9 @@ class LlamaModel:
                 f"The model's reply was cut off after {generation.completion_tokens} tokens, "
                 "before its JSON was complete.", generation.text)
         try:
-            value = json.loads(generation.text)
+            # llama.cpp's string grammar can let a raw line break through; JSON that is
+            # otherwise well-formed is accepted with it.
+            value = json.loads(generation.text, strict=False)
         except json.JSONDecodeError as exc:
             raise ModelOutputError(
                 f"The model's reply is not valid JSON ({exc.msg} at character {exc.pos}).",
