@@ -33,6 +33,8 @@ test: provision
 bench: provision
 	$(BIN)/python bench/bench_runtime.py
 	$(BIN)/python bench/bench_glossary.py
+	$(BIN)/python bench/bench_ask.py
+	$(BIN)/python bench/bench_evaluation.py
 
 # Refresh requirements.lock from the current .venv after changing dependencies.
 lock:
