@@ -545,9 +545,10 @@ def cmd_bench_run(args, paths, settings) -> int:
     else:
         print(f"Run {run['id']} {run['status']}: {summary['counts']['samples']} samples.")
         for name, row in summary["metrics"].items():
-            print(f"  {row['label']:28} {row['mean'] if row['mean'] is None else round(row['mean'], 2)}"
-                  f"  (95% CI {row['ci_low'] and round(row['ci_low'], 2)} – "
-                  f"{row['ci_high'] and round(row['ci_high'], 2)}; n={row['n']})")
+            mean = "—" if row["mean"] is None else f"{row['mean']:.2f}"
+            interval = ("no interval (one sample)" if row["ci_low"] is None else
+                        f"95% CI {row['ci_low']:.2f} – {row['ci_high']:.2f}")
+            print(f"  {row['label']:28} {mean:>8}  ({interval}; n={row['n']})")
     return EXIT_OK
 
 

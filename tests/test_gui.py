@@ -365,3 +365,27 @@ def test_evaluation_tab_runs_a_small_benchmark(qtbot, quick_window, tmp_path):
     page.write_report(run_id, tmp_path / "report.html")
     assert "Lumen validation report" in (tmp_path / "report.html").read_text()
     assert page.chart.rows
+
+
+def test_persian_samples_are_shown_right_to_left(qtbot, quick_window):
+    from desktop_app.core.evaluation.runner import continue_run, start_run
+
+    from helpers import ROOT
+
+    page = quick_window.evaluation_page
+    page.import_file(ROOT / "tests" / "data" / "benchmarks" / "permedcqa_sample.jsonl", "permedcqa")
+    dataset_id = page.dataset.currentData()
+    assert dataset_id.startswith("permedcqa")
+    session = quick_window.session
+    from desktop_app.core.evaluation.runner import Evaluator
+
+    run_id = start_run(page.evaluations, session.runtime, session.settings, dataset_id, "qa",
+                       ["reference"], limit=1)
+    continue_run(page.evaluations, Evaluator(session.runtime, page.glossary, session.settings,
+                                             session.paths.cache_dir), run_id)
+    page.refresh()
+    row = next(r for r in range(page.runs.rowCount()) if page.runs.item(r, 0).text() == run_id)
+    page.runs.selectRow(row)
+    page.samples.selectRow(0)
+    assert 'dir="rtl"' in page.detail.toHtml() or "dir='rtl'" in page.detail.toHtml() \
+        or "direction:rtl" in page.detail.toHtml().replace(" ", "")

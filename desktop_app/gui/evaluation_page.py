@@ -282,24 +282,30 @@ class EvaluationPage(QWidget):
                     comparison = compare(self.evaluations, baseline, run["id"],
                                          resamples=min(resamples, 2000))
                     significant = {r["metric"] for r in comparison["rows"] if r["significant"]}
-                except Exception:
-                    significant = set()  # different datasets: nothing to compare
+                except LumenError:
+                    significant = set()  # no samples in common: nothing to compare
             self.results.setItem(row, 0, QTableWidgetItem(f"{run['system']} ({run['id']})"))
             for column, metric in enumerate(shown, start=1):
                 values = summary["metrics"].get(metric)
-                text = "—" if not values or values["mean"] is None else (
-                    f"{values['mean']:.2f} [{values['ci_low']:.2f}, {values['ci_high']:.2f}]"
-                    + (" *" if metric in significant else ""))
+                if not values or values["mean"] is None:
+                    text = "—"
+                else:
+                    interval = ("" if values["ci_low"] is None else
+                                f" [{values['ci_low']:.2f}, {values['ci_high']:.2f}]")
+                    text = f"{values['mean']:.2f}{interval}" + (" *" if metric in significant else "")
                 self.results.setItem(row, column, QTableWidgetItem(text))
                 if metric == chart_metric and values and values["mean"] is not None:
-                    bars.append((f"{run['system']} ({run['id'][:6]})", values["mean"],
-                                 values["ci_low"], values["ci_high"]))
+                    low = values["mean"] if values["ci_low"] is None else values["ci_low"]
+                    high = values["mean"] if values["ci_high"] is None else values["ci_high"]
+                    bars.append((f"{run['system']} ({run['id'][:6]})", values["mean"], low, high))
         self.results.resizeColumnsToContents()
         self.chart.set_data(info.get(chart_metric, {}).get("label", chart_metric), bars)
 
     def show_samples(self) -> None:
         run_id = self.selected_run()
         results = self.evaluations.results(run_id) if run_id else []
+        self._language = (self.evaluations.dataset(self.evaluations.run(run_id)["dataset_id"]).language
+                          if run_id else "en")
         self.samples.setRowCount(len(results))
         self._results = results
         for row, result in enumerate(results):
@@ -315,8 +321,12 @@ class EvaluationPage(QWidget):
         result = self._results[rows[0].row()]
         import html
 
+        # Persian (PerMedCQA) and other right-to-left text is shown right to left.
+        direction = "rtl" if getattr(self, "_language", "en") in ("fa", "ar", "he", "ur") else "ltr"
+
         def block(title: str, text: str) -> str:
-            return f"<h3>{html.escape(title)}</h3><pre style='white-space:pre-wrap'>{html.escape(text)}</pre>"
+            return (f"<h3>{html.escape(title)}</h3><div dir='{direction}' style='white-space:pre-wrap'>"
+                    f"{html.escape(text)}</div>")
         self.detail.setHtml(
             block("Question", result["input"]) + block("Output", result["output"] or "(blank)")
             + block("Reference answer", result["target"]) + block("Scores", json.dumps(result["scores"], indent=1))
