@@ -17,8 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -48,19 +46,6 @@ SENTENCE_SEEDS = [
 
 def sentences(count: int) -> list[str]:
     return [f"{SENTENCE_SEEDS[i % len(SENTENCE_SEEDS)]} (note {i})" for i in range(count)]
-
-
-def machine() -> dict:
-    cpu = platform.processor() or "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
-            "system": f"{platform.system()} {platform.release()}"}
 
 
 # ---- raw side (child process) ---------------------------------------------------------
@@ -187,6 +172,8 @@ def main() -> int:
     raw_tps = raw["generation"]["tokens"] / raw["generation"]["seconds"]
     lumen_sps = lumen_emb["sentences"] / lumen_emb["seconds"]
     raw_sps = raw["embedding"]["sentences"] / raw["embedding"]["seconds"]
+    from desktop_app.core.evaluation.runner import machine
+
     info = machine()
     print(f"Machine: {info['cpu']}, {info['cores']} cores, {info['system']}, Python {info['python']}")
     print(f"Settings: {args.threads} threads, {args.repeats} repeats, {len(PROMPTS)} prompts, "

@@ -258,20 +258,21 @@ def cmd_glossary_import(args, paths, settings) -> int:
     return EXIT_OK
 
 
-def _glossary(paths: Paths, settings: Settings, store):
+def _glossary(paths: Paths, settings: Settings):
+    """The whole glossary when the database can be opened, else Lumen's own (said on stderr)."""
     from .core.glossary.glossary import load_glossary
 
-    return load_glossary(store, settings)
+    store = _open_store_for_glossary(paths, required=False)
+    try:
+        return load_glossary(store, settings)
+    finally:
+        if store is not None:
+            store.close()
 
 
 def cmd_glossary_match(args, paths, settings) -> int:
     text = sys.stdin.read() if args.file == "-" else _read_text(Path(args.file))
-    store = _open_store_for_glossary(paths, required=False)
-    try:
-        glossary = _glossary(paths, settings, store)
-    finally:
-        if store is not None:
-            store.close()
+    glossary = _glossary(paths, settings)
     found = glossary.match(text)
     if args.json:
         _print_json([{**m.to_dict(), "definition": glossary.by_key[m.key].definition}
@@ -286,12 +287,7 @@ def cmd_glossary_match(args, paths, settings) -> int:
 def cmd_glossary_lookup(args, paths, settings) -> int:
     from .core.models.runtime import ModelRuntime
 
-    store = _open_store_for_glossary(paths, required=False)
-    try:
-        glossary = _glossary(paths, settings, store)
-    finally:
-        if store is not None:
-            store.close()
+    glossary = _glossary(paths, settings)
     embedder = None if args.no_semantic else ModelRuntime(paths, settings).embedder()
     results = glossary.lookup(args.term, settings=settings, embedder=embedder,
                               cache_dir=paths.cache_dir, limit=args.limit)

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QHeaderView, QLabel, QLin
                                QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from ..core.glossary.glossary import Glossary
-from ..core.pipelines.ask import METHODS, VARIANTS, AskPipeline, AskResult
+from ..core.pipelines.ask import METHODS, AskPipeline, AskResult
 from ..core.pipelines.trace import NOTICE, Attempt, save_run
 from ..core.session import Session
 from .messages import show_error
