@@ -26,6 +26,7 @@ from ..errors import Cancelled, LumenError, ModelOutputError
 from ..glossary.glossary import Glossary
 from ..models.runtime import ModelRuntime
 from ..pipelines.ask import METHODS, AskPipeline, clean_reply
+from ..pipelines.base import Pipeline
 from ..progress import CancelToken, ProgressCallback, report
 from ..prompts import load_prompts
 from .dataset import Sample
@@ -98,14 +99,12 @@ class SampleOutcome:
     model_seconds: float
 
 
-class Evaluator:
+class Evaluator(Pipeline):
+    prompt_set = "judge"
+
     def __init__(self, runtime: ModelRuntime, glossary: Glossary, settings: Settings,
                  cache_dir: Path) -> None:
-        self.runtime = runtime
-        self.glossary = glossary
-        self.settings = settings
-        self.cache_dir = cache_dir
-        self.prompts = load_prompts("judge")
+        super().__init__(runtime, glossary, settings, cache_dir)
         self.ask = AskPipeline(runtime, glossary, settings, cache_dir)
         self.rubric = RubricJudge(runtime)
 

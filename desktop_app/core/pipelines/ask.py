@@ -18,17 +18,13 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable
 
 from ... import __version__
-from ..config import Settings
 from ..errors import LumenError
-from ..glossary.glossary import Glossary
-from ..models.runtime import LlamaModel, ModelRuntime
+from ..models.runtime import LlamaModel
 from ..progress import CancelToken, ProgressCallback, report
-from ..prompts import PromptSet, load_prompts
-from ..readability import flesch_kincaid_grade
+from .base import Pipeline
 from .context import FittedDocument, fit_document
 from .grounding import unsupported_facts
 from .safety import echoed_instruction_words, inspect_document, neutralise_control_markers
@@ -63,14 +59,8 @@ class AskResult:
                 "notice": self.trace.notice, "trace": self.trace.to_dict()}
 
 
-class AskPipeline:
-    def __init__(self, runtime: ModelRuntime, glossary: Glossary, settings: Settings,
-                 cache_dir: Path) -> None:
-        self.runtime = runtime
-        self.glossary = glossary
-        self.settings = settings
-        self.cache_dir = cache_dir
-        self.prompts: PromptSet = load_prompts("ask")
+class AskPipeline(Pipeline):
+    prompt_set = "ask"
 
     # ---- helpers ----
 
@@ -266,16 +256,15 @@ class AskPipeline:
 
     def _readability_gate(self, text: str) -> Gate:
         limit = self.settings.readability_limit
-        if not text.strip():
+        grade = self.grade(text)
+        if grade is None:
             return Gate("readability", None, limit, False, f"FKGL < {limit:g} (empty reply)")
-        grade = round(flesch_kincaid_grade(text, self.cache_dir), 2)
         return Gate("readability", grade, limit, grade < limit, f"FKGL < {limit:g}")
 
     def _finish(self, trace: Trace, answer: str, summary: str, started: float,
                 progress: ProgressCallback) -> AskResult:
         report(progress, 4, 4, "Checking the answer against the summary")
-        trace.final_fkgl = (round(flesch_kincaid_grade(answer, self.cache_dir), 2)
-                            if answer.strip() else None)
+        trace.final_fkgl = self.grade(answer)
         trace.grounding_flags = [f.to_dict() for f in unsupported_facts(answer, summary, self.glossary)]
         echoed = echoed_instruction_words(answer, summary, inspect_document(summary))
         if echoed:

@@ -18,14 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from ... import __version__
-from ..config import Settings
 from ..errors import LumenError
-from ..glossary.glossary import Glossary
-from ..models.runtime import ModelRuntime
 from ..progress import CancelToken, ProgressCallback, report
-from ..prompts import load_prompts
-from ..readability import flesch_kincaid_grade
 from .ask import EventCallback, clean_reply
+from .base import Pipeline
 from .context import _HEADING, is_heading, split_chunks
 from .grounding import missing_facts
 from .safety import inspect_document, neutralise_control_markers
@@ -172,17 +168,8 @@ def _is_header_line(section: Section) -> bool:
     return section.title.lower().strip() in HEADER_TITLES or len(section.text) < 25
 
 
-class SimplifyPipeline:
-    def __init__(self, runtime: ModelRuntime, glossary: Glossary, settings: Settings,
-                 cache_dir: Path) -> None:
-        self.runtime = runtime
-        self.glossary = glossary
-        self.settings = settings
-        self.cache_dir = cache_dir
-        self.prompts = load_prompts("simplify")
-
-    def _grade(self, text: str) -> float | None:
-        return round(flesch_kincaid_grade(text, self.cache_dir), 2) if text.strip() else None
+class SimplifyPipeline(Pipeline):
+    prompt_set = "simplify"
 
     def run(self, summary: str, *, use_verifier: bool = True, variant: str | None = None,
             on_event: EventCallback | None = None, progress: ProgressCallback = None,
@@ -228,7 +215,7 @@ class SimplifyPipeline:
         trace.glossary_terms = [{"term": entry.term, "definition": entry.definition}
                                 for _match, entry in self.glossary.terms_to_explain(
                                     summary, MAX_WORDS_TO_KNOW)]
-        trace.final_fkgl = self._grade("\n".join(s.text for s in handout_sections if s.rewritten))
+        trace.final_fkgl = self.grade("\n".join(s.text for s in handout_sections if s.rewritten))
         trace.seconds = time.perf_counter() - started
         report(progress, len(pieces), len(pieces), "Handout ready")
         return Handout(handout_sections, trace.glossary_terms, trace)
@@ -260,7 +247,7 @@ class SimplifyPipeline:
                 max_tokens=s.section_tokens, cancel=cancel,
                 on_token=lambda text: emit("token", {"purpose": "rewrite", "text": text}))
             text = clean_reply(generation.text)
-            grade = self._grade(text)
+            grade = self.grade(text)
             readable = grade is not None and grade < s.readability_limit
             missing = [f.text for f in missing_facts(piece.text, text, self.glossary)]
             attempt = Attempt("section", number, text,
@@ -299,7 +286,7 @@ class SimplifyPipeline:
                 if any(fact in line for fact in best.missing) and line.strip() not in kept_lines:
                     kept_lines.append(line.strip())
         return HandoutSection(piece.title, plain_title(piece.title), piece.text, best.text or piece.text,
-                              True, self._grade(piece.text), self._grade(best.text),
+                              True, self.grade(piece.text), self.grade(best.text),
                               best.missing, kept_lines)
 
 
