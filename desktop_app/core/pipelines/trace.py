@@ -63,7 +63,7 @@ class Attempt:
 
 @dataclass
 class Trace:
-    kind: str  # "ask" or "simplify"
+    kind: str  # "ask", "simplify" or "knowledge"
     method: str
     variant: str
     prompt_version: str
@@ -81,6 +81,7 @@ class Trace:
     final_fkgl: float | None = None
     sections: list[dict[str, Any]] = field(default_factory=list)  # handouts only
     safety: dict[str, Any] = field(default_factory=dict)  # instruction-like text found
+    refinement: list[dict[str, Any]] = field(default_factory=list)  # Med-TextGrad rounds
     seconds: float = 0.0
     notice: str = NOTICE
 

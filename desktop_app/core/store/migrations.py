@@ -155,6 +155,66 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             PRIMARY KEY (run_id, sample_id)
         );
     """),
+    (5, "knowledge base and patient case base (DoctorRAG)", """
+        -- A document (or the glossary) added to the knowledge base.  Its text lives only
+        -- here; the vector index (chromadb) holds vectors, ids and chapter tags.
+        CREATE TABLE kb_document (
+            id            TEXT PRIMARY KEY,
+            name          TEXT NOT NULL,      -- file name, no folders
+            source_sha256 TEXT NOT NULL,
+            kind          TEXT NOT NULL CHECK (kind IN ('file', 'glossary')),
+            declarative   INTEGER NOT NULL,   -- 1 when chunks were rewritten as statements
+            added_at      TEXT NOT NULL
+        );
+        CREATE TABLE kb_chunk (
+            id          TEXT PRIMARY KEY,     -- random; also the vector's id
+            document_id TEXT NOT NULL REFERENCES kb_document(id) ON DELETE CASCADE,
+            ordinal     INTEGER NOT NULL,
+            text        TEXT NOT NULL,        -- the chunk as read
+            statement   TEXT NOT NULL,        -- what is embedded and shown: the chunk or its statements
+            chapter     TEXT NOT NULL         -- ICD-10 chapter code range, e.g. 'I00-I99'
+        );
+        CREATE INDEX kb_chunk_document ON kb_chunk(document_id);
+        CREATE TABLE case_set (
+            id            TEXT PRIMARY KEY,
+            name          TEXT NOT NULL,
+            source_sha256 TEXT NOT NULL,
+            imported_at   TEXT NOT NULL,
+            removals      TEXT NOT NULL DEFAULT '{}'  -- JSON: identifier kind -> count removed
+        );
+        -- De-identified on import; only `complaint` is embedded, as in DoctorRAG.
+        CREATE TABLE case_record (
+            id           TEXT PRIMARY KEY,    -- random; also the vector's id
+            set_id       TEXT NOT NULL REFERENCES case_set(id) ON DELETE CASCADE,
+            record_key   TEXT NOT NULL,       -- the record's id in the source file
+            ordinal      INTEGER NOT NULL,
+            complaint    TEXT NOT NULL,
+            diagnosis    TEXT NOT NULL DEFAULT '',
+            treatment    TEXT NOT NULL DEFAULT '',
+            demographics TEXT NOT NULL DEFAULT '{}',  -- JSON: age, sex, ...
+            removals     TEXT NOT NULL DEFAULT '[]'   -- JSON: what de-identification removed
+        );
+        CREATE INDEX case_record_set ON case_record(set_id);
+        CREATE INDEX case_record_key ON case_record(record_key);
+        -- Knowledge answers are saved runs too: the kind check is widened (SQLite rebuilds
+        -- a table to change a CHECK).
+        CREATE TABLE pipeline_run_v5 (
+            id             TEXT PRIMARY KEY,
+            kind           TEXT NOT NULL CHECK (kind IN ('ask', 'simplify', 'knowledge')),
+            created_at     TEXT NOT NULL,
+            method         TEXT NOT NULL,
+            variant        TEXT NOT NULL,
+            summary_sha256 TEXT NOT NULL,
+            summary        TEXT NOT NULL,
+            question       TEXT NOT NULL DEFAULT '',
+            result         TEXT NOT NULL,
+            trace          TEXT NOT NULL
+        );
+        INSERT INTO pipeline_run_v5 SELECT * FROM pipeline_run;
+        DROP TABLE pipeline_run;
+        ALTER TABLE pipeline_run_v5 RENAME TO pipeline_run;
+        CREATE INDEX pipeline_run_created ON pipeline_run(created_at);
+    """),
 ]
 
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -1,0 +1,1 @@
+"""DoctorRAG: the knowledge base, the patient case base, retrieval and answers."""
