@@ -245,6 +245,46 @@ class Settings:
         "Which language of imported MedlinePlus topics joins the glossary.",
         group="Glossary", choices=("English", "Spanish"))
 
+    # Knowledge (DoctorRAG).
+    kb_top_k: int = _setting(
+        4, "Sources per kind (k)",
+        "How many knowledge statements and how many similar cases each answer is given "
+        "(DoctorRAG: accuracy levels off above 4).", group="Knowledge", minimum=1, maximum=20)
+    kb_chunk_words: int = _setting(
+        120, "Chunk length (words)",
+        "About how many words each piece of an added document holds. The embedder reads at "
+        "most 256 tokens of a piece, about 180 words.", group="Knowledge", minimum=30, maximum=400)
+    kb_declarative: bool = _setting(
+        False, "Rewrite chunks as statements",
+        "When adding documents, have the generator model rewrite each piece as plain factual "
+        "statements before it is tagged and embedded (DoctorRAG's declarative step). Slower; "
+        "worth it with a production model.", group="Knowledge")
+    kb_tag_fallback: str = _setting(
+        "fill", "When few statements share the question's chapter",
+        "fill: fewer than k statements tagged with the question's ICD-10 chapter are topped up "
+        "with the most similar statements from other chapters, marked as such; strict: only "
+        "same-chapter statements are used, as in the paper (a wrong tag can leave none).",
+        group="Knowledge", choices=("fill", "strict"))
+    kb_near_duplicate: float = _setting(
+        0.99, "Near-duplicate cut-off",
+        "Sources more similar than this to the question are left out, as the question's own "
+        "record would be (DoctorRAG uses 0.99).", group="Knowledge", minimum=0.5, maximum=1.0)
+    kb_answer_tokens: int = _setting(
+        320, "Longest knowledge answer (tokens)",
+        "Most tokens for an answer on the Knowledge tab.", group="Knowledge",
+        minimum=32, maximum=4096)
+    kb_refine: bool = _setting(
+        False, "Refine answers (Med-TextGrad)",
+        "Improve each answer with critics, textual gradients and prompt updates. About 8 model "
+        "calls per round; off by default.", group="Knowledge")
+    kb_refine_rounds: int = _setting(
+        3, "Refinement rounds (T)", "Med-TextGrad iterations (the paper uses 3).",
+        group="Knowledge", minimum=1, maximum=10)
+    kb_critique_tokens: int = _setting(
+        200, "Longest critique (tokens)",
+        "Most tokens for each Med-TextGrad critique, gradient and prompt update.",
+        group="Knowledge", minimum=32, maximum=2048)
+
     # Housekeeping.
     log_level: str = _setting(
         "INFO", "Log level", "How much Lumen writes to its log file (never patient text).",
