@@ -474,8 +474,12 @@ def _evaluation(paths: Paths, settings: Settings, store):
     from .core.evaluation.runner import Evaluator
     from .core.evaluation.runs import EvaluationStore
 
+    from .core.knowledge.doctorrag import DoctorRAG
+
     runtime, glossary = _pipeline_parts(paths, settings, store)
-    return EvaluationStore(store), Evaluator(runtime, glossary, settings, paths.cache_dir), runtime
+    knowledge = DoctorRAG.open(paths, settings, store, runtime, glossary)
+    return (EvaluationStore(store), Evaluator(runtime, glossary, settings, paths.cache_dir, knowledge),
+            runtime)
 
 
 def cmd_bench_import(args, paths, settings) -> int:
@@ -1016,6 +1020,8 @@ def build_parser() -> argparse.ArgumentParser:
     calibrate.add_argument("--json", action="store_true")
     calibrate.set_defaults(func=cmd_calibrate)
 
+    from .core.evaluation.runner import SCORERS
+
     bench = sub.add_parser("bench", help="validate models on medical QA benchmarks")
     bsub = bench.add_subparsers(dest="bench_command", metavar="ACTION", required=True)
     p = bsub.add_parser("import", help="import a benchmark file into the encrypted database")
@@ -1034,7 +1040,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dataset", nargs="?", help="dataset name or id (see 'lumen bench list')")
     p.add_argument("--system", default="lamp:glossary")
     p.add_argument("--scorer", action="append",
-                   choices=("reference", "similarity-judge", "medjudge", "hivmedqa-judge"))
+                   choices=tuple(SCORERS))
     p.add_argument("--limit", type=int, help="only the first N samples")
     p.add_argument("--resume", metavar="RUN", help="continue a paused or interrupted run")
     p.add_argument("--json", action="store_true")

@@ -35,7 +35,7 @@ from .progress_bar import TaskProgress
 from .workers import run_in_background
 
 RESULT_METRICS = ("sari", "fkgl", "sbert", "token_f1", "bleu", "rouge_l", "bertscore_f1",
-                  "judge_similarity")
+                  "judge_similarity", "diagnosis_accuracy")
 
 
 class MappingDialog(QDialog):
@@ -407,7 +407,12 @@ class EvaluationPage(QWidget):
         self._first_done: int | None = None
 
         def work(progress, cancel):
-            evaluator = Evaluator(session.runtime, glossary, session.settings, session.paths.cache_dir)
+            from ..core.knowledge.doctorrag import DoctorRAG
+
+            knowledge = DoctorRAG.open(session.paths, session.settings, session.store,
+                                       session.runtime, glossary)
+            evaluator = Evaluator(session.runtime, glossary, session.settings, session.paths.cache_dir,
+                                  knowledge)
             return continue_run(evaluations, evaluator, run_id, progress=progress, cancel=cancel)
 
         def progressed(update) -> None:

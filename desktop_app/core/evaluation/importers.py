@@ -33,6 +33,8 @@ FORMATS: dict[str, str] = {
     "permedcqa": "PerMedCQA: Persian consumer questions with expert answers (JSON, JSONL or Parquet)",
     "medquad": "MedQuAD: NIH question-answer XML documents, one file or a folder of them",
     "generic": "Any JSONL, JSON array, CSV or Parquet file, with a column mapping for input and target",
+    "cases": "Labelled patient cases (CSV or JSONL: id, complaint, diagnosis, ...) for diagnosis "
+             "accuracy; de-identified as read",
 }
 
 # The extensions the tabular readers understand, and how each is read.
@@ -63,7 +65,7 @@ def import_dataset(path: Path, format: str, *, mapping: dict[str, str] | None = 
     if not path.exists():
         raise DatasetFormatError(path.name or str(path), None, f"there is no file or folder at {path}",
                                  "Check the path and try again.")
-    if mapping is not None and format not in ("generic", "medisumqa"):
+    if mapping is not None and format not in ("generic", "medisumqa", "cases"):
         raise DatasetFormatError(path.name, None, f"the {format} format takes no column mapping",
                                  "Leave the mapping out, or import the file with the generic format.")
     samples, language = importer(path, mapping)
@@ -559,10 +561,30 @@ def _import_generic(path: Path, mapping: dict[str, str] | None) -> tuple[list[Sa
     return _mapped_samples(path, chosen, context_required=False), "en"
 
 
+def _import_cases(path: Path, mapping: dict[str, str] | None) -> tuple[list[Sample], str]:
+    """A labelled case set: the complaint is the input, the diagnosis the target, and every
+    sample carries the set's diagnoses as the labels to choose from (DoctorRAG's diagnosis mode)."""
+    from ..knowledge.cases import read_cases
+
+    case_file = read_cases(path, mapping)
+    labels = sorted({r.diagnosis for r in case_file.records if r.diagnosis})
+    for number, record in enumerate(case_file.records, start=1):
+        if not record.diagnosis:
+            raise DatasetFormatError(path.name, number, f"case '{record.key}' has no diagnosis",
+                                     "Every case of a labelled set needs its diagnosis.")
+    if len(labels) < 2:
+        raise DatasetFormatError(path.name, None, "it has fewer than two different diagnoses",
+                                 "A diagnosis benchmark needs at least two labels to choose from.")
+    return [Sample(r.key, r.complaint, r.diagnosis, "",
+                   {"labels": labels, "demographics": r.demographics,
+                    "removed": len(r.removals)}) for r in case_file.records], "en"
+
+
 _IMPORTERS: dict[str, Callable[[Path, dict[str, str] | None], tuple[list[Sample], str]]] = {
     "medisumqa": _import_medisumqa,
     "hivmedqa": _import_hivmedqa,
     "permedcqa": _import_permedcqa,
     "medquad": _import_medquad,
     "generic": _import_generic,
+    "cases": _import_cases,
 }

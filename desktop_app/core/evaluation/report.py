@@ -30,6 +30,8 @@ def metric_info() -> dict[str, dict[str, Any]]:
 
     info = dict(metrics.METRICS)
     info["judge_similarity"] = {"label": "LLM judge (1-5)", "higher_is_better": True, "scale": "1-5"}
+    info["diagnosis_accuracy"] = {"label": "Diagnosis accuracy", "higher_is_better": True,
+                                  "scale": "0-1"}
     for dimension in (*HIV_DIMENSIONS, "overall"):
         info[f"hiv_{dimension}"] = {"label": f"HIVMedQA {dimension.replace('_', ' ')} (0-5)",
                                     "higher_is_better": True, "scale": "0-5"}

@@ -5,7 +5,11 @@ Systems: every Ask method (`lamp`, `lamp-no-reviewer`, `lamp-no-verifier`,
 simplifier variant, for datasets whose samples carry a document; and `qa`, one model
 answering the question alone, for open question sets (HIVMedQA, MedQuAD, PerMedCQA).
 
-Scorers: `reference` (SARI, FKGL, SBERT cosine, Token F1, BLEU, ROUGE-L, BERTScore
+`doctorrag:<set-up>` replays a labelled case set through the Knowledge tab's diagnosis
+mode (DoctorRAG), with the full retrieval or one of the paper's ablations; each case's
+own record is kept out of the similar cases.
+
+Scorers: `diagnosis-accuracy` (the label picked equals the case's diagnosis), `reference` (SARI, FKGL, SBERT cosine, Token F1, BLEU, ROUGE-L, BERTScore
 against the reference answer) and `similarity-judge` (LAMP-MedQA's 1-5 judge, JSON
 under a grammar; an unparseable reply is stored as missing, never as 0).  A blank or
 failed prediction gets worst-case reference scores, as in LAMP-MedQA.
@@ -18,7 +22,7 @@ import platform
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ... import __version__
 from ..config import Settings
@@ -33,7 +37,11 @@ from .dataset import Sample
 from .judges import HIV_DIMENSIONS, RubricJudge, hivmedqa_scores
 from .runs import EvaluationStore
 
-SCORERS = {"reference": "SARI, FKGL, SBERT, Token F1, BLEU, ROUGE-L, BERTScore vs the reference",
+if TYPE_CHECKING:
+    from ..knowledge.doctorrag import DoctorRAG
+
+SCORERS = {"diagnosis-accuracy": "DoctorRAG diagnosis mode: 1 when the label picked is the case's",
+           "reference": "SARI, FKGL, SBERT, Token F1, BLEU, ROUGE-L, BERTScore vs the reference",
            "similarity-judge": "LLM judge of semantic similarity, 1-5 (LAMP-MedQA)",
            "medjudge": "MedJudge rubric (PerMedCQA): correctness, coverage, clinical impact labels",
            "hivmedqa-judge": "HIVMedQA judge: five dimensions 0-5 and their mean"}
@@ -44,7 +52,12 @@ JUDGE_MAX_TOKENS = 150  # the paper's judge setting
 
 
 def systems() -> dict[str, str]:
+    from ..knowledge.doctorrag import ABLATIONS
+
     described = {"qa": "one model answers the question alone (no document)"}
+    for setup in ABLATIONS:
+        described[f"doctorrag:{setup}"] = (f"Knowledge diagnosis mode (DoctorRAG), "
+                                           f"{'full retrieval' if setup == 'full' else setup}")
     for method in METHODS:
         variants = (":glossary", ":plain") if method.startswith("lamp") else ("",)
         for variant in variants:
@@ -54,7 +67,7 @@ def systems() -> dict[str, str]:
 
 def parse_system(name: str) -> tuple[str, str | None]:
     method, _, variant = name.partition(":")
-    if name not in systems() and method not in METHODS:
+    if name not in systems() and (method not in METHODS or method == "doctorrag"):
         raise LumenError(f"'{name}' is not a system Lumen can evaluate.",
                          f"Choose one of: {', '.join(systems())}.")
     return method, variant or None
@@ -82,7 +95,8 @@ def run_config(runtime: ModelRuntime, settings: Settings, system: str, scorers: 
         models[role] = {"id": spec.id, "sha256": spec.primary_file().sha256,
                         "quantisation": spec.quantisation, "file": spec.primary_file().name}
     return {"app_version": __version__, "system": system, "scorers": scorers, "models": models,
-            "prompt_versions": {name: load_prompts(name).version for name in ("ask", "judge")},
+            "prompt_versions": {name: load_prompts(name).version
+                                for name in ("ask", "judge", "knowledge")},
             "settings": settings.to_dict(), "seed": settings.seed, "machine": machine(),
             "dataset_sha256": dataset_sha256}
 
@@ -103,15 +117,18 @@ class Evaluator(Pipeline):
     prompt_set = "judge"
 
     def __init__(self, runtime: ModelRuntime, glossary: Glossary, settings: Settings,
-                 cache_dir: Path) -> None:
+                 cache_dir: Path, knowledge: "DoctorRAG | None" = None) -> None:
         super().__init__(runtime, glossary, settings, cache_dir)
         self.ask = AskPipeline(runtime, glossary, settings, cache_dir)
         self.rubric = RubricJudge(runtime)
+        self.knowledge = knowledge  # the knowledge and case bases, for doctorrag systems
 
     # ---- the system under test ----
 
     def answer(self, system: str, sample: Sample, cancel: CancelToken | None) -> tuple[str, dict, float]:
         method, variant = parse_system(system)
+        if method == "doctorrag":
+            return self.diagnose(variant or "full", sample, cancel)
         if method == "qa":
             model = self.runtime.for_role("generator")
             generation = model.generate(
@@ -125,6 +142,22 @@ class Evaluator(Pipeline):
         result = self.ask.run(sample.context, sample.input, method=method, variant=variant, cancel=cancel)
         trace = result.trace.to_dict()
         return result.answer, trace, trace["totals"]["model_seconds"]
+
+    def diagnose(self, setup: str, sample: Sample, cancel: CancelToken | None) -> tuple[str, dict, float]:
+        if self.knowledge is None:
+            raise LumenError("DoctorRAG systems need the knowledge and case bases.",
+                             "Run them from the Evaluation tab or 'lumen bench run'.")
+        labels = list(sample.metadata.get("labels") or [])
+        if len(labels) < 2:
+            raise LumenError(f"Sample {sample.id} has no labels to choose from.",
+                             "Import the case set with the 'cases' format.")
+        # The case itself may sit in the case base: it is left out, as in the paper.
+        own = self.knowledge.casebase.ids_for_key(sample.id)
+        result = self.knowledge.run(sample.input, mode="diagnosis", labels=labels, ablation=setup,
+                                    refine=False, exclude_ids=own, cancel=cancel)
+        trace = {**result.trace.to_dict(), "references": result.references,
+                 "retrieval": result.retrieval.to_dict()}
+        return result.diagnosis, trace, trace["totals"]["model_seconds"]
 
     # ---- scorers ----
 
@@ -149,6 +182,8 @@ class Evaluator(Pipeline):
         scores: dict[str, float | None] = {}
         judge: dict[str, Any] = {}
         judge_seconds = 0.0
+        if "diagnosis-accuracy" in scorers and sample.target:
+            scores["diagnosis_accuracy"] = float(output.strip().casefold() == sample.target.strip().casefold())
         if "reference" in scorers and sample.target:
             scores.update(metrics.score_all(output, sample.target, sample.context or sample.input,
                                             embedder=self.runtime.embedder(), cache_dir=self.cache_dir))
