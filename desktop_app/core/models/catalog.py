@@ -101,6 +101,12 @@ def catalog_file() -> Path:
     return resource_root() / "models" / "catalog.toml"
 
 
+def bundled_models_dir() -> Path:
+    """Embedded model files shipped inside an installed bundle, read-only, laid out as
+    `<model id>/<file name>`.  A source checkout has none."""
+    return resource_root() / "models" / "files"
+
+
 def _read_models(path: Path, source: str, what: str, fix: str) -> list[ModelSpec]:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -156,8 +162,14 @@ class ModelRegistry:
         return spec
 
     def file_path(self, spec: ModelSpec, item: ModelFile) -> Path:
+        """A user-added file where it was added; an embedded file from the bundle when
+        this installation carries one, else from the models folder."""
         if item.location:
             return Path(item.location)
+        if spec.embedded:
+            bundled = bundled_models_dir() / spec.id / item.name
+            if bundled.is_file():
+                return bundled
         return self.models_dir / spec.id / item.name
 
     def roles_of(self, model_id: str) -> list[str]:
@@ -199,4 +211,4 @@ def with_files(spec: ModelSpec, files: list[ModelFile], **changes: Any) -> Model
 
 
 __all__ = ["ROLES", "GENERATION_ROLES", "ModelFile", "ModelSpec", "ModelRegistry",
-           "load_catalog", "catalog_match", "with_files"]
+           "bundled_models_dir", "load_catalog", "catalog_match", "with_files"]

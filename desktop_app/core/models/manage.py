@@ -10,10 +10,11 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import Paths, Settings, resource_root
+from ..config import Paths, Settings
 from ..errors import ModelError
 from ..progress import CancelToken, ProgressCallback, report
-from .catalog import GENERATION_ROLES, ROLES, ModelFile, ModelRegistry, ModelSpec, catalog_match, with_files
+from .catalog import (GENERATION_ROLES, ROLES, ModelFile, ModelRegistry, ModelSpec,
+                      bundled_models_dir, catalog_match, with_files)
 from .chat import ChatRenderer, check_template_compiles, resolve_chat_template
 from .gguf_file import inspect_gguf
 from .hashing import HashCache, sha256_file
@@ -28,8 +29,8 @@ def hash_cache(paths: Paths) -> HashCache:
 
 def package_file(item: ModelFile, model_id: str) -> Path:
     """Where an embedded file lies: inside its installed package, or in a bundle."""
-    bundled = resource_root() / "models" / "files" / model_id / item.name
-    if bundled.exists():
+    bundled = bundled_models_dir() / model_id / item.name
+    if bundled.is_file():
         return bundled
     spec = importlib.util.find_spec(item.module) if item.module else None
     if spec is None or not spec.submodule_search_locations:
@@ -68,6 +69,12 @@ def provision(paths: Paths, settings: Settings, progress: ProgressCallback = Non
         source = package_file(item, spec.id)
         actual = cache.sha256(source, cancel=cancel)
         if actual != item.sha256:
+            if source.is_relative_to(bundled_models_dir()):
+                raise ModelError(
+                    f"The copy of {item.name} inside Lumen's installation folder does not match "
+                    f"its catalog (sha256 {actual[:12]}…, expected {item.sha256[:12]}…).",
+                    "Copy Lumen's folder again from the release and check it against its "
+                    "SHA256SUMS file (see the install guide).")
             raise ModelError(
                 f"The copy of {item.name} in package '{item.package}' does not match Lumen's "
                 f"catalog (sha256 {actual[:12]}…, expected {item.sha256[:12]}…).",
