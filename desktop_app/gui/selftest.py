@@ -2,8 +2,11 @@
 
 Checks the models (sha256), the embedder, SQLCipher (in a throwaway database, so
 no passphrase is needed) and the GUI: the main window is built, the doctor's
-findings reach the Status page and the Models page lists the models.  Prints
-each check and returns 0 only if all pass.
+findings reach the Status page and the Models page lists the models.  Then the
+libraries that features load only when used, each once on a tiny input: the
+vector store (chromadb), the evaluation metrics and statistics, the document
+readers and Parquet import; in an installed bundle these are the parts most
+likely to be missing.  Prints each check and returns 0 only if all pass.
 """
 
 from __future__ import annotations
@@ -35,6 +38,82 @@ def _check_encryption(folder: Path) -> str:
     raise AssertionError("plain SQLite could read the encrypted test database")
 
 
+_SENTENCES = ("Take one tablet by mouth each morning with food.",
+              "The wound on your leg is healing well.",
+              "Quarterly tax forms are due in April.")
+
+
+def _check_vector_store(folder: Path, embedder) -> str:
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
+
+    client = chromadb.PersistentClient(
+        path=str(folder / "vectors"),
+        settings=ChromaSettings(anonymized_telemetry=False, allow_reset=True))
+    try:
+        collection = client.create_collection("selftest", embedding_function=None,
+                                              metadata={"hnsw:space": "cosine"})
+        collection.add(ids=["0", "1", "2"], embeddings=embedder.embed(list(_SENTENCES)).tolist(),
+                       documents=list(_SENTENCES))
+        query = embedder.embed(["The cut on the leg is getting better."]).tolist()
+        nearest = collection.query(query_embeddings=query, n_results=1)["ids"][0][0]
+        if nearest != "1":
+            raise AssertionError(f"the nearest stored sentence was #{nearest}, not #1")
+        return f"chromadb {chromadb.__version__}: stored 3 vectors, nearest neighbour found"
+    finally:
+        client.clear_system_cache()
+
+
+def _check_metrics(embedder, cache_dir: Path) -> str:
+    import math
+
+    from ..core.evaluation import metrics, stats
+
+    text = _SENTENCES[0]
+    scores = metrics.score_all(text, text, text, embedder=embedder, cache_dir=cache_dir)
+    exact = {name: scores[name] for name in ("bleu", "rouge_l", "token_f1", "sbert", "bertscore_f1")}
+    if any(not math.isclose(value, 100.0, abs_tol=0.5) for value in exact.values()):
+        raise AssertionError(f"identical texts did not score 100: {exact}")
+    mean, low, high = stats.mean_ci([1.0, 2.0, 3.0, 4.0])
+    test = stats.wilcoxon([3.0, 4.0, 5.0, 6.0, 7.0, 8.0], [1.0, 1.5, 2.0, 2.5, 3.0, 3.5])
+    if not (low < mean < high and 0.0 < test["p_value"] <= 1.0):
+        raise AssertionError("the statistics gave impossible values")
+    return (f"SARI {scores['sari']:.0f}, FKGL {scores['fkgl']:.1f}, BLEU, ROUGE-L, Token F1, "
+            f"SBERT and BERTScore 100 on identical texts; t-interval and Wilcoxon (scipy) work")
+
+
+def _check_documents(folder: Path) -> str:
+    import docx
+
+    from ..core.documents import read_document
+    from ..export import html_to_pdf
+
+    word = folder / "summary.docx"
+    document = docx.Document()
+    document.add_paragraph(_SENTENCES[0])
+    document.save(str(word))
+    pdf = folder / "summary.pdf"
+    html_to_pdf(f"<p>{_SENTENCES[1]}</p>", pdf)
+    read_word, read_pdf = read_document(word), read_document(pdf)
+    if "tablet" not in read_word or "healing" not in read_pdf:
+        raise AssertionError("a written document did not read back")
+    return "a .docx (python-docx) and a PDF (Qt, read back by pypdf) round-trip"
+
+
+def _check_parquet(folder: Path) -> str:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from ..core.evaluation.importers import columns
+
+    path = folder / "benchmark.parquet"
+    pq.write_table(pa.table({"question": ["Why?"], "answer": ["Because."]}), path)
+    found = columns(path)
+    if found != ["question", "answer"]:
+        raise AssertionError(f"the Parquet file's columns read as {found}")
+    return f"pyarrow {pa.__version__}: a Parquet benchmark file's columns read back"
+
+
 def run_selftest(paths: Paths, settings: Settings) -> int:
     from PySide6.QtCore import QEventLoop, QTimer
 
@@ -49,7 +128,7 @@ def run_selftest(paths: Paths, settings: Settings) -> int:
         results.append((name, ok, detail))
         print(f"[{'PASS' if ok else 'FAIL'}] {name}: {detail}", flush=True)
 
-    with tempfile.TemporaryDirectory(prefix="lumen-selftest-") as folder:
+    with tempfile.TemporaryDirectory(prefix="lumen-selftest-", ignore_cleanup_errors=True) as folder:
         try:
             record("Encrypted database", True, _check_encryption(Path(folder)))
         except Exception as exc:
@@ -77,6 +156,19 @@ def run_selftest(paths: Paths, settings: Settings) -> int:
                     if finding.area in ("Models", "Offline", "Database", "System"):
                         record(f"{finding.area}: {finding.check}", finding.status != "fail",
                                finding.detail + (f" → {finding.fix}" if finding.status == "fail" else ""))
+            components = (
+                ("Vector store", lambda: _check_vector_store(Path(folder),
+                                                             session.runtime.embedder())),
+                ("Evaluation metrics", lambda: _check_metrics(session.runtime.embedder(),
+                                                              paths.cache_dir)),
+                ("Documents", lambda: _check_documents(Path(folder))),
+                ("Parquet import", lambda: _check_parquet(Path(folder))),
+            )
+            for name, check in components:
+                try:
+                    record(name, True, check())
+                except Exception as exc:
+                    record(name, False, f"{type(exc).__name__}: {exc}")
             model_rows = window.models_page.table.rowCount()
             record("Models page", model_rows > 0, f"{model_rows} models listed")
             record("Window", window.isVisible() and window.tabs.count() >= 2,
