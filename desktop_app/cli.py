@@ -818,6 +818,8 @@ def cmd_kb_ask(args, paths, settings) -> int:
         print(f"Question's ICD-10 chapter: {retrieval.chapter} "
               f"({retrieval.same_chapter} statement(s) from it"
               f"{'; others filled in from other chapters' if retrieval.fallback_used else ''}).")
+    if result.trace.context.get("note"):
+        print(f"Note: {result.trace.context['note']}")
     print("References:")
     for source in result.cited_sources():
         if source.ref.startswith("K"):

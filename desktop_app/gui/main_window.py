@@ -12,6 +12,7 @@ from ..core.session import Session
 from .ask_page import AskPage
 from .evaluation_page import EvaluationPage
 from .glossary_page import GlossaryPage
+from .knowledge_page import KnowledgePage
 from .models_page import ModelsPage
 from .settings_dialog import SettingsDialog
 from .simplify_page import SimplifyPage
@@ -36,6 +37,8 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.status_page, "&Status")
         self.tabs.addTab(self.ask_page, "&Ask")
         self.tabs.addTab(self.simplify_page, "Sim&plify")
+        self.knowledge_page = KnowledgePage(session, self.glossary_page.glossary)
+        self.tabs.addTab(self.knowledge_page, "&Knowledge")
         self.evaluation_page = EvaluationPage(session, self.glossary_page.glossary)
         self.tabs.addTab(self.glossary_page, "&Glossary")
         self.tabs.addTab(self.evaluation_page, "&Evaluation")
@@ -53,7 +56,7 @@ class MainWindow(QMainWindow):
 
     def _share_glossary(self) -> None:
         glossary = self.glossary_page.glossary
-        for page in (self.ask_page, self.simplify_page, self.evaluation_page):
+        for page in (self.ask_page, self.simplify_page, self.evaluation_page, self.knowledge_page):
             page.glossary = glossary
         for view in (self.ask_page.answer, self.simplify_page.original, self.simplify_page.plain):
             view.glossary = glossary
@@ -88,6 +91,7 @@ class MainWindow(QMainWindow):
                     self.session.store.audit("settings.changed", {})
                 self.models_page.refresh()
                 self.ask_page.apply_settings()
+                self.knowledge_page.apply_settings()
         dialog.accepted.connect(applied)
         dialog.open()
         return dialog

@@ -53,6 +53,9 @@ class CaseFile:
 
 def _rows(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
     source = path.name
+    if not path.is_file():
+        raise DatasetFormatError(source, None, f"there is no file at {path}",
+                                 "Check the path and try again.")
     if path.stat().st_size > MAX_BYTES:
         raise DatasetFormatError(source, None, "the file is larger than 200 MB")
     raw = path.read_bytes()

@@ -30,10 +30,10 @@ import numpy as np
 from ... import __version__
 from ..config import Paths, Settings
 from ..documents import read_document
-from ..errors import ContextOverflowError, LumenError
+from ..errors import ContextOverflowError, LumenError, ModelOutputError
 from ..evaluation.dataset import sha256_path
 from ..glossary.glossary import Glossary
-from ..models.runtime import LlamaModel, ModelRuntime
+from ..models.runtime import Generation, LlamaModel, ModelRuntime
 from ..pipelines.base import Pipeline
 from ..pipelines.safety import neutralise_control_markers
 from ..pipelines.trace import Attempt, CallRecord, Trace, save_run, sha256_text
@@ -144,6 +144,7 @@ class KnowledgeResult:
                 "sources": {"knowledge": [asdict(s) for s in self.retrieval.knowledge],
                             "cases": [asdict(s) for s in self.retrieval.cases]},
                 "fallback_used": self.retrieval.fallback_used,
+                "note": self.trace.context.get("note", ""),
                 "excluded": self.retrieval.excluded,
                 "refinement": self.trace.refinement, "notice": self.trace.notice,
                 "trace": {"id": self.trace.id, **self.trace.totals()}}
@@ -480,20 +481,26 @@ class DoctorRAG(Pipeline):
                                              "minItems": 1, "maxItems": len(refs)} if refs else \
             {"type": "array", "maxItems": 0}
         if mode == "answer":
+            # References come first: a small model that runs on inside its answer then still
+            # has named its sources, and the answer can be closed where it was cut off.
+            # (No maxLength: llama.cpp spells it out as nested rules, too many for long text.)
             schema = {"type": "object", "properties": {
-                # No maxLength: llama.cpp spells it out as nested rules, too many for long
-                # answers; max_tokens bounds the reply instead.
-                "answer": {"type": "string", "minLength": 1},
-                "references": references_schema}, "required": ["answer", "references"],
-                "additionalProperties": False}
+                "references": references_schema, "answer": {"type": "string", "minLength": 1}},
+                "required": ["references", "answer"], "additionalProperties": False}
         else:
             schema = {"type": "object", "properties": {
                 "diagnosis": {"type": "string", "enum": labels}, "references": references_schema},
                 "required": ["diagnosis", "references"], "additionalProperties": False}
-        value, generation = model.generate_json(messages, schema, max_tokens=max_tokens, cancel=cancel)
+        generation = model.generate(messages, json_schema=schema, max_tokens=max_tokens, cancel=cancel)
+        value, cut_off = _structured_reply(generation, schema, closable=mode == "answer")
         references = list(dict.fromkeys(value["references"]))
         diagnosis = value.get("diagnosis", "")
         first_answer = value.get("answer", "").strip() if mode == "answer" else diagnosis
+        if cut_off:
+            first_answer += " …"
+            trace.context["note"] = (f"The answer reached the length limit ({max_tokens} tokens) and "
+                                     "was cut off; raise 'Longest knowledge answer' in Settings.")
+            emit("note", {"note": trace.context["note"]})
         trace.attempts.append(Attempt("answer", 1, first_answer,
                                       calls=[CallRecord.of(mode, "generator", mode, generation)],
                                       chosen=not refine))
@@ -538,10 +545,39 @@ class DoctorRAG(Pipeline):
 
     def save(self, result: KnowledgeResult) -> str:
         """Keep the question, answer and trace (with the sources' texts) in the encrypted store."""
-        result.trace.context = {**result.retrieval.to_dict(), "references": result.references,
+        result.trace.context = {**result.trace.context, **result.retrieval.to_dict(),
+                                "references": result.references,
                                 "first_answer": result.first_answer, "diagnosis": result.diagnosis}
         return save_run(self.store, result.trace, summary="", question=result.question,
                         result=result.answer)
+
+
+def _structured_reply(generation: Generation, schema: dict[str, Any], *, closable: bool
+                      ) -> tuple[dict[str, Any], bool]:
+    """The reply's JSON, checked against the schema; (value, whether it was cut off).
+
+    A reply cut off inside its last string (the answer) is closed there when `closable`;
+    anything else that is not the JSON asked for is a ModelOutputError.
+    """
+    import jsonschema
+
+    text = generation.text
+    cut_off = generation.finish_reason == "length"
+    candidates = [text]
+    if cut_off and closable:
+        stem = text[:-1] if text.endswith("\\") else text
+        candidates = [stem + '"}', stem + '…"}']
+    for candidate in candidates:
+        try:
+            value = json.loads(candidate, strict=False)
+            jsonschema.validate(value, schema)
+            return value, cut_off
+        except (json.JSONDecodeError, jsonschema.ValidationError):
+            continue
+    if cut_off:
+        raise ModelOutputError(f"The model's reply was cut off after {generation.completion_tokens} "
+                               "tokens, before its JSON was complete.", text)
+    raise ModelOutputError("The model's reply is not the JSON asked for.", text)
 
 
 def parse_labels(text: str) -> list[str]:
