@@ -1028,7 +1028,7 @@ def build_parser() -> argparse.ArgumentParser:
     bsub = bench.add_subparsers(dest="bench_command", metavar="ACTION", required=True)
     p = bsub.add_parser("import", help="import a benchmark file into the encrypted database")
     p.add_argument("--format", required=True,
-                   help="medisumqa, hivmedqa, permedcqa, medquad or generic")
+                   help="medisumqa, hivmedqa, permedcqa, medquad, generic or cases")
     p.add_argument("file", help="file or folder")
     p.add_argument("--map", action="append", metavar="FIELD=COLUMN",
                    help="column mapping, e.g. --map input=question --map target=answer")
