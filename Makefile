@@ -2,14 +2,16 @@
 #   make run    create .venv, install pinned packages, provision the embedded models, open the window
 #   make test   the same set-up, then the whole test suite
 # Installing compiles llama.cpp once (about 5 minutes on 2 cores); later runs reuse .venv.
+# For hospital IT, `make dist` builds the installable bundle (packaging/README.md).
 
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.lumen-installed
 PYTEST_ARGS ?=
+DIST_ARGS ?=
 
-.PHONY: run test install provision bench lock clean
+.PHONY: run test install provision bench lock clean dist
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +37,11 @@ bench: provision
 	$(BIN)/python bench/bench_glossary.py
 	$(BIN)/python bench/bench_ask.py
 	$(BIN)/python bench/bench_evaluation.py
+
+# The one-folder bundle dist/lumen/, its SHA256SUMS and the Linux tar.gz.
+# Releases: make dist DIST_ARGS=--portable-llama (see packaging/README.md).
+dist: install
+	packaging/build.sh --python $(BIN)/python $(DIST_ARGS)
 
 # Refresh requirements.lock from the current .venv after changing dependencies.
 lock:
