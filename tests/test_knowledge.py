@@ -72,7 +72,7 @@ def test_chunks_keep_headings_and_respect_the_length():
     assert " ".join(chunks).count("Furosemide") == 1
 
 
-def test_each_file_type_is_ingested_tagged_and_kept_only_encrypted(rag, tmp_path, qapp):
+def test_each_file_type_is_ingested_tagged_and_kept_only_encrypted(no_connections, rag, tmp_path, qapp):
     import docx
 
     from desktop_app.export import html_to_pdf
@@ -180,7 +180,7 @@ def test_own_record_and_near_duplicates_are_left_out(rag, tmp_path):
     assert result.excluded["near duplicate"] >= 3 and result.excluded["own record"] == 1
 
 
-def test_answers_cite_only_retrieved_sources_and_diagnoses_come_from_the_list(rag):
+def test_answers_cite_only_retrieved_sources_and_diagnoses_come_from_the_list(no_connections, rag):
     with pytest.raises(LumenError, match="nothing to answer from"):
         rag.run("What helps a migraine?")
     rag.import_cases(DEMO / "demo-cases.jsonl")
