@@ -24,10 +24,15 @@ STRICT_ENV = "LUMEN_OFFLINE_STRICT"
 STRICT_EXIT = 70  # EX_SOFTWARE: something in this build tried to use the network
 
 
+def _say(line: str) -> None:
+    if sys.stderr is not None:  # None in the windowed Windows program (lumenw.exe)
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+
 def _die(reason: str) -> None:
     try:
-        sys.stderr.write(f"lumen: strict offline mode: {reason}; stopping.\n")
-        sys.stderr.flush()
+        _say(f"lumen: strict offline mode: {reason}; stopping.")
     finally:
         os._exit(STRICT_EXIT)
 
@@ -87,8 +92,8 @@ def main() -> int:
     strict = strict_requested()
     if strict:
         install_strict_guard()
-        sys.stderr.write(f"lumen: strict offline mode: any attempt to reach another machine "
-                         f"stops Lumen (exit {STRICT_EXIT}).\n")
+        _say(f"lumen: strict offline mode: any attempt to reach another machine stops Lumen "
+             f"(exit {STRICT_EXIT}).")
     from desktop_app.cli import main as lumen_main  # activates the network guard first
     from desktop_app.core import offline
 
