@@ -177,7 +177,7 @@ def strip_debug_info(binaries: list[tuple], workdir: Path) -> tuple[list[tuple],
     """Binaries with their debug information removed, and the bytes saved (Linux).
 
     Some wheels ship libraries with full DWARF data (sqlcipher3's extension: 21 MB,
-    9 MB without); so does a self-built libpython.  Copies with `strip --strip-debug`
+    9 MB without); so do a self-built libpython and its extension modules.  Copies with `strip --strip-debug`
     replace them; symbol tables stay.  Libraries in a wheel's `*.libs` folder are
     never touched: auditwheel rewrote their ELF layout, and stripping such a file
     makes it unloadable ("ELF load command address/offset not page-aligned").
