@@ -263,27 +263,49 @@ class EvaluationPage(QWidget):
         return items[0].data(Qt.ItemDataRole.UserRole) if items else None
 
     def refresh_results(self) -> None:
-        resamples = self.session.settings.bootstrap_resamples
-        runs = [r for r in self.evaluations.runs() if r["finished"]]
+        """Summaries and paired bootstraps run in the background: with many large runs they
+        take seconds, and the window must not pause for them."""
+        resamples = min(self.session.settings.bootstrap_resamples, 2000)
+        evaluations = self.evaluations
+        baseline = self.baseline.currentData()
+        self._results_generation = getattr(self, "_results_generation", 0) + 1
+        generation = self._results_generation
+
+        def work(progress, cancel):
+            rows = []
+            for run in [r for r in evaluations.runs() if r["finished"]]:
+                cancel.raise_if_cancelled()
+                summary = summarize(evaluations, run["id"], resamples=resamples)
+                significant: set[str] = set()
+                if baseline and baseline != run["id"]:
+                    try:
+                        comparison = compare(evaluations, baseline, run["id"], resamples=resamples)
+                        significant = {r["metric"] for r in comparison["rows"] if r["significant"]}
+                    except LumenError:
+                        significant = set()  # no samples in common: nothing to compare
+                rows.append((run, summary, significant))
+            return rows
+
+        def done(rows) -> None:
+            if generation == self._results_generation:  # a newer refresh supersedes this one
+                self._show_results(rows)
+
+        def failed(exc: BaseException) -> None:
+            if generation == self._results_generation:
+                show_error(self, exc, log_file=str(self.session.paths.log_file))
+
+        run_in_background(work, on_success=done, on_error=failed)
+
+    def _show_results(self, rows: list) -> None:
         info = metric_info()
         shown = [m for m in RESULT_METRICS if m in info]
         self.results.setColumnCount(len(shown) + 1)
         self.results.setHorizontalHeaderLabels(["Run"] + [
             f"{info[m]['label']} {'↑' if info[m]['higher_is_better'] else '↓'}" for m in shown])
-        self.results.setRowCount(len(runs))
-        baseline = self.baseline.currentData()
+        self.results.setRowCount(len(rows))
         chart_metric = self.chart_metric.currentData()
         bars = []
-        for row, run in enumerate(runs):
-            summary = summarize(self.evaluations, run["id"], resamples=min(resamples, 2000))
-            significant = set()
-            if baseline and baseline != run["id"]:
-                try:
-                    comparison = compare(self.evaluations, baseline, run["id"],
-                                         resamples=min(resamples, 2000))
-                    significant = {r["metric"] for r in comparison["rows"] if r["significant"]}
-                except LumenError:
-                    significant = set()  # no samples in common: nothing to compare
+        for row, (run, summary, significant) in enumerate(rows):
             self.results.setItem(row, 0, QTableWidgetItem(f"{run['system']} ({run['id']})"))
             for column, metric in enumerate(shown, start=1):
                 values = summary["metrics"].get(metric)
@@ -409,8 +431,10 @@ class EvaluationPage(QWidget):
         def work(progress, cancel):
             from ..core.knowledge.doctorrag import DoctorRAG
 
-            knowledge = DoctorRAG.open(session.paths, session.settings, session.store,
-                                       session.runtime, glossary)
+            knowledge = None
+            if evaluations.run(run_id)["system"].startswith("doctorrag"):
+                knowledge = DoctorRAG.open(session.paths, session.settings, session.store,
+                                           session.runtime, glossary)
             evaluator = Evaluator(session.runtime, glossary, session.settings, session.paths.cache_dir,
                                   knowledge)
             return continue_run(evaluations, evaluator, run_id, progress=progress, cancel=cancel)
