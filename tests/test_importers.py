@@ -58,7 +58,7 @@ def texts(sample) -> list[str]:
 
 
 def test_formats_are_described():
-    assert set(FORMATS) == {"medisumqa", "hivmedqa", "permedcqa", "medquad", "generic"}
+    assert set(FORMATS) == {"medisumqa", "hivmedqa", "permedcqa", "medquad", "generic", "cases"}
     assert all(isinstance(text, str) and text and "\n" not in text for text in FORMATS.values())
 
 
