@@ -37,6 +37,7 @@ bench: provision
 	$(BIN)/python bench/bench_glossary.py
 	$(BIN)/python bench/bench_ask.py
 	$(BIN)/python bench/bench_evaluation.py
+	$(BIN)/python bench/bench_knowledge.py
 
 # The one-folder bundle dist/lumen/, its SHA256SUMS and the Linux tar.gz.
 # Releases: make dist DIST_ARGS=--portable-llama (see packaging/README.md).
