@@ -4,6 +4,7 @@ import pytest
 
 from desktop_app.core.errors import Cancelled, ContextOverflowError, ModelOutputError
 from desktop_app.core.progress import CancelToken
+from desktop_app.core.config import Paths, Settings
 
 QUESTION = [{"role": "system", "content": "You are a concise assistant."},
             {"role": "user", "content": "What is the capital of France?"}]
@@ -182,3 +183,25 @@ def test_json_errors_do_not_quote_the_model_output(runtime, monkeypatch):
     assert secret not in str(info.value) and info.value.__cause__ is None
     assert "enum" in info.value.message
     assert secret in info.value.raw_text  # kept for the encrypted trace
+
+
+def test_prompt_state_cache_counts_the_logits_each_state_keeps(shared_models, tmp_path):
+    """A 150 MB cache must hold at most 150 MB, copies of the logits included."""
+    from desktop_app.core.models.runtime import ModelRuntime
+
+    paths = Paths.resolve(tmp_path / "cache-profile")
+    paths.ensure()
+    rt = ModelRuntime(paths, Settings(models_dir=str(shared_models), context_size=1024,
+                                      state_cache_mb=150))
+    try:
+        model = rt.for_role("generator")
+        for topic in ("apples", "rivers", "clocks", "boats"):
+            model.generate([{"role": "user", "content": f"Name one fact about {topic}."}], max_tokens=4)
+        cache = model.llama.cache
+        states = list(cache.cache_state.values())
+        assert states, "the cache was never used"
+        logits = sum(state.scores.nbytes for state in states)
+        assert logits > 0 and cache.cache_size >= logits
+        assert cache.cache_size <= 150 << 20
+    finally:
+        rt.close()

@@ -53,6 +53,23 @@ class Generation:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
+def _counted_ram_cache(llama_cpp: Any, capacity_bytes: int) -> Any:
+    """llama-cpp-python's RAM cache, with every byte a saved state holds counted.
+
+    Its own size counts only llama.cpp's state; each saved state also carries a copy of
+    the logits (batch size × vocabulary floats: about 100 MB for SmolLM2), so a 512 MB
+    cache grew to several GB before this.
+    """
+
+    class CountedRAMCache(llama_cpp.LlamaRAMCache):
+        @property
+        def cache_size(self) -> int:
+            return sum(state.llama_state_size + state.scores.nbytes + state.input_ids.nbytes
+                       for state in self.cache_state.values())
+
+    return CountedRAMCache(capacity_bytes=capacity_bytes)
+
+
 class LlamaModel:
     """A loaded GGUF model.  Thread-safe: calls are serialised on one lock."""
 
@@ -82,7 +99,7 @@ class LlamaModel:
                 "run 'lumen models verify', or copy the file again.") from exc
         self.n_ctx = self.llama.n_ctx()
         if settings.state_cache_mb and settings.reuse_prompt_state:
-            self.llama.set_cache(llama_cpp.LlamaRAMCache(capacity_bytes=settings.state_cache_mb << 20))
+            self.llama.set_cache(_counted_ram_cache(llama_cpp, settings.state_cache_mb << 20))
         try:
             template = resolve_chat_template(self.llama.metadata.get("tokenizer.chat_template"),
                                              spec.chat_format or None, model_label=path.name,
