@@ -439,7 +439,7 @@ def main() -> int:
                       f"{m['raw_median']:.2f} / {m['raw_p95']:.2f} | "
                       f"{m['lumen_median'] / m['raw_median']:.2f} | "
                       f"{m['index_median']:.2f} |")
-        print("\n`collection.count()` (which VectorIndex.query calls before every query), median ms: "
+        print("\n`collection.count()` (for reference; VectorIndex.query no longer calls it), median ms: "
               + ", ".join(f"{r['size']:,} chunks {r['count_ms']:.2f}" for r in ret))
         print(f"\n| chunks | path | recall@{settings.kb_top_k} vs brute force, perturbed / random queries | "
               "top-1 is the exact best (perturbed) | returned ÷ exact similarity sum |")

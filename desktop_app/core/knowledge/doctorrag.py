@@ -352,7 +352,7 @@ class DoctorRAG(Pipeline):
                     retrieval.fallback_used = bool(extra)
             else:
                 hits = [(h, False) for h in self._top(KNOWLEDGE, vector, k, None, skip,
-                                                       retrieval.excluded, minimum=None)]
+                                                       retrieval.excluded, minimum=0.0)]
             texts = self.knowledge.statements(h.id for h, _ in hits)
             for hit, fallback in hits:
                 item = texts.get(hit.id)
