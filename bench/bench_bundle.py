@@ -42,15 +42,10 @@ PASSPHRASE = "bundle benchmark passphrase"
 
 
 def machine() -> str:
-    cpu = platform.processor() or "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return (f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}")
+    from desktop_app.core.evaluation.runner import machine as facts
+
+    found = facts()
+    return f"{found['cpu'] or 'unknown CPU'}, {found['cores']} cores, {found['system']}"
 
 
 def folder_size(folder: Path) -> tuple[int, int, int]:

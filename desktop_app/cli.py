@@ -724,15 +724,21 @@ def cmd_kb_add(args, paths, settings) -> int:
     return EXIT_OK
 
 
-def cmd_kb_list(args, paths, settings) -> int:
+def _library(paths: Paths, store):
+    """The knowledge base and the case base, without loading any model."""
     from .core.knowledge.base import CaseBase, KnowledgeBase
     from .core.knowledge.doctorrag import vector_folder
     from .core.knowledge.index import VectorIndex
 
+    index = VectorIndex(vector_folder(paths))
+    return KnowledgeBase(store, index), CaseBase(store, index)
+
+
+def cmd_kb_list(args, paths, settings) -> int:
     with _open_store_for_glossary(paths, required=True) as store:
-        index = VectorIndex(vector_folder(paths))
-        documents = [d.to_dict() for d in KnowledgeBase(store, index).documents()]
-        sets = [c.to_dict() for c in CaseBase(store, index).sets()]
+        knowledge, casebase = _library(paths, store)
+        documents = [d.to_dict() for d in knowledge.documents()]
+        sets = [c.to_dict() for c in casebase.sets()]
     if args.json:
         _print_json({"documents": documents, "case_sets": sets})
         return EXIT_OK
@@ -748,12 +754,8 @@ def cmd_kb_list(args, paths, settings) -> int:
 
 
 def cmd_kb_remove(args, paths, settings) -> int:
-    from .core.knowledge.base import KnowledgeBase
-    from .core.knowledge.doctorrag import vector_folder
-    from .core.knowledge.index import VectorIndex
-
     with _open_store_for_glossary(paths, required=True) as store:
-        document = KnowledgeBase(store, VectorIndex(vector_folder(paths))).remove(args.id)
+        document = _library(paths, store)[0].remove(args.id)
     print(f"Removed {document.name} ({document.chunks} pieces).")
     return EXIT_OK
 
@@ -865,12 +867,8 @@ def cmd_cases_import(args, paths, settings) -> int:
 
 
 def cmd_cases_list(args, paths, settings) -> int:
-    from .core.knowledge.base import CaseBase
-    from .core.knowledge.doctorrag import vector_folder
-    from .core.knowledge.index import VectorIndex
-
     with _open_store_for_glossary(paths, required=True) as store:
-        base = CaseBase(store, VectorIndex(vector_folder(paths)))
+        base = _library(paths, store)[1]
         if args.set:
             records = base.records(base.case_set(args.set).id)
             rows = [{"key": c.record.key, "complaint": c.record.complaint,
@@ -894,12 +892,8 @@ def cmd_cases_list(args, paths, settings) -> int:
 
 
 def cmd_cases_remove(args, paths, settings) -> int:
-    from .core.knowledge.base import CaseBase
-    from .core.knowledge.doctorrag import vector_folder
-    from .core.knowledge.index import VectorIndex
-
     with _open_store_for_glossary(paths, required=True) as store:
-        case_set = CaseBase(store, VectorIndex(vector_folder(paths))).remove(args.id)
+        case_set = _library(paths, store)[1].remove(args.id)
     print(f"Removed {case_set.name} ({case_set.count} cases).")
     return EXIT_OK
 

@@ -217,6 +217,13 @@ class KnowledgePage(QWidget):
         return DoctorRAG.open(session.paths, session.settings, session.store, session.runtime,
                               self.glossary)
 
+    def _rag_or_report(self) -> DoctorRAG | None:
+        try:
+            return self._rag()
+        except LumenError as exc:
+            show_error(self, exc)
+            return None
+
     def apply_settings(self) -> None:
         settings = self.session.settings
         self.refine.setChecked(settings.kb_refine)
@@ -248,10 +255,8 @@ class KnowledgePage(QWidget):
         refine = self.refine.isChecked() and mode == "answer"
         rounds = self.rounds.value()
         bridge = self.bridge
-        try:
-            rag = self._rag()
-        except LumenError as exc:
-            show_error(self, exc)
+        rag = self._rag_or_report()
+        if rag is None:
             return
 
         def work(progress, cancel):
@@ -429,10 +434,8 @@ class KnowledgePage(QWidget):
     def add_documents(self, paths: list[Path]) -> None:
         if self._task is not None or not paths:
             return
-        try:
-            rag = self._rag()
-        except LumenError as exc:
-            show_error(self, exc)
+        rag = self._rag_or_report()
+        if rag is None:
             return
 
         def work(progress, cancel):
@@ -464,10 +467,8 @@ class KnowledgePage(QWidget):
             "to place it in an ICD-10 chapter, so this can take a while; you can cancel it.")
         if answer != QMessageBox.StandardButton.Yes:
             return
-        try:
-            rag = self._rag()
-        except LumenError as exc:
-            show_error(self, exc)
+        rag = self._rag_or_report()
+        if rag is None:
             return
         self._library_task(lambda progress, cancel: rag.add_glossary(progress=progress, cancel=cancel),
                            "Adding glossary topics…", lambda result: None)
@@ -475,10 +476,8 @@ class KnowledgePage(QWidget):
     def import_cases(self, path: Path) -> None:
         if self._task is not None:
             return
-        try:
-            rag = self._rag()
-        except LumenError as exc:
-            show_error(self, exc)
+        rag = self._rag_or_report()
+        if rag is None:
             return
 
         def done(result) -> None:
