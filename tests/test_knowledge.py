@@ -352,6 +352,9 @@ def test_evaluation_replays_a_labelled_case_set_in_diagnosis_mode(rag, tmp_path)
                        ["diagnosis-accuracy"], limit=3)
     continue_run(evaluations, evaluator, run_id)
     summary = summarize(evaluations, run_id, resamples=1000)
+    free = evaluator.score(["diagnosis-accuracy"], dataclasses.replace(dataset.samples[0], metadata={}),
+                           dataset.samples[0].target, None)[0]
+    assert "diagnosis_accuracy" not in free  # a question set without labels is not scored
     accuracy = summary["metrics"]["diagnosis_accuracy"]
     assert accuracy["n"] == 3 and 0.0 <= accuracy["mean"] <= 1.0
     results = evaluations.store.query("SELECT sample_id, output, trace FROM eval_result WHERE run_id = ?",

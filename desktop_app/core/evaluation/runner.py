@@ -182,7 +182,8 @@ class Evaluator(Pipeline):
         scores: dict[str, float | None] = {}
         judge: dict[str, Any] = {}
         judge_seconds = 0.0
-        if "diagnosis-accuracy" in scorers and sample.target:
+        # Only labelled case sets have a diagnosis to match; free answers are never exact.
+        if "diagnosis-accuracy" in scorers and sample.target and sample.metadata.get("labels"):
             scores["diagnosis_accuracy"] = float(output.strip().casefold() == sample.target.strip().casefold())
         if "reference" in scorers and sample.target:
             scores.update(metrics.score_all(output, sample.target, sample.context or sample.input,
