@@ -61,8 +61,16 @@ def _client(folder: Path) -> Any:
 class VectorIndex:
     def __init__(self, folder: Path) -> None:
         self.folder = Path(folder)
-        self.client = _client(self.folder)
+        self._client: Any = None
         self._collections: dict[str, Any] = {}
+
+    @property
+    def client(self) -> Any:
+        # Opened on first use: importing chromadb takes a second or two, which the window's
+        # start-up and commands that only list the library should not pay.
+        if self._client is None:
+            self._client = _client(self.folder)
+        return self._client
 
     def collection(self, name: str) -> Any:
         if name not in self._collections:
