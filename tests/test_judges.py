@@ -1,5 +1,6 @@
 """Rubric judges (MedJudge, HIVMedQA) with the real model, unparseable replies counted as
-missing, and the HIVMedQA judge calibration against the paper's GPT-4o scores."""
+missing, and the HIVMedQA judge calibration against the paper's GPT-4o scores.  (That a
+judge's reply always parses, whatever the model writes, is tested in test_grammar.py.)"""
 
 import dataclasses
 import json
@@ -9,7 +10,7 @@ import pytest
 from desktop_app.core.config import Settings
 from desktop_app.core.errors import ModelOutputError
 from desktop_app.core.evaluation.importers import import_dataset
-from desktop_app.core.evaluation.judges import (HIV_DIMENSIONS, MEDJUDGE_SCHEMA, RubricJudge,
+from desktop_app.core.evaluation.judges import (HIV_DIMENSIONS, RubricJudge,
                                                 calibrate_hivmedqa_judge, hivmedqa_scores,
                                                 label_distributions, load_paper_scores)
 from desktop_app.core.evaluation.report import summarize, to_html
@@ -23,15 +24,6 @@ HIV = SHARED / "data" / "hivmedqa"
 PAPER_CSV = HIV / "question_answers_pairs_and_source.csv"
 needs_hiv = pytest.mark.skipif(not HIV.exists(), reason="../shared/data/hivmedqa is not present "
                                                         "(a user's machine has no shared/)")
-
-
-def test_medjudge_reply_follows_the_protocol_schema_in_order(runtime):
-    labels, detail = RubricJudge(runtime).medjudge(
-        "How often should I take the tablet?", "Once a day, in the morning.", "Twice a day.")
-    assert detail["unparseable"] is False
-    assert list(labels) == list(MEDJUDGE_SCHEMA["properties"])  # the protocol's order
-    assert labels["correctness"] in ("correct", "partially_correct", "incorrect", "contradictory")
-    assert detail["reply"].lstrip().startswith('{ "brief_analysis"')
 
 
 def test_hivmedqa_judge_scores_five_dimensions(runtime):

@@ -58,6 +58,16 @@ class ModelOutputError(LumenError):
         self.raw_text = raw_text
 
 
+class ReplyCutOff(ModelOutputError):
+    """The token limit ended a constrained reply before its JSON closed."""
+
+    def __init__(self, tokens: int, raw_text: str) -> None:
+        super().__init__(f"reply cut off at {tokens} tokens", raw_text)
+        self.tokens = tokens
+        self.fix = ("The reply reached its token limit before it was complete; this should "
+                    "not happen for Lumen's own grammars: report it with the log file.")
+
+
 class Cancelled(LumenError):
     """The user cancelled a long-running operation."""
 

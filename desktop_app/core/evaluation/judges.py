@@ -20,7 +20,7 @@ from typing import Any
 
 from scipy import stats as scipy_stats
 
-from ..errors import LumenError, ModelOutputError
+from ..errors import LumenError, ModelOutputError, ReplyCutOff
 from ..models.runtime import ModelRuntime
 from ..progress import CancelToken, ProgressCallback, report
 from ..prompts import load_prompts
@@ -31,15 +31,16 @@ CLINICAL_IMPACT = ("negligible", "moderate", "significant", "critical")
 CONFIDENCE = ("high", "medium", "low")
 MEDJUDGE_LABELS = {"correctness": CORRECTNESS, "coverage": COVERAGE,
                    "clinical_impact": CLINICAL_IMPACT, "judge_confidence": CONFIDENCE}
-# Fields, types, labels and order are the protocol's; the length limits are Lumen's, so a
-# small model cannot ramble inside a string until it runs out of tokens.
+# Fields, types, labels and order are the protocol's; the length limits are Lumen's, so the
+# longest reply the grammar allows has a known size and always fits the reply's token
+# limit (models/grammar.py; Lumen's grammars count maxLength in UTF-8 bytes).
 MEDJUDGE_SCHEMA = {
     "type": "object",
     "properties": {
-        "brief_analysis": {"type": "string", "maxLength": 400},
-        "key_missing_facts": {"type": "array", "maxItems": 8,
+        "brief_analysis": {"type": "string", "maxLength": 300},
+        "key_missing_facts": {"type": "array", "maxItems": 5,
                               "items": {"type": "string", "maxLength": 60}},
-        "key_extra_facts": {"type": "array", "maxItems": 8,
+        "key_extra_facts": {"type": "array", "maxItems": 5,
                             "items": {"type": "string", "maxLength": 60}},
         "correctness": {"type": "string", "enum": list(CORRECTNESS)},
         "coverage": {"type": "string", "enum": list(COVERAGE)},
@@ -60,7 +61,6 @@ HIVMEDQA_SCHEMA = {
 }
 # The paper's CSV names the dimensions MedGPT1..MedGPT5 in this order.
 PAPER_COLUMNS = dict(zip(HIV_DIMENSIONS, ("MedGPT1", "MedGPT2", "MedGPT3", "MedGPT4", "MedGPT5")))
-RUBRIC_MAX_TOKENS = 400
 
 
 class RubricJudge:
@@ -74,11 +74,11 @@ class RubricJudge:
         messages = [{"role": "system", "content": self.prompts.text(name, "system")},
                     {"role": "user", "content": self.prompts.text(name, "user", **values)}]
         try:
-            value, generation = model.generate_json(messages, schema, temperature=0.0,
-                                                    max_tokens=RUBRIC_MAX_TOKENS, cancel=cancel)
+            value, generation = model.generate_json(messages, schema, temperature=0.0, cancel=cancel)
         except ModelOutputError as exc:
-            return None, {"unparseable": True, "reply": exc.raw_text, "reason": exc.message}
-        return value, {"unparseable": False, "reply": generation.text, "seconds": generation.seconds}
+            return None, unparseable_detail(exc)
+        return value, {"unparseable": False, "reply": generation.text, "seconds": generation.seconds,
+                       "max_tokens": generation.max_tokens}
 
     def medjudge(self, question: str, expert_answer: str, model_answer: str,
                  cancel: CancelToken | None = None) -> tuple[dict | None, dict[str, Any]]:
@@ -92,6 +92,14 @@ class RubricJudge:
         if value is not None:
             value["overall"] = sum(value[d] for d in HIV_DIMENSIONS) / len(HIV_DIMENSIONS)
         return value, detail
+
+
+def unparseable_detail(exc: ModelOutputError) -> dict[str, Any]:
+    """What is stored for a judge reply that could not be used (its scores are missing)."""
+    detail: dict[str, Any] = {"unparseable": True, "reply": exc.raw_text, "reason": exc.message}
+    if isinstance(exc, ReplyCutOff):
+        detail["cut_off"] = exc.tokens
+    return detail
 
 
 def hivmedqa_scores(value: dict | None) -> dict[str, float | None]:

@@ -83,7 +83,9 @@ def summarize(evaluations: EvaluationStore, run_id: str, *, resamples: int = 100
     counts = {"samples": len(results),
               "errors": sum(1 for r in results if r["error"]),
               "judge_unparseable": sum(1 for r in results for reply in r["judge"].values()
-                                       if isinstance(reply, dict) and reply.get("unparseable"))}
+                                       if isinstance(reply, dict) and reply.get("unparseable")),
+              "judge_cut_off": sum(1 for r in results for reply in r["judge"].values()
+                                   if isinstance(reply, dict) and reply.get("cut_off"))}
     medjudge = [r["judge"]["medjudge"] for r in results if "medjudge" in r["judge"]]
     distributions = None
     if medjudge:
@@ -210,7 +212,9 @@ def to_html(summary: dict[str, Any], criteria: list[dict[str, Any]],
         "<h2>Results</h2><table><tr><th>metric</th><th>n</th><th>missing</th><th>mean</th>"
         "<th>95% CI</th></tr>", metric_rows, "</table>",
         f"<p>Errors: {summary['counts']['errors']}; unparseable judge replies (stored as missing, "
-        f"not 0): {summary['counts']['judge_unparseable']}. Time: {summary['timing']['seconds']} s "
+        f"not 0): {summary['counts']['judge_unparseable']}"
+        + (f", of which {summary['counts']['judge_cut_off']} cut off at their token limit"
+           if summary["counts"].get("judge_cut_off") else "") + ". Time: {summary['timing']['seconds']} s "
         f"({summary['timing']['samples_per_minute']} samples/min).</p>",
     ]
     if bertscore_note:

@@ -34,7 +34,7 @@ from ..pipelines.base import Pipeline
 from ..progress import CancelToken, ProgressCallback, report
 from ..prompts import load_prompts
 from .dataset import Sample
-from .judges import HIV_DIMENSIONS, RubricJudge, hivmedqa_scores
+from .judges import HIV_DIMENSIONS, RubricJudge, hivmedqa_scores, unparseable_detail
 from .runs import EvaluationStore
 
 if TYPE_CHECKING:
@@ -45,10 +45,11 @@ SCORERS = {"diagnosis-accuracy": "DoctorRAG diagnosis mode: 1 when the label pic
            "similarity-judge": "LLM judge of semantic similarity, 1-5 (LAMP-MedQA)",
            "medjudge": "MedJudge rubric (PerMedCQA): correctness, coverage, clinical impact labels",
            "hivmedqa-judge": "HIVMedQA judge: five dimensions 0-5 and their mean"}
-SIMILARITY_SCHEMA = {"type": "object", "properties": {"similarity": {"type": "integer", "minimum": 1,
-                                                                     "maximum": 5}},
+# An enum, not minimum/maximum: llama.cpp's schema grammar ignores integer bounds.
+SIMILARITY_SCHEMA = {"type": "object", "properties": {"similarity": {"type": "integer",
+                                                                     "enum": [1, 2, 3, 4, 5]}},
                      "required": ["similarity"], "additionalProperties": False}
-JUDGE_MAX_TOKENS = 150  # the paper's judge setting
+JUDGE_MAX_TOKENS = 150  # the paper's judge setting (far above what the grammar allows)
 
 
 def systems() -> dict[str, str]:
@@ -171,7 +172,7 @@ class Evaluator(Pipeline):
             value, generation = judge.generate_json(messages, SIMILARITY_SCHEMA, temperature=0.0,
                                                     max_tokens=JUDGE_MAX_TOKENS, cancel=cancel)
         except ModelOutputError as exc:
-            return None, {"unparseable": True, "reply": exc.raw_text, "reason": exc.message}
+            return None, unparseable_detail(exc)
         return int(value["similarity"]), {"unparseable": False, "reply": generation.text,
                                           "seconds": generation.seconds}
 

@@ -30,9 +30,10 @@ import numpy as np
 from ... import __version__
 from ..config import Paths, Settings
 from ..documents import read_document
-from ..errors import ContextOverflowError, LumenError, ModelOutputError
+from ..errors import ContextOverflowError, LumenError, ModelOutputError, ReplyCutOff
 from ..evaluation.dataset import sha256_path
 from ..glossary.glossary import Glossary
+from ..models.grammar import reply_token_limit
 from ..models.runtime import Generation, LlamaModel, ModelRuntime
 from ..pipelines.base import Pipeline
 from ..pipelines.safety import neutralise_control_markers
@@ -40,8 +41,7 @@ from ..pipelines.trace import Attempt, CallRecord, Trace, save_run, sha256_text
 from ..progress import CancelToken, ProgressCallback, report
 from ..store import Store
 from . import icd10
-from .base import (CaseBase, CaseSet, KnowledgeBase, KnowledgeDocument, PreparedChunk, StoredCase,
-                   chunk_text)
+from .base import (CaseBase, CaseSet, KnowledgeBase, KnowledgeDocument, PreparedChunk, chunk_text)
 from .cases import CaseFile, read_cases
 from .index import CASES, KNOWLEDGE, Hit, VectorIndex
 from .textgrad import med_textgrad, refinement_calls
@@ -189,7 +189,7 @@ class DoctorRAG(Pipeline):
                     {"role": "user", "content": self.prompts.text(
                         "tag", "user", text=neutralise_control_markers(_shorten(text, TAG_TEXT_WORDS))[0])}]
         value, generation = model.generate_json(messages, icd10.TAG_SCHEMA, temperature=0.0,
-                                                max_tokens=24, cancel=cancel)
+                                                cancel=cancel)
         return value["chapter"], CallRecord.of("tag", "generator", "tag", generation)
 
     def declarative(self, text: str, cancel: CancelToken | None = None) -> str:
@@ -458,7 +458,6 @@ class DoctorRAG(Pipeline):
         retrieval = self.retrieve(question, chapter=chapter, ablation=ablation, exclude_ids=exclude_ids)
         # 3. Answer (or pick a diagnosis) under a grammar.
         report(progress, 2, steps, "Writing the answer" if mode == "answer" else "Choosing a diagnosis")
-        max_tokens = s.kb_answer_tokens + 60
 
         def build(r: Retrieval) -> list[dict[str, str]]:
             knowledge, cases = self._sections(r)
@@ -473,24 +472,13 @@ class DoctorRAG(Pipeline):
                 "answer" if mode == "answer" else "diagnose", "system")},
                     {"role": "user", "content": user}]
 
+        # Fitting the sources into the context can only drop some, which shortens the
+        # longest reply: the limit for all of them holds for what is kept.
+        max_tokens = _reply_limit(_reply_schema(mode, retrieval, labels), mode, s.kb_answer_tokens)
         messages = self._fit(model, build, retrieval, max_tokens)
         trace.context = retrieval.to_dict()
         emit("retrieval", {"retrieval": retrieval})
-        refs = [src.ref for src in [*retrieval.knowledge, *retrieval.cases]]
-        references_schema: dict[str, Any] = {"type": "array", "items": {"type": "string", "enum": refs},
-                                             "minItems": 1, "maxItems": len(refs)} if refs else \
-            {"type": "array", "maxItems": 0}
-        if mode == "answer":
-            # References come first: a small model that runs on inside its answer then still
-            # has named its sources, and the answer can be closed where it was cut off.
-            # (No maxLength: llama.cpp spells it out as nested rules, too many for long text.)
-            schema = {"type": "object", "properties": {
-                "references": references_schema, "answer": {"type": "string", "minLength": 1}},
-                "required": ["references", "answer"], "additionalProperties": False}
-        else:
-            schema = {"type": "object", "properties": {
-                "diagnosis": {"type": "string", "enum": labels}, "references": references_schema},
-                "required": ["diagnosis", "references"], "additionalProperties": False}
+        schema = _reply_schema(mode, retrieval, labels)
         generation = model.generate(messages, json_schema=schema, max_tokens=max_tokens, cancel=cancel)
         value, cut_off = _structured_reply(generation, schema, closable=mode == "answer")
         references = list(dict.fromkeys(value["references"]))
@@ -535,8 +523,9 @@ class DoctorRAG(Pipeline):
                 progress=lambda p: report(progress, 3, steps, p.message))
             trace.attempts.append(Attempt("refine", rounds, answer, calls=calls, chosen=True))
             # References the refined answer names itself join those of the first answer.
+            retrieved = {src.ref for src in [*retrieval.knowledge, *retrieval.cases]}
             for ref in _REFERENCE.findall(answer):
-                if ref in refs and ref not in references:
+                if ref in retrieved and ref not in references:
                     references.append(ref)
         trace.seconds = time.perf_counter() - started
         report(progress, steps, steps, "Done")
@@ -550,6 +539,34 @@ class DoctorRAG(Pipeline):
                                 "first_answer": result.first_answer, "diagnosis": result.diagnosis}
         return save_run(self.store, result.trace, summary="", question=result.question,
                         result=result.answer)
+
+
+def _reply_schema(mode: str, retrieval: "Retrieval", labels: list[str]) -> dict[str, Any]:
+    """The JSON asked for: the references (only retrieved ids) first, then the answer, or
+    the diagnosis (one of the labels) and its references."""
+    refs = [src.ref for src in [*retrieval.knowledge, *retrieval.cases]]
+    references: dict[str, Any] = {"type": "array", "items": {"type": "string", "enum": refs},
+                                  "minItems": 1, "maxItems": len(refs)} if refs else \
+        {"type": "array", "maxItems": 0}
+    if mode == "answer":
+        # References come first: a small model that runs on inside its answer then still
+        # has named its sources, and the answer can be closed where it was cut off.
+        return {"type": "object", "properties": {
+            "references": references, "answer": {"type": "string", "minLength": 1}},
+            "required": ["references", "answer"], "additionalProperties": False}
+    return {"type": "object", "properties": {
+        "diagnosis": {"type": "string", "enum": labels}, "references": references},
+        "required": ["diagnosis", "references"], "additionalProperties": False}
+
+
+def _reply_limit(schema: dict[str, Any], mode: str, answer_tokens: int) -> int:
+    """Tokens for the reply: a diagnosis is never cut off (its grammar's longest form
+    fits); an answer gets `answer_tokens` after the longest its references can be."""
+    if mode != "answer":
+        return reply_token_limit(schema)
+    references_only = {**schema, "properties": {"references": schema["properties"]["references"]},
+                       "required": ["references"]}
+    return answer_tokens + reply_token_limit(references_only)
 
 
 def _structured_reply(generation: Generation, schema: dict[str, Any], *, closable: bool
@@ -575,8 +592,7 @@ def _structured_reply(generation: Generation, schema: dict[str, Any], *, closabl
         except (json.JSONDecodeError, jsonschema.ValidationError):
             continue
     if cut_off:
-        raise ModelOutputError(f"The model's reply was cut off after {generation.completion_tokens} "
-                               "tokens, before its JSON was complete.", text)
+        raise ReplyCutOff(generation.completion_tokens, text)
     raise ModelOutputError("The model's reply is not the JSON asked for.", text)
 
 

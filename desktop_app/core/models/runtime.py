@@ -22,11 +22,12 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..config import Paths, Settings
-from ..errors import Cancelled, ContextOverflowError, ModelError, ModelOutputError
+from ..errors import Cancelled, ContextOverflowError, ModelError, ModelOutputError, ReplyCutOff
 from ..progress import CancelToken
 from .catalog import ModelRegistry, ModelSpec
 from .chat import ChatRenderer, Message, resolve_chat_template
 from .embedder import Embedder
+from .grammar import json_grammar, reply_token_limit
 from .manage import hash_cache, require_verified
 
 log = logging.getLogger(__name__)
@@ -44,6 +45,7 @@ class Generation:
     seconds: float
     model_id: str
     model_sha256: str
+    max_tokens: int = 0  # the limit it ran under
 
     @property
     def tokens_per_second(self) -> float:
@@ -169,8 +171,8 @@ class LlamaModel:
         if key not in self._grammars:
             # Built from the schema as written: the grammar emits properties in their order,
             # which protocols such as MedJudge's fix (analysis first, labels after).
-            self._grammars[key] = self._llama_cpp.LlamaGrammar.from_json_schema(
-                json.dumps(schema), verbose=False)
+            self._grammars[key] = self._llama_cpp.LlamaGrammar.from_string(
+                json_grammar(schema), verbose=False)
         return self._grammars[key]
 
     def generate(self, messages: list[Message], *, max_tokens: int | None = None,
@@ -234,18 +236,27 @@ class LlamaModel:
         return Generation(text=text, finish_reason=finish, prompt_tokens=len(tokens),
                           prompt_tokens_evaluated=int(evaluated),
                           completion_tokens=completion_tokens, seconds=seconds,
-                          model_id=self.spec.id, model_sha256=self.sha256)
+                          model_id=self.spec.id, model_sha256=self.sha256, max_tokens=max_tokens)
 
-    def generate_json(self, messages: list[Message], schema: dict, **kwargs: Any
-                      ) -> tuple[Any, Generation]:
-        """Generate under a grammar built from a JSON schema; parse and validate the reply."""
+    def generate_json(self, messages: list[Message], schema: dict, *,
+                      max_tokens: int | None = None, **kwargs: Any) -> tuple[Any, Generation]:
+        """Generate under a grammar built from a JSON schema; parse and validate the reply.
+
+        The token limit is the grammar's longest reply (models/grammar.py), so a reply is
+        never cut off whatever the model writes; a smaller explicit limit is refused."""
         import jsonschema
 
-        generation = self.generate(messages, json_schema=schema, **kwargs)
+        needed = reply_token_limit(schema)
+        if needed is None:
+            raise ValueError("generate_json needs a schema whose longest reply is bounded "
+                             "(every string with maxLength, every array with maxItems)")
+        if max_tokens is not None and max_tokens < needed:
+            raise ValueError(f"max_tokens={max_tokens} is below this schema's longest reply "
+                             f"({needed} tokens); leave it out to use the grammar's own limit")
+        generation = self.generate(messages, json_schema=schema, max_tokens=max_tokens or needed,
+                                   **kwargs)
         if generation.finish_reason == "length":
-            raise ModelOutputError(
-                f"The model's reply was cut off after {generation.completion_tokens} tokens, "
-                "before its JSON was complete.", generation.text)
+            raise ReplyCutOff(generation.completion_tokens, generation.text)
         try:
             # llama.cpp's string grammar can let a raw line break through; JSON that is
             # otherwise well-formed is accepted with it.
