@@ -2,6 +2,9 @@
 #   make run    create .venv, install pinned packages, provision the embedded models, open the window
 #   make test   the same set-up, then the whole test suite
 # Installing compiles llama.cpp once (about 5 minutes on 2 cores); later runs reuse .venv.
+# llama.cpp is compiled for a fixed CPU level (GGML_NATIVE=OFF), never for this machine's CPU
+# (packaging/install_llama.sh; AMX kernels are left out at every level):
+#   LLAMA_CPU=portable (default, AVX2), baseline (any x86-64) or native (this CPU only).
 # For hospital IT, `make dist` builds the installable bundle (packaging/README.md).
 
 PYTHON ?= python3
@@ -10,14 +13,28 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.lumen-installed
 PYTEST_ARGS ?=
 DIST_ARGS ?=
+LLAMA_CPU ?= portable
+LLAMA_STAMP := $(VENV)/.llama-$(LLAMA_CPU)
 
 .PHONY: run test install provision bench lock clean dist
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): requirements.lock pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --disable-pip-version-check --no-deps -r requirements.lock
+# Every pinned package but llama-cpp-python, then llama-cpp-python compiled for LLAMA_CPU
+# (packaging/install_llama.sh), then Lumen itself.
+DEPS_STAMP := $(VENV)/.deps-installed
+$(DEPS_STAMP): requirements.lock | $(BIN)/python
+	grep -v '^llama_cpp_python==' requirements.lock > $(VENV)/requirements-without-llama.txt
+	$(BIN)/python -m pip install --disable-pip-version-check --no-deps -r $(VENV)/requirements-without-llama.txt
+	touch $(DEPS_STAMP)
+
+$(LLAMA_STAMP): requirements.lock packaging/install_llama.sh | $(DEPS_STAMP)
+	rm -f $(VENV)/.llama-*
+	packaging/install_llama.sh $(BIN)/python $(LLAMA_CPU)
+	touch $(LLAMA_STAMP)
+
+$(STAMP): pyproject.toml $(DEPS_STAMP) $(LLAMA_STAMP)
 	$(BIN)/python -m pip install --disable-pip-version-check --no-deps -e .
 	touch $(STAMP)
 
@@ -40,7 +57,8 @@ bench: provision
 	$(BIN)/python bench/bench_knowledge.py
 
 # The one-folder bundle dist/lumen/, its SHA256SUMS and the Linux tar.gz.
-# Releases: make dist DIST_ARGS=--portable-llama (see packaging/README.md).
+# llama.cpp is bundled at the level .venv has (portable); DIST_ARGS="--llama-cpu baseline"
+# for CPUs without AVX2 (see packaging/README.md).
 dist: install
 	packaging/build.sh --python $(BIN)/python $(DIST_ARGS)
 

@@ -7,7 +7,6 @@ checked, what was found, and, when something is wrong, what to do.
 from __future__ import annotations
 
 import importlib.metadata
-import os
 import platform
 import time
 from dataclasses import asdict, dataclass, field
@@ -67,6 +66,41 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
+def offline_findings() -> list[Finding]:
+    """The guard, the offline switches in this process, and known telemetry files."""
+    findings = []
+    refused = offline.attempts()
+    if not offline.guard_installed():
+        findings.append(Finding("Offline", "Network guard", FAIL, "The network guard is not running.",
+                                "Start Lumen through the 'lumen' command, which turns it on first."))
+    else:
+        findings.append(Finding(
+            "Offline", "Network guard", WARN if refused else OK,
+            "On: connections to other machines are refused"
+            + (f"; {len(refused)} attempt(s) refused so far (in the audit log)" if refused else ""),
+            "See the audit log (lumen audit) for what tried to connect." if refused else "",
+            {"refused": [str(a) for a in refused]}))
+    problems = offline.environment_problems()
+    findings.append(Finding(
+        "Offline", "Telemetry switches", FAIL if problems else OK,
+        ("; ".join(problems) if problems else
+         f"All {len(offline.OFFLINE_SWITCHES)} switches in force in this process "
+         "(onnxruntime, chromadb, OpenTelemetry, Hugging Face, proxies)"),
+        "Something changed Lumen's environment after start; start Lumen again, and check "
+        "for site customisations (sitecustomize.py, PYTHONSTARTUP)." if problems else "",
+        {"problems": problems}))
+    present = offline.telemetry_files_present()
+    findings.append(Finding(
+        "Offline", "Telemetry files", WARN if present else OK,
+        ("Found: " + "; ".join(f"{path} ({library})" for library, path in present)) if present
+        else "None of the known telemetry queues or ids exist for this user",
+        ("Another program, or a Lumen from before this check, ran that library with its "
+         "telemetry on. Lumen keeps it off; delete the file(s) named, and run "
+         "'lumen verify-offline' to check this installation.") if present else "",
+        {"files": [str(path) for _, path in present]}))
+    return findings
+
+
 def _guarded(area: str, check: str, action: Callable[[], Finding]) -> Finding:
     """Run one check; a LumenError becomes a failed finding, with its fix."""
     try:
@@ -108,20 +142,26 @@ def run_doctor(paths: Paths, settings: Settings, *, store: Store | None = None,
     findings.append(_guarded("System", "Folders", folders))
 
     step(1, "Network guard")
-    env_ok = all(os.environ.get(k) == v
-                 for k, v in offline.OFFLINE_ENVIRONMENT.items())
-    refused = offline.attempts()
-    if not offline.guard_installed():
-        findings.append(Finding("Offline", "Network guard", FAIL, "The network guard is not running.",
-                                "Start Lumen through the 'lumen' command, which turns it on first."))
-    else:
-        findings.append(Finding(
-            "Offline", "Network guard", WARN if refused or not env_ok else OK,
-            ("On: connections to other machines are refused"
-             + (f"; {len(refused)} attempt(s) refused so far" if refused else "")
-             + ("" if env_ok else "; offline environment variables were changed")),
-            "See the log file for what tried to connect." if refused else "",
-            {"refused": [str(a) for a in refused]}))
+    findings.extend(offline_findings())
+
+    def llama_cpu() -> Finding:
+        from .models.cpu import llama_build
+
+        build = llama_build()
+        detail = f"{build.describe()}; this CPU: {build.to_dict()['cpu']}"
+        if build.missing:
+            return Finding("System", "llama.cpp and this CPU", FAIL,
+                           f"{detail}; missing here: {', '.join(build.missing)}",
+                           "Reinstall with 'make install LLAMA_CPU=baseline', or use a release "
+                           "bundle (built for any AVX2 CPU).", build.to_dict())
+        if build.avoid_amx_repacking:
+            return Finding("System", "llama.cpp and this CPU", WARN,
+                           f"{detail}; built with AMX kernels, which crash on this CPU: models "
+                           "load without llama.cpp's weight repacking (slower)",
+                           "Reinstall with 'make install' (the portable build has no AMX kernels).",
+                           build.to_dict())
+        return Finding("System", "llama.cpp and this CPU", OK, detail, data=build.to_dict())
+    findings.append(_guarded("System", "llama.cpp and this CPU", llama_cpu))
 
     step(2, "Models")
     registry = ModelRegistry(paths, settings)

@@ -13,19 +13,21 @@ prompt tokens llama.cpp actually evaluated, read from its own perf counters.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from ..config import Paths, Settings
 from ..errors import Cancelled, ContextOverflowError, ModelError, ModelOutputError, ReplyCutOff
 from ..progress import CancelToken
 from .catalog import ModelRegistry, ModelSpec
 from .chat import ChatRenderer, Message, resolve_chat_template
+from .cpu import LlamaBuild, llama_build
 from .embedder import Embedder
 from .grammar import json_grammar, reply_token_limit
 from .manage import hash_cache, require_verified
@@ -72,6 +74,47 @@ def _counted_ram_cache(llama_cpp: Any, capacity_bytes: int) -> Any:
     return CountedRAMCache(capacity_bytes=capacity_bytes)
 
 
+def require_runnable_build() -> LlamaBuild:
+    """The installed llama.cpp's build, if this CPU can run it; a clear error otherwise
+    (instead of the process dying with "Illegal instruction" at the first token)."""
+    build = llama_build()
+    if build.missing:
+        raise ModelError(
+            f"Lumen's llama.cpp was built for CPU instructions this computer lacks "
+            f"({', '.join(build.missing)}; {build.describe()}).",
+            "Reinstall with 'make install LLAMA_CPU=baseline' (any x86-64 CPU), or use a "
+            "release bundle built for older CPUs.")
+    return build
+
+
+_params_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def _model_params(llama_cpp: Any, *, use_extra_bufts: bool) -> Iterator[None]:
+    """Load with llama.cpp's extra buffer types switched off when asked.
+
+    llama-cpp-python's Llama() takes no such argument; it builds the parameters from
+    llama_model_default_params() inside its constructor, so that one call is wrapped
+    for the duration of the load (under a lock: loads in other threads wait)."""
+    if use_extra_bufts:
+        yield
+        return
+    module = llama_cpp.llama_cpp
+    with _params_lock:
+        original = module.llama_model_default_params
+
+        def without_extra_bufts():
+            params = original()
+            params.use_extra_bufts = False
+            return params
+        module.llama_model_default_params = without_extra_bufts
+        try:
+            yield
+        finally:
+            module.llama_model_default_params = original
+
+
 class LlamaModel:
     """A loaded GGUF model.  Thread-safe: calls are serialised on one lock."""
 
@@ -90,10 +133,12 @@ class LlamaModel:
         if spec.context_length:
             n_ctx = min(n_ctx, spec.context_length)
         threads = settings.effective_threads()
+        build = require_runnable_build()
         try:
-            self.llama = llama_cpp.Llama(
-                model_path=str(path), n_ctx=n_ctx, n_batch=min(settings.batch_size, n_ctx),
-                n_threads=threads, n_threads_batch=threads, seed=settings.seed, verbose=False)
+            with _model_params(llama_cpp, use_extra_bufts=not build.avoid_amx_repacking):
+                self.llama = llama_cpp.Llama(
+                    model_path=str(path), n_ctx=n_ctx, n_batch=min(settings.batch_size, n_ctx),
+                    n_threads=threads, n_threads_batch=threads, seed=settings.seed, verbose=False)
         except (ValueError, RuntimeError, OSError) as exc:
             raise ModelError(
                 f"llama.cpp could not load the model file {path.name} ({exc}).",
