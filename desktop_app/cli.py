@@ -86,6 +86,49 @@ def cmd_doctor(args: argparse.Namespace, paths: Paths, settings: Settings) -> in
     return EXIT_OK if report.ok else EXIT_PROBLEM
 
 
+def cmd_verify_offline(args, paths, settings) -> int:
+    from .core import netprobe
+
+    def show(step: "netprobe.StepResult") -> None:
+        if args.json:
+            return
+        mark = "OK  " if step.ok else "FAIL"
+        print(f"[{mark}] {step.name}: exit {step.returncode}, {step.seconds:.0f} s, "
+              f"{len(step.events)} outside attempt(s)", flush=True)
+        for event in step.events:
+            print(f"       → {event.call} {event.target} ({event.level})")
+        if step.returncode != 0:
+            for line in step.output_tail.strip().splitlines()[-5:]:
+                print(f"       | {line}")
+
+    if not args.json:
+        print("Running Lumen's features in child processes, watched for any attempt to reach "
+              "another machine (this takes a few minutes)…", file=sys.stderr)
+    tour = netprobe.run_tour(paths, settings, quick=args.quick,
+                             use_strace=False if args.no_strace else None, on_step=show)
+    _audit(paths, "offline.verified", {"ok": tour.ok, "attempts": len(tour.events),
+                                       "files_outside": len(tour.files_outside),
+                                       "system_calls": tour.syscall_level, "quick": args.quick})
+    if args.json:
+        _print_json(tour.to_dict())
+        return EXIT_OK if tour.ok else EXIT_PROBLEM
+    for event in tour.guard_refusals:
+        print(f"[FAIL] Lumen's guard refused {event.call} to {event.target}")
+    for name in tour.files_outside:
+        print(f"[FAIL] written outside Lumen's folders: ~/{name}")
+    levels = ("the C library (every name lookup, connect and send, from any library)"
+              + (" and system calls (strace)" if tour.syscall_level else
+                 "; strace is not available here, so system calls were not traced"))
+    if tour.ok:
+        print(f"\nNothing tried to leave this machine: {len(tour.steps)} steps watched at {levels}, "
+              "and no file was written outside Lumen's own folders.")
+    else:
+        print(f"\nNOT offline-clean: {len(tour.events)} outside attempt(s), "
+              f"{len(tour.files_outside)} file(s) outside Lumen's folders, "
+              f"{sum(1 for s in tour.steps if s.returncode)} step(s) failed. Watched at {levels}.")
+    return EXIT_OK if tour.ok else EXIT_PROBLEM
+
+
 def cmd_models_provision(args, paths, settings) -> int:
     from .core.models import manage
 
@@ -683,6 +726,27 @@ def _audit(paths: Paths, action: str, detail: dict[str, Any]) -> None:
               f"{exc.message} {exc.fix}", file=sys.stderr)
 
 
+def _audit_refusals(paths: Paths) -> None:
+    """Refused network attempts of a command that never opened the database go into the
+    audit log now, when the database opens without asking (keyring or LUMEN_PASSPHRASE);
+    otherwise they stay in the log file, where the guard always writes them."""
+    from .core import offline
+    from .core.store import KeyManager, open_store
+
+    pending = offline.take_unaudited()
+    if not pending:
+        return
+    offline.return_unaudited(pending)
+    if not KeyManager(paths.database_file).database_exists():
+        return
+    try:
+        with open_store(paths.database_file, None):
+            pass  # opening the store writes them
+    except LumenError as exc:
+        print(f"Warning: {len(pending)} refused network attempt(s) could not be written to "
+              f"the audit log ({exc.message}); they are in the log file.", file=sys.stderr)
+
+
 # ---- knowledge (DoctorRAG) ----------------------------------------------------------
 
 
@@ -919,6 +983,16 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--no-speed", action="store_true", help="skip the generation speed test")
     doctor.set_defaults(func=cmd_doctor)
 
+    verify = sub.add_parser(
+        "verify-offline",
+        help="prove that nothing leaves this machine: run every feature watched below Python")
+    verify.add_argument("--quick", action="store_true",
+                        help="only the window's start-up and the doctor (under a minute)")
+    verify.add_argument("--no-strace", action="store_true",
+                        help="watch the C library only, not system calls")
+    verify.add_argument("--json", action="store_true")
+    verify.set_defaults(func=cmd_verify_offline)
+
     models = sub.add_parser("models", help="list, provision, add and verify models")
     msub = models.add_subparsers(dest="models_command", metavar="ACTION", required=True)
     p = msub.add_parser("provision", help="copy the embedded models into the models folder")
@@ -1138,7 +1212,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .gui.app import run_gui
 
             return run_gui(paths, settings, selftest=args.selftest)
-        return args.func(args, paths, settings)
+        try:
+            return args.func(args, paths, settings)
+        finally:
+            _audit_refusals(paths)
     except LumenError as exc:
         print(f"Error: {exc.message}", file=sys.stderr)
         if exc.fix:

@@ -9,12 +9,17 @@
 #   --work DIR         PyInstaller's work folder (default: build)
 #   --clean            empty PyInstaller's cache first
 #   --no-tar           stop after the folder and its SHA256SUMS
-#   --portable-llama   first reinstall llama-cpp-python with CMAKE_ARGS=-DGGML_NATIVE=OFF
-#                      (about 5 minutes), so the bundle runs on any x86-64 CPU with AVX2,
-#                      not only on CPUs like the build machine's; use it for releases
+#   --llama-cpu LEVEL  first recompile llama-cpp-python at this CPU level (about 5 minutes;
+#                      packaging/install_llama.sh): portable (AVX2), baseline (any x86-64)
+#   --portable-llama   the same as --llama-cpu portable
 #
-# The build uses no network (except pip for --portable-llama): everything comes
-# from the build environment, which `make install` sets up from requirements.lock.
+# The bundle carries the llama.cpp of the build environment. `make install` compiles it
+# at the portable level (AVX2, no AVX-512, no AMX), so the bundle runs on any x86-64 CPU
+# with AVX2 and gives the same outputs on each; a build environment with a `native`
+# llama.cpp is refused, since its bundle would stop on other CPUs.
+#
+# The build uses no network (except pip for --llama-cpu): everything comes from the
+# build environment, which `make install` sets up from requirements.lock.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -23,7 +28,7 @@ DIST="$ROOT/dist"
 WORK="$ROOT/build"
 CLEAN=""
 TAR=1
-PORTABLE=0
+LLAMA_LEVEL=""
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -32,8 +37,9 @@ while [ $# -gt 0 ]; do
         --work) WORK=$2; shift 2 ;;
         --clean) CLEAN="--clean"; shift ;;
         --no-tar) TAR=0; shift ;;
-        --portable-llama) PORTABLE=1; shift ;;
-        -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+        --portable-llama) LLAMA_LEVEL=portable; shift ;;
+        --llama-cpu) LLAMA_LEVEL=$2; shift 2 ;;
+        -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
         *) echo "build.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -46,23 +52,27 @@ if ! "$PYTHON" -c "import PyInstaller" 2>/dev/null; then
     exit 1
 fi
 
-if [ "$PORTABLE" = 1 ]; then
-    LLAMA_VERSION=$("$PYTHON" -c "import importlib.metadata as m; print(m.version('llama-cpp-python'))")
-    echo "==> Rebuilding llama-cpp-python $LLAMA_VERSION without native CPU flags (GGML_NATIVE=OFF)"
-    CMAKE_ARGS="-DGGML_NATIVE=OFF" FORCE_CMAKE=1 "$PYTHON" -m pip install --disable-pip-version-check \
-        --force-reinstall --no-deps --no-cache-dir --no-binary llama-cpp-python \
-        "llama-cpp-python==$LLAMA_VERSION"
+if [ -n "$LLAMA_LEVEL" ]; then
+    "$ROOT/packaging/install_llama.sh" "$PYTHON" "$LLAMA_LEVEL"
 fi
 
 # Which CPU instructions the bundled llama.cpp was compiled for: the bundle stops
 # with "Illegal instruction" on a workstation whose CPU lacks one of them.
+LEVEL=$("$PYTHON" -c "import sys; sys.path.insert(0, '$ROOT'); from desktop_app.core.models.cpu import build_level; print(build_level())")
 CPU_FEATURES=$("$PYTHON" -c "import llama_cpp; print(llama_cpp.llama_print_system_info().decode())" 2>/dev/null || true)
-echo "==> llama.cpp in this build uses: $CPU_FEATURES"
-case "$CPU_FEATURES" in
-    *"AVX512 = 1"*|*"AVX_VNNI = 1"*|*"AMX_INT8 = 1"*)
-        echo "    NOTE: compiled for this machine's CPU (AVX-512/VNNI on): fine for testing here, not" >&2
-        echo "    for a release. Build releases with --portable-llama (CMAKE_ARGS=-DGGML_NATIVE=OFF)." >&2 ;;
+echo "==> llama.cpp in this build: $LEVEL level; $CPU_FEATURES"
+case "$LEVEL" in
+    portable|baseline) ;;
+    *) echo "build.sh: the build environment's llama.cpp is the '$LEVEL' build, which would stop on" >&2
+       echo "    other CPUs. Run 'make install' (portable), or pass --llama-cpu portable." >&2
+       exit 1 ;;
 esac
+
+# The network probe for 'lumen verify-offline', compiled here: workstations have no compiler.
+PROBE="$WORK/netprobe/libnetprobe.so"
+mkdir -p "$(dirname "$PROBE")"
+"${CC:-cc}" -shared -fPIC -O2 -o "$PROBE" "$ROOT/resources/netprobe/netprobe.c" -ldl
+export LUMEN_NETPROBE_SO="$PROBE"
 
 echo "==> PyInstaller: $ROOT/build.spec -> $DIST/lumen"
 started=$(date +%s)
@@ -86,6 +96,7 @@ OS_NAME=$( (. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME") || uname -sr)
 cat > "$BUNDLE/BUILD-INFO.txt" <<INFO
 Lumen $VERSION, built $(date -u +%Y-%m-%dT%H:%MZ) on $OS_NAME ($(uname -m))
 Runs on: Linux $(uname -m) with glibc $GLIBC_NEEDED or newer (check with: ldd --version)
+llama.cpp CPU level: $LEVEL (packaging/install_llama.sh in the source)
 llama.cpp CPU instructions: $CPU_FEATURES
 INFO
 cat "$BUNDLE/BUILD-INFO.txt"

@@ -65,7 +65,13 @@ def embedded_model_files(root: Path) -> list[tuple[Path, str, str]]:
     return found
 
 
-def data_files(root: Path) -> list[tuple[str, str]]:
+# The network probe, compiled by build.sh: workstations have no C compiler, and
+# `lumen verify-offline` preloads it (desktop_app/core/netprobe.py).
+PROBE_ENV = "LUMEN_NETPROBE_SO"
+PROBE_FOLDER = "resources/netprobe"
+
+
+def data_files(root: Path, probe: str | None = None) -> list[tuple[str, str]]:
     """PyInstaller `datas` entries: (source, folder in the bundle)."""
     datas = [
         (str(root / "models" / "catalog.toml"), "models"),
@@ -73,6 +79,10 @@ def data_files(root: Path) -> list[tuple[str, str]]:
         (str(root / "resources"), "resources"),
         (str(root / "glossary"), "glossary"),
     ]
+    if probe:
+        if not Path(probe).is_file():
+            raise BundleInputError(f"The compiled network probe {probe} is missing.")
+        datas.append((probe, PROBE_FOLDER))
     for source, target, _ in embedded_model_files(root):
         datas.append((str(source), str(Path(target).parent)))
     return datas

@@ -13,7 +13,8 @@ from desktop_app.core.pipelines.calibration import (balanced_accuracy, calibrate
                                                     demo_benchmark, load_items)
 from desktop_app.core.pipelines.context import GAP_MARKER, fit_document, split_chunks
 from desktop_app.core.pipelines.grounding import missing_facts, unsupported_facts
-from desktop_app.core.pipelines.safety import inspect_document, neutralise_control_markers
+from desktop_app.core.pipelines.safety import (echoed_instruction_words, inspect_document,
+                                               neutralise_control_markers)
 from desktop_app.core.pipelines.trace import load_run, save_run
 from desktop_app.core.store import open_store
 
@@ -82,9 +83,12 @@ def test_trace_records_every_call_and_is_stored_encrypted(runtime, glossary, tmp
 def test_gates_forced_open_take_one_attempt_each(runtime, glossary, tmp_path):
     trace = pipeline(runtime, glossary, tmp_path, relevance_threshold=-1.0,
                      readability_limit=1000.0).run(SUMMARY, QUESTION).trace
-    assert len(stages(trace, "extraction")) == 1 and len(stages(trace, "simplification")) == 1
-    assert all(a.gate.passed and not a.feedback for a in trace.attempts)
-    assert [c.purpose for c in trace.calls()] == ["extract", "simplify"]
+    # Open gates pass any non-empty reply, so only an empty one is tried again.
+    assert all(a.gate.passed == bool(a.text) for a in trace.attempts)
+    if all(a.text for a in trace.attempts):
+        assert len(stages(trace, "extraction")) == 1 and len(stages(trace, "simplification")) == 1
+        assert all(not a.feedback for a in trace.attempts)
+        assert [c.purpose for c in trace.calls()] == ["extract", "simplify"]
 
 
 def test_gates_forced_shut_retry_up_to_the_limit_with_feedback(runtime, glossary, tmp_path):
@@ -225,8 +229,16 @@ def test_instructions_inside_a_summary_are_treated_as_data(runtime, glossary, tm
     assert len(start_token) == 1
     assert model.tokenize(model.render(messages)).count(start_token[0]) == 3  # system, user, assistant
     # Whatever the small model answers, words that only the injected lines contain are flagged.
-    if "banana" in result.answer.lower() or "pirate" in result.answer.lower():
-        assert any(f["kind"] == "instruction" for f in result.flags)
+    echoed = echoed_instruction_words(result.answer, INJECTED, inspect_document(INJECTED))
+    assert bool(echoed) == any(f["kind"] == "instruction" for f in result.flags)
+
+
+def test_an_answer_repeating_injected_words_is_flagged():
+    report = inspect_document(INJECTED)
+    assert echoed_instruction_words("BANANAS.", INJECTED, report) == ["BANANAS"]
+    assert echoed_instruction_words("Arrr, I am a pirate: BANANAS", INJECTED, report) == [
+        "BANANAS", "pirate"]
+    assert echoed_instruction_words("Take the tablets twice a day.", INJECTED, report) == []
 
 
 def test_safety_scan_of_plain_summaries_is_quiet():

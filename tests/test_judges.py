@@ -88,7 +88,8 @@ def test_hivmedqa_run_with_rubric_judges(profile, passphrase_env, runtime):
         summary = summarize(evaluations, run_id, resamples=1000)
     assert summary["counts"]["samples"] == 2
     distributions = summary["medjudge"]
-    assert sum(distributions["correctness"].values()) + distributions["unparseable"]["count"] == 2
+    assert (sum(distributions["correctness"].values()) + distributions["unparseable"]["count"]
+            + distributions["blank answers"]["count"]) == 2
     assert "hiv_overall" in summary["metrics"]
     page = to_html(summary, [])
     assert "MedJudge labels" in page and "HIVMedQA overall" in page

@@ -226,8 +226,9 @@ def test_med_textgrad_rounds_are_recorded_and_counted(rag):
     for key in ("answer", "context_critique", "patient_critique", "answer_gradient_context",
                 "answer_gradient_patient", "prompt_gradient_context", "prompt_gradient_patient"):
         assert isinstance(first[key], str)
-    assert first["updated_prompt"] and not last["updated_prompt"]
-    assert last["prompt"] == first["updated_prompt"]
+    # The last round updates nothing; an empty update keeps the prompt it had.
+    assert not last["updated_prompt"]
+    assert last["prompt"] == (first["updated_prompt"] or first["prompt"])
     assert result.answer == last["answer"] or (not last["answer"] and result.answer)
     assert result.trace.totals()["model_calls"] == planned
 
@@ -387,3 +388,26 @@ def test_command_line_kb_and_cases(profile, passphrase_env, tmp_path):
     assert listed["documents"][0]["name"] == "guide.md" and listed["case_sets"][0]["cases"] == 60
     run = run_lumen("cases", "import", str(tmp_path / "missing.csv"))
     assert run.returncode == 2 and "Error:" in run.stderr and "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize("text, answer", [
+    ('{ "references" : ["K1"], "answer" : "Take the inhaler', "Take the inhaler"),
+    ('{ "references" : ["K1"], "answer" : "Take the inhaler first."', "Take the inhaler first."),
+    ('{ "references" : ["K1"], "answer" : "Take the inhaler first." ', "Take the inhaler first."),
+    ('{ "references" : ["K1"], "answer" : "Use it \\u00', "Use it "),
+    ('{ "references" : ["K1"], "answer" : "Use it \\', "Use it "),
+    ('{ "references" : ["K1"], "answer" : "a path C:\\\\', "a path C:\\"),
+])
+def test_an_answer_cut_by_the_limit_is_closed_wherever_the_cut_fell(text, answer):
+    """Wherever the token limit ends an answer (inside it, inside an escape, after its
+    closing quote), the reply is closed there, not refused."""
+    from desktop_app.core.knowledge.doctorrag import _reply_schema, _structured_reply
+    from desktop_app.core.models.runtime import Generation
+
+    sources = type("Sources", (), {"knowledge": [type("S", (), {"ref": "K1"})()], "cases": []})()
+    generation = Generation(text=text, finish_reason="length", prompt_tokens=9,
+                            prompt_tokens_evaluated=9, completion_tokens=30, seconds=0.1,
+                            model_id="m", model_sha256="s", max_tokens=30)
+    value, cut_off = _structured_reply(generation, _reply_schema("answer", sources, []),
+                                       closable=True)
+    assert cut_off and value == {"references": ["K1"], "answer": answer}

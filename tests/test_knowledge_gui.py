@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from desktop_app.core.session import Session
 from desktop_app.core.store import open_store
+from desktop_app.gui.knowledge_page import ROUND_PARTS
 from desktop_app.gui.main_window import MainWindow
 from desktop_app.gui.workers import wait_for_all
 from helpers import ROOT
@@ -72,7 +73,7 @@ def test_knowledge_tab_library_answer_sources_and_refinement(qtbot, page):
     assert page.timeline.topLevelItemCount() == 1
     labels = {page.timeline.topLevelItem(0).child(i).text(0)
               for i in range(page.timeline.topLevelItem(0).childCount())}
-    assert {"Context critique", "Patient critique"} <= labels
+    assert labels == {label for key, label in ROUND_PARTS if result.rounds[0].get(key)}
     assert "ICD-10 chapter of the question" in page.chapter.text()
     assert "References" in page.answer.toHtml() and page.copy_button.isEnabled()
     saved = page.session.store.query("SELECT kind FROM pipeline_run")

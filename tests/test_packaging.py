@@ -215,6 +215,7 @@ def test_unused_qt_plugins_and_libraries_stay_out(dest, kept):
 
 EXPECTED_PASSES = (
     "Encrypted database", "Status page", "System: Versions", "Offline: Network guard",
+    "Offline: Telemetry switches", "Offline: Telemetry files", "System: llama.cpp and this CPU",
     "Models: SmolLM2 135M Instruct (Q4_1) (generator, reviewer, judge)",
     "Models: all-MiniLM-L6-v2 (int8 ONNX) (embedder)", "Models: Embedder",
     "Models: Generation", "Database: Encrypted database", "Offline: Readability (textstat)",
@@ -283,6 +284,16 @@ def test_bundle_builds_installs_and_passes_its_selftest_offline(tmp_path):
     assert not (data / "models").exists() or not any((data / "models").iterdir())
     assert (home / ".local" / "state" / "Lumen" / "log" / "lumen.log").is_file()
     assert (home / ".config" / "Lumen").is_dir()
+
+    # IT's one-command check, from the bundle: its own network probe (no compiler on a
+    # workstation: CC points nowhere), the bundle's program as every child.
+    assert (bundle / "_internal" / "resources" / "netprobe" / "libnetprobe.so").is_file()
+    verify = subprocess.run([str(bundle / "lumen"), "verify-offline", "--quick", "--json"],
+                            cwd=home, env={**env, "CC": "/nonexistent/cc"},
+                            capture_output=True, text=True, timeout=600)
+    assert verify.returncode == 0, verify.stdout[-3000:] + verify.stderr[-3000:]
+    tour = json.loads(verify.stdout)
+    assert tour["ok"] and tour["events"] == [] and tour["files_outside"] == []
 
     # The desktop platform: the window opens on an X server through the bundled xcb
     # plugin and its libraries (Xvfb stands in for the workstation's display).

@@ -32,23 +32,53 @@ from .errors import OfflineViolation
 
 log = logging.getLogger(__name__)
 
-# Variables read by huggingface_hub / transformers / tokenizers, chromadb, posthog and
-# others.  They are set, not defaulted: a workstation environment may not turn them off.
-OFFLINE_ENVIRONMENT = {
-    "HF_HUB_OFFLINE": "1",
-    "TRANSFORMERS_OFFLINE": "1",
-    "HF_DATASETS_OFFLINE": "1",
-    "HF_HUB_DISABLE_TELEMETRY": "1",
-    "HF_HUB_DISABLE_IMPLICIT_TOKEN": "1",
-    "ANONYMIZED_TELEMETRY": "False",  # chromadb
-    "CHROMA_TELEMETRY_IMPL": "",
-    "DO_NOT_TRACK": "1",
-    "POSTHOG_DISABLED": "1",
-    "TOKENIZERS_PARALLELISM": "false",
+# Every switch that keeps a library in this process from reaching out, with the library
+# it is for and why.  They are set, not defaulted (a workstation's environment may turn
+# them on), before any of those libraries loads: several read them once, at load time,
+# in native code that the network guard below cannot see.  docs/OFFLINE.md reviews every
+# dependency, including those that need no switch.
+@dataclass(frozen=True)
+class OfflineSwitch:
+    variable: str
+    value: str
+    library: str
+    reason: str
+
+
+OFFLINE_SWITCHES: tuple[OfflineSwitch, ...] = (
+    OfflineSwitch("ORT_DISABLE_TELEMETRY", "1", "onnxruntime",
+                  "Its native 1DS telemetry looks up mobile.events.data.microsoft.com from a "
+                  "C++ thread a few seconds after the first session, and keeps an event queue "
+                  "and a device id under ~/.cache/Microsoft; read once when onnxruntime loads."),
+    OfflineSwitch("HF_HUB_OFFLINE", "1", "huggingface_hub (llama-cpp-python, tokenizers)",
+                  "Llama.from_pretrained and Tokenizer.from_pretrained would download."),
+    OfflineSwitch("TRANSFORMERS_OFFLINE", "1", "transformers (if a plug-in brings it)",
+                  "Model and tokenizer downloads."),
+    OfflineSwitch("HF_DATASETS_OFFLINE", "1", "datasets (if a plug-in brings it)",
+                  "Dataset downloads."),
+    OfflineSwitch("HF_HUB_DISABLE_TELEMETRY", "1", "huggingface_hub", "Usage pings."),
+    OfflineSwitch("HF_HUB_DISABLE_IMPLICIT_TOKEN", "1", "huggingface_hub",
+                  "Never send a stored access token anywhere."),
+    OfflineSwitch("ANONYMIZED_TELEMETRY", "False", "chromadb",
+                  "Product telemetry (PostHog); the client is also opened with "
+                  "anonymized_telemetry=False."),
+    OfflineSwitch("CHROMA_TELEMETRY_IMPL", "", "chromadb", "No telemetry implementation."),
+    OfflineSwitch("OTEL_SDK_DISABLED", "true", "opentelemetry (chromadb's tracing)",
+                  "chromadb carries an OTLP/gRPC exporter; the SDK stays off whatever "
+                  "OTEL_EXPORTER_* variables the workstation has."),
+    OfflineSwitch("AWS_EC2_METADATA_DISABLED", "true", "pyarrow (AWS SDK for S3)",
+                  "The AWS SDK inside pyarrow asks 169.254.169.254 for credentials when its "
+                  "S3 support starts; Lumen reads local files only, this keeps it from trying."),
+    OfflineSwitch("DO_NOT_TRACK", "1", "any library honouring the convention",
+                  "The console-tool convention for 'no telemetry'."),
+    OfflineSwitch("POSTHOG_DISABLED", "1", "posthog (if installed)", "Analytics client."),
+    OfflineSwitch("TOKENIZERS_PARALLELISM", "false", "tokenizers",
+                  "No thread pool warnings after fork (not a network switch)."),
     # A proxy on this machine would relay traffic the guard lets through as loopback.
-    "NO_PROXY": "*",
-    "no_proxy": "*",
-}
+    OfflineSwitch("NO_PROXY", "*", "every HTTP client", "Never route through a proxy."),
+    OfflineSwitch("no_proxy", "*", "every HTTP client", "Never route through a proxy."),
+)
+OFFLINE_ENVIRONMENT = types.MappingProxyType({s.variable: s.value for s in OFFLINE_SWITCHES})
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "FTP_PROXY", "SOCKS_PROXY",
                    "http_proxy", "https_proxy", "all_proxy", "ftp_proxy", "socks_proxy")
 
@@ -85,6 +115,7 @@ class ConnectionAttempt:
 
 
 _attempts: list[ConnectionAttempt] = []
+_unaudited: list[ConnectionAttempt] = []  # not yet written to an audit log
 _attempts_lock = threading.Lock()
 _guard_installed = False
 _activated = False
@@ -141,6 +172,7 @@ def _record(event: str, target: str) -> ConnectionAttempt:
     attempt = ConnectionAttempt(event, target, _caller())
     with _attempts_lock:
         _attempts.append(attempt)
+        _unaudited.append(attempt)
     log.warning("Network guard refused %s", attempt)
     return attempt
 
@@ -197,11 +229,67 @@ def clear_attempts() -> None:
         _attempts.clear()
 
 
+def take_unaudited() -> list[ConnectionAttempt]:
+    """Refused attempts no audit log has received yet; each is handed out once.
+
+    The guard cannot write to the database itself (it runs inside the refused call, on
+    any thread, perhaps while the database is busy), so the open store collects them at
+    its next write and when it closes."""
+    with _attempts_lock:
+        taken = list(_unaudited)
+        _unaudited.clear()
+    return taken
+
+
+def return_unaudited(attempts: list[ConnectionAttempt]) -> None:
+    """Give back attempts taken for an audit log that could not be written."""
+    with _attempts_lock:
+        _unaudited[:0] = attempts
+
+
 def apply_environment() -> None:
     for key in PROXY_VARIABLES:
         os.environ.pop(key, None)
     for key, value in OFFLINE_ENVIRONMENT.items():
         os.environ[key] = value
+
+
+def environment_problems() -> list[str]:
+    """What in this process's environment differs from the offline set-up (empty: none)."""
+    problems = [f"{key} is {os.environ.get(key)!r}, not {value!r}"
+                for key, value in OFFLINE_ENVIRONMENT.items() if os.environ.get(key) != value]
+    problems += [f"{key} is set" for key in PROXY_VARIABLES if os.environ.get(key)]
+    return problems
+
+
+# Files that libraries write when their telemetry runs: their presence means telemetry
+# ran on this account at some time (perhaps in another program, or before Lumen switched
+# it off).  Paths are relative to the user's cache folder (XDG_CACHE_HOME or ~/.cache).
+TELEMETRY_FILES: tuple[tuple[str, str], ...] = (
+    ("onnxruntime", "Microsoft/DeveloperTools/.onnxruntime/onnxruntime.db"),
+    ("onnxruntime", "Microsoft/DeveloperTools/.onnxruntime/deviceid"),
+    ("chromadb", "chroma/telemetry_user_id"),
+)
+
+
+def user_cache_root() -> Path:
+    configured = os.environ.get("XDG_CACHE_HOME", "").strip()
+    return Path(configured) if configured else Path.home() / ".cache"
+
+
+def telemetry_files_present() -> list[tuple[str, Path]]:
+    """(library, path) for each known telemetry file that exists for this user."""
+    root = user_cache_root()
+    found = []
+    for library, relative in TELEMETRY_FILES:
+        path = root / relative
+        if path.exists():
+            found.append((library, path))
+    # chromadb ignores XDG_CACHE_HOME and always uses ~/.cache.
+    home_file = Path.home() / ".cache" / "chroma" / "telemetry_user_id"
+    if home_file.exists() and ("chromadb", home_file) not in found:
+        found.append(("chromadb", home_file))
+    return found
 
 
 def activate(cache_dir: Path | None = None) -> None:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QKeySequence, QShortcut
-from PySide6.QtWidgets import (QHBoxLayout, QHeaderView, QLabel, QPushButton, QTableWidget,
-                               QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QHBoxLayout, QHeaderView, QLabel, QMessageBox, QPushButton,
+                               QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from ..core.doctor import DoctorReport, run_doctor
+from ..core.netprobe import TourReport, run_tour
 from ..core.session import Session
 from .messages import show_error
 from .progress_bar import TaskProgress
@@ -19,6 +20,7 @@ _STATUS_COLOUR = {"ok": "#1b7a3a", "warn": "#9a6700", "fail": "#b3261e"}
 
 class StatusPage(QWidget):
     checked = Signal(object)  # DoctorReport
+    verified = Signal(object)  # TourReport
 
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -35,6 +37,14 @@ class StatusPage(QWidget):
         # clicked(bool) would land in measure_speed: call without arguments.
         self.rerun.clicked.connect(lambda: self.run_checks())
         QShortcut(QKeySequence("F5"), self, lambda: self.run_checks())
+        self.verify = QPushButton("Verify offline…")
+        self.verify.setObjectName("verifyOffline")
+        self.verify.setToolTip(
+            "Run every feature once in watched processes and show that nothing tries to reach "
+            "another machine, from any library (takes a few minutes; Ctrl+Shift+V)")
+        self.verify.clicked.connect(lambda: self.run_verification())
+        QShortcut(QKeySequence("Ctrl+Shift+V"), self, lambda: self.run_verification())
+        self.verification: TourReport | None = None
         self.table = QTableWidget(0, 4)
         self.table.setObjectName("findingsTable")
         self.table.setHorizontalHeaderLabels(["Status", "Check", "Finding", "What to do"])
@@ -49,13 +59,15 @@ class StatusPage(QWidget):
         self.progress = TaskProgress()
         top = QHBoxLayout()
         top.addWidget(self.summary, 1)
+        top.addWidget(self.verify)
         top.addWidget(self.rerun)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(self.progress)
         layout.addWidget(self.table, 1)
         note = QLabel("Lumen runs entirely on this computer: no text, question or answer is "
-                      "sent anywhere. Patient text is kept only in the encrypted database.")
+                      "sent anywhere. Patient text is kept only in the encrypted database. "
+                      "'Verify offline' proves it for this installation, below Python too.")
         note.setWordWrap(True)
         layout.addWidget(note)
 
@@ -100,3 +112,62 @@ class StatusPage(QWidget):
         self.summary.setText("Lumen is ready: every check passed." if not failures else
                              f"{len(failures)} problem(s) need attention: see 'What to do'.")
         self.checked.emit(report)
+
+    # ---- the offline proof (core/netprobe.py; `lumen verify-offline`) ----
+
+    def run_verification(self, quick: bool = False) -> None:
+        if not self.verify.isEnabled():
+            return
+        self.verify.setEnabled(False)
+        self.rerun.setEnabled(False)
+        self.summary.setText("Verifying that nothing leaves this computer…")
+        session = self.session
+        task = run_in_background(
+            lambda progress, cancel: run_tour(session.paths, session.settings, quick=quick,
+                                              progress=progress, cancel=cancel),
+            on_success=self.show_verification, on_error=self._verification_failed,
+            on_progress=self.progress.update_progress)
+        self.progress.track(task, "Verifying offline…")
+
+    def _verification_failed(self, exc: BaseException) -> None:
+        self.progress.finish()
+        self.verify.setEnabled(True)
+        self.rerun.setEnabled(True)
+        self.summary.setText("The offline verification did not finish.")
+        show_error(self, exc, log_file=str(self.session.paths.log_file))
+
+    def show_verification(self, tour: TourReport) -> None:
+        self.progress.finish()
+        self.verify.setEnabled(True)
+        self.rerun.setEnabled(True)
+        self.verification = tour
+        if self.session.store is not None:
+            self.session.store.audit("offline.verified", {
+                "ok": tour.ok, "attempts": len(tour.events), "files_outside": len(tour.files_outside),
+                "system_calls": tour.syscall_level, "quick": False})
+        levels = "the C library" + (" and system calls" if tour.syscall_level else "")
+        if tour.ok:
+            self.summary.setText(f"Verified offline: nothing tried to leave this computer "
+                                 f"({len(tour.steps)} features watched at {levels}).")
+        else:
+            self.summary.setText("Offline verification FAILED: see the details.")
+        lines = [f"{'OK' if step.ok else 'FAILED'}  {step.name} ({step.seconds:.0f} s)"
+                 + "".join(f"\n      attempt: {event.call} {event.target} ({event.level})"
+                           for event in step.events)
+                 for step in tour.steps]
+        lines += [f"Lumen's guard refused {event.call} to {event.target}"
+                  for event in tour.guard_refusals]
+        lines += [f"Written outside Lumen's folders: ~/{name}" for name in tour.files_outside]
+        box = QMessageBox(QMessageBox.Icon.Information if tour.ok else QMessageBox.Icon.Critical,
+                          "Offline verification",
+                          ("Nothing tried to leave this computer, and nothing was written outside "
+                           "Lumen's folders." if tour.ok else
+                           "Something tried to leave this computer, or wrote outside Lumen's "
+                           "folders. Send the details to the Lumen developers; until then run "
+                           "Lumen with LUMEN_OFFLINE_STRICT=1."), parent=self)
+        box.setInformativeText(f"Watched at {levels}, each feature in its own process.")
+        box.setDetailedText("\n".join(lines))
+        box.setObjectName("verificationResult")
+        box.setModal(False)
+        box.show()
+        self.verified.emit(tour)

@@ -569,6 +569,18 @@ def _reply_limit(schema: dict[str, Any], mode: str, answer_tokens: int) -> int:
     return answer_tokens + reply_token_limit(references_only)
 
 
+_TRAILING_ESCAPE = re.compile(r"(\\+)(u[0-9a-fA-F]{0,3})?$")
+
+
+def _without_partial_escape(text: str) -> str:
+    """`text` less an escape the limit cut in two (an odd run of backslashes at the end,
+    perhaps with the start of a \\uXXXX)."""
+    match = _TRAILING_ESCAPE.search(text)
+    if match and len(match.group(1)) % 2 == 1:
+        return text[:match.start()] + match.group(1)[:-1]
+    return text
+
+
 def _structured_reply(generation: Generation, schema: dict[str, Any], *, closable: bool
                       ) -> tuple[dict[str, Any], bool]:
     """The reply's JSON, checked against the schema; (value, whether it was cut off).
@@ -582,8 +594,8 @@ def _structured_reply(generation: Generation, schema: dict[str, Any], *, closabl
     cut_off = generation.finish_reason == "length"
     candidates = [text]
     if cut_off and closable:
-        stem = text[:-1] if text.endswith("\\") else text
-        candidates = [stem + '"}', stem + '…"}']
+        # Cut inside the answer (perhaps inside an escape), or after its closing quote.
+        candidates = [_without_partial_escape(text) + '"}', text + "}", text.rstrip() + "}"]
     for candidate in candidates:
         try:
             value = json.loads(candidate, strict=False)

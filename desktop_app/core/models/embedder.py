@@ -22,6 +22,12 @@ class Embedder:
         import onnxruntime
         from tokenizers import Tokenizer
 
+        # ORT_DISABLE_TELEMETRY (core/offline.py) already stops onnxruntime's native
+        # telemetry for the process; this also drops its non-essential events, in case a
+        # host process imported onnxruntime before Lumen could set the variable.
+        disable_events = getattr(onnxruntime, "disable_telemetry_events", None)
+        if disable_events is not None:
+            disable_events()
         self.model_path = Path(model_path)
         self.batch_size = max(1, batch_size)
         self._lock = threading.Lock()

@@ -17,6 +17,7 @@ from typing import Any, Iterator
 
 import sqlcipher3
 
+from .. import offline
 from ..errors import StoreError, WrongKeyError
 from .keys import DatabaseKey, KeyManager
 from .migrations import LATEST_VERSION, MIGRATIONS
@@ -35,6 +36,7 @@ class Store:
         self.path = Path(path)
         self.key_source = key.source
         self._lock = threading.RLock()
+        self._closed = False
         try:
             self._conn = sqlcipher3.connect(str(self.path), check_same_thread=False,
                                             isolation_level=None, timeout=10)
@@ -73,6 +75,7 @@ class Store:
         except BaseException:
             self._conn.close()
             raise
+        self._audit_refused_connections()
 
     # ---- schema ----
 
@@ -142,12 +145,29 @@ class Store:
     def audit(self, action: str, detail: dict[str, Any] | None = None,
               actor: str | None = None) -> None:
         """Record an action.  `detail` holds ids and counts only, never patient text."""
+        self._insert_audit(action, detail, actor)
+        self._audit_refused_connections()
+
+    def _insert_audit(self, action: str, detail: dict[str, Any] | None, actor: str | None) -> None:
         try:
             actor = actor or getpass.getuser()
         except (KeyError, OSError):
             actor = "unknown"
         self.execute("INSERT INTO audit_log (at, actor, action, detail) VALUES (?, ?, ?, ?)",
                      (_utc_now(), actor, action, json.dumps(detail or {}, sort_keys=True)))
+
+    def _audit_refused_connections(self) -> None:
+        """Write the network guard's refusals since the last write into the audit log.
+        An attempt names a host and the code that tried, never patient text."""
+        attempts = offline.take_unaudited()
+        for index, attempt in enumerate(attempts):
+            try:
+                self._insert_audit("network.refused", {"event": attempt.event,
+                                                       "target": attempt.target,
+                                                       "caller": attempt.caller}, None)
+            except StoreError:
+                offline.return_unaudited(attempts[index:])
+                raise
 
     def audit_entries(self, limit: int = 100) -> list[dict[str, Any]]:
         rows = self.query("SELECT at, actor, action, detail FROM audit_log "
@@ -168,6 +188,13 @@ class Store:
 
     def close(self) -> None:
         with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            try:
+                self._audit_refused_connections()
+            except StoreError as exc:
+                log.warning("Refused network attempts could not be audited: %s", exc.message)
             self._conn.close()
 
     def __enter__(self) -> "Store":
