@@ -8,7 +8,6 @@ import json
 import secrets
 import sqlite3
 
-import numpy as np
 import pytest
 
 from desktop_app.core.config import Paths, Settings
@@ -18,12 +17,12 @@ from desktop_app.core.glossary.glossary import load_glossary
 from desktop_app.core.knowledge import icd10
 from desktop_app.core.knowledge.base import PreparedChunk, chunk_text
 from desktop_app.core.knowledge.cases import read_cases
-from desktop_app.core.knowledge.doctorrag import DoctorRAG, model_calls_needed, vector_folder
+from desktop_app.core.knowledge.doctorrag import DoctorRAG, model_calls_needed
 from desktop_app.core.knowledge.textgrad import refinement_calls
 from desktop_app.core.progress import CancelToken
 from desktop_app.core.store import Store
 from desktop_app.core.store.keys import DatabaseKey
-from helpers import ROOT, TEST_PASSPHRASE, run_lumen
+from helpers import ROOT, run_lumen
 
 DEMO = ROOT / "resources" / "knowledge"
 GUIDE = """# Ward guidance: heart failure

@@ -150,8 +150,12 @@ def test_every_feature_runs_with_no_outside_attempt_and_nothing_written_outside(
     """The window's start-up, the doctor, Ask with the embedded model, a knowledge ingest
     and query, an evaluation replay and its PDF report, each in its own process, watched
     at the C-library level (and system calls where strace may run)."""
+    offline.take_unaudited()
+    _refuse_here("192.0.2.55")  # this process's own refusal: not the tour's, and kept for its log
     report = netprobe.run_tour(Paths.resolve(tmp_path / "own"),
                                Settings(models_dir=str(shared_models)), workdir=tmp_path / "tour")
+    assert [a.target for a in offline.take_unaudited()] == ["192.0.2.55:53"]
+    offline.clear_attempts()
     for step in report.steps:
         assert step.returncode == 0, f"{step.name} failed:\n{step.output_tail}"
     assert [s.name for s in report.steps] == [s.name for s in netprobe.tour_steps(Path("."))]
@@ -189,23 +193,37 @@ def test_the_tour_fails_when_onnxruntime_telemetry_is_left_on(tmp_path, shared_m
     assert "mobile.events.data.microsoft.com" in targets, report.events
 
 
-def test_refused_attempts_reach_the_audit_log(profile, passphrase_env):
+def _refuse_here(host: str) -> None:
+    """A refused attempt in this process (a UDP connect sends nothing even unguarded)."""
     import socket
 
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        with pytest.raises(ConnectionRefusedError):
+            sock.connect((host, 53))
+    finally:
+        sock.close()
+
+
+def test_refused_attempts_reach_the_audit_log(profile, passphrase_env, tmp_path):
     offline.take_unaudited()
     with open_store(profile.database_file, TEST_PASSPHRASE) as store:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        try:
-            with pytest.raises(ConnectionRefusedError):
-                sock.connect(("192.0.2.44", 53))
-        finally:
-            sock.close()
+        _refuse_here("192.0.2.44")
+        # A throw-away database opened meanwhile (the self-test's, the tour's) takes none.
+        with open_store(tmp_path / "other.db", "another passphrase", collects_refusals=False) as other:
+            other.audit("something")
+        assert "network.refused" not in {e["action"] for e in other_entries(tmp_path / "other.db")}
     offline.clear_attempts()
     with open_store(profile.database_file, TEST_PASSPHRASE) as store:
         entries = [e for e in store.audit_entries() if e["action"] == "network.refused"]
     assert [(e["detail"]["event"], e["detail"]["target"]) for e in entries] == [
         ("socket.connect", "192.0.2.44:53")]
     assert "test_network_proof.py" in entries[0]["detail"]["caller"]
+
+
+def other_entries(path: Path) -> list[dict]:
+    with open_store(path, "another passphrase", collects_refusals=False) as store:
+        return store.audit_entries()
 
 
 def test_doctor_names_a_switched_off_switch_and_telemetry_files(monkeypatch, tmp_path):

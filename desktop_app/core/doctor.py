@@ -152,8 +152,8 @@ def run_doctor(paths: Paths, settings: Settings, *, store: Store | None = None,
         if build.missing:
             return Finding("System", "llama.cpp and this CPU", FAIL,
                            f"{detail}; missing here: {', '.join(build.missing)}",
-                           "Reinstall with 'make install LLAMA_CPU=baseline', or use a release "
-                           "bundle (built for any AVX2 CPU).", build.to_dict())
+                           "Reinstall with 'make install LLAMA_CPU=baseline' (any x86-64 CPU), or "
+                           "use a release bundle built with --llama-cpu baseline.", build.to_dict())
         if build.avoid_amx_repacking:
             return Finding("System", "llama.cpp and this CPU", WARN,
                            f"{detail}; built with AMX kernels, which crash on this CPU: models "

@@ -404,7 +404,8 @@ def _guard_refusals(paths: Paths, passphrase: str) -> list[NetworkEvent]:
 
     if not paths.database_file.exists():
         return []
-    with open_store(paths.database_file, passphrase) as store:
+    # Read only: this process's own refusals belong in the user's audit log, not here.
+    with open_store(paths.database_file, passphrase, collects_refusals=False) as store:
         rows = store.query("SELECT detail FROM audit_log WHERE action = 'network.refused'")
     events = []
     for (detail,) in rows:

@@ -26,7 +26,7 @@ from ..core.store.keys import DatabaseKey
 def _check_encryption(folder: Path) -> str:
     path = folder / "selftest.db"
     marker = "selftest-" + secrets.token_hex(8)
-    with Store(path, DatabaseKey("raw", secrets.token_hex(32))) as store:
+    with Store(path, DatabaseKey("raw", secrets.token_hex(32)), collects_refusals=False) as store:
         store.audit(marker)
         store.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     if marker.encode() in path.read_bytes():
@@ -133,7 +133,8 @@ def run_selftest(paths: Paths, settings: Settings) -> int:
             record("Encrypted database", True, _check_encryption(Path(folder)))
         except Exception as exc:
             record("Encrypted database", False, str(exc))
-        with Store(Path(folder) / "session.db", DatabaseKey("raw", secrets.token_hex(32))) as store:
+        with Store(Path(folder) / "session.db", DatabaseKey("raw", secrets.token_hex(32)),
+                   collects_refusals=False) as store:
             session = Session(paths, settings, store)
             window = MainWindow(session)
             window.show()

@@ -8,6 +8,7 @@ from PySide6.QtWidgets import (QHBoxLayout, QHeaderView, QLabel, QMessageBox, QP
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from ..core.doctor import DoctorReport, run_doctor
+from ..core.errors import Cancelled
 from ..core.netprobe import TourReport, run_tour
 from ..core.session import Session
 from .messages import show_error
@@ -133,7 +134,8 @@ class StatusPage(QWidget):
         self.progress.finish()
         self.verify.setEnabled(True)
         self.rerun.setEnabled(True)
-        self.summary.setText("The offline verification did not finish.")
+        self.summary.setText("Offline verification cancelled." if isinstance(exc, Cancelled)
+                             else "The offline verification did not finish.")
         show_error(self, exc, log_file=str(self.session.paths.log_file))
 
     def show_verification(self, tour: TourReport) -> None:

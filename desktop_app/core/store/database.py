@@ -32,9 +32,13 @@ def _utc_now() -> str:
 class Store:
     """An open, unlocked database.  Thread-safe: statements run under one lock."""
 
-    def __init__(self, path: Path, key: DatabaseKey) -> None:
+    def __init__(self, path: Path, key: DatabaseKey, *, collects_refusals: bool = True) -> None:
+        """`collects_refusals`: this store's audit log receives the network guard's
+        refusals (the user's database); a throw-away or foreign database must not take
+        them away from it."""
         self.path = Path(path)
         self.key_source = key.source
+        self._collects_refusals = collects_refusals
         self._lock = threading.RLock()
         self._closed = False
         try:
@@ -159,6 +163,8 @@ class Store:
     def _audit_refused_connections(self) -> None:
         """Write the network guard's refusals since the last write into the audit log.
         An attempt names a host and the code that tried, never patient text."""
+        if not self._collects_refusals:
+            return
         attempts = offline.take_unaudited()
         for index, attempt in enumerate(attempts):
             try:
@@ -221,7 +227,8 @@ def _store_error(path: Path, exc: Exception) -> StoreError:
     return StoreError(f"Lumen cannot use its database at {path} ({exc}).", fix)
 
 
-def open_store(database_file: Path, passphrase: str | None = None) -> Store:
+def open_store(database_file: Path, passphrase: str | None = None, *,
+               collects_refusals: bool = True) -> Store:
     """Open Lumen's database, creating it (and its key) on first use."""
     keys = KeyManager(database_file)
     if keys.is_new():
@@ -230,7 +237,7 @@ def open_store(database_file: Path, passphrase: str | None = None) -> Store:
         # Remove stray WAL/SHM files from an earlier, abandoned database of this name.
         for suffix in ("-wal", "-shm"):
             database_file.with_name(database_file.name + suffix).unlink(missing_ok=True)
-        store = Store(database_file, key)
+        store = Store(database_file, key, collects_refusals=collects_refusals)
         try:
             keys.store_new_key(key)
         except Exception as exc:
@@ -240,4 +247,5 @@ def open_store(database_file: Path, passphrase: str | None = None) -> Store:
                              "Check the OS keyring, or set a passphrase instead.") from exc
         store.audit("database.created", {"key_source": key.source})
         return store
-    return Store(database_file, keys.key_for_existing(passphrase))
+    return Store(database_file, keys.key_for_existing(passphrase),
+                 collects_refusals=collects_refusals)
