@@ -16,7 +16,7 @@ DIST_ARGS ?=
 LLAMA_CPU ?= portable
 LLAMA_STAMP := $(VENV)/.llama-$(LLAMA_CPU)
 
-.PHONY: run test install provision bench lock clean dist
+.PHONY: run test install provision bench bench-cpu lock clean dist
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -55,6 +55,10 @@ bench: provision
 	$(BIN)/python bench/bench_ask.py
 	$(BIN)/python bench/bench_evaluation.py
 	$(BIN)/python bench/bench_knowledge.py
+
+# The portable llama.cpp against native and baseline builds (compiles each once, ~5 min).
+bench-cpu: provision
+	$(BIN)/python bench/bench_cpu_builds.py --levels native,baseline
 
 # The one-folder bundle dist/lumen/, its SHA256SUMS and the Linux tar.gz.
 # llama.cpp is bundled at the level .venv has (portable); DIST_ARGS="--llama-cpu baseline"
