@@ -126,7 +126,7 @@ def main() -> int:
     from desktop_app.core.config import Paths, Settings
     from desktop_app.core.evaluation.runner import machine
     from desktop_app.core.models.catalog import ModelRegistry
-    from desktop_app.core.models.cpu import llama_build
+    from desktop_app.core.models.cpu import llama_build, parse_system_info
 
     installed = llama_build()
     if installed.level != "portable":
@@ -161,11 +161,7 @@ def main() -> int:
     base_prompt, base_gen = mean("portable", "prompt_tps"), mean("portable", "gen_tps")
     base_digests = results["portable"][0]["digests"]
     for level in pythons:
-        instructions = ", ".join(
-            part.split("=")[0].strip().split(":")[-1].strip()
-            for part in results[level][0]["system_info"].split("|")
-            if part.strip().endswith("= 1") and not any(
-                word in part for word in ("LLAMAFILE", "OPENMP", "REPACK")))
+        instructions = ", ".join(parse_system_info(results[level][0]["system_info"]))
         same = all(r["digests"] == base_digests for r in results[level])
         print(f"| {level} | {instructions} | {mean(level, 'prompt_tps'):.0f} | "
               f"{mean(level, 'gen_tps'):.1f} | {mean(level, 'prompt_tps') / base_prompt:.2f} | "

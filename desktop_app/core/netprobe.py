@@ -146,14 +146,18 @@ def probe_library(cache_dir: Path) -> Path:
     return target if target.is_file() else build_probe_library(target)
 
 
+def _log_lines(path: Path) -> list[str]:
+    """A child's log, or nothing when it never wrote one (no event)."""
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except FileNotFoundError:
+        return []
+
+
 def read_probe_log(path: Path, step: str = "") -> list[NetworkEvent]:
     """Events from the probe's log: one line '<call> <pid> <tid> <target>' each."""
     events = []
-    try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except FileNotFoundError:
-        return []
-    for line in lines:
+    for line in _log_lines(path):
         parts = line.split(" ", 3)
         if len(parts) == 4:
             events.append(NetworkEvent("C library", parts[0], parts[3], step))
@@ -200,12 +204,9 @@ def _outside_address(args: str) -> str | None:
 
 
 def read_strace_log(path: Path, step: str = "") -> list[NetworkEvent]:
+    """Events from strace's log: connect and send calls that name another machine."""
     events = []
-    try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except FileNotFoundError:
-        return []
-    for line in lines:
+    for line in _log_lines(path):
         match = _SYSCALL_LINE.match(line)
         if not match:
             continue

@@ -16,8 +16,8 @@ from the grammar itself:
   string it accepts can have (None when unbounded), so the bound follows every
   change of a schema or of the converter.
 
-A string without `maxLength` has no bound, and a caller must treat its reply as one that may be cut off
-(DoctorRAG's answer does, by naming its references first).
+A string without `maxLength` has no bound, and a caller must treat its reply as one
+that may be cut off (DoctorRAG's answer does, by naming its references first).
 
 GBNF reading is hand-written: it is a small grammar (llama.cpp's grammars/README.md)
 and no maintained Python package parses it.
