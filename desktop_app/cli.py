@@ -417,6 +417,40 @@ def _stage_printer(enabled: bool):
     return on_event
 
 
+def cmd_facts(args, paths, settings) -> int:
+    from .core.documents import read_document
+    from .core.pipelines.summary_facts import read_summary
+    from .core.pipelines.vocabulary import plain_date, vocabulary
+
+    summary = sys.stdin.read() if args.summary == "-" else read_document(Path(args.summary))
+    facts = read_summary(summary, _glossary(paths, settings))
+    if args.json:
+        _print_json(facts.to_dict())
+        return EXIT_OK
+    print("Sections: " + "; ".join(f"{s.title or '(untitled)'} [{s.kind}]" for s in facts.sections))
+    vocab = vocabulary()
+    print(f"\nMedications ({len(facts.medications)}):")
+    for m in facts.medications:
+        timing = vocab.plain_frequency(m.frequency) if m.frequency else ""
+        if m.as_needed and m.frequency != "as needed":
+            timing = f"{timing}, only when needed"
+        details = ", ".join(filter(None, [
+            m.dose, m.route, timing, m.duration and f"for {m.duration}",
+            m.until and f"until {plain_date(m.until)}",
+            m.changed_from and f"was {m.changed_from}", m.reason and f"({m.reason})"]))
+        print(f"  {m.status.upper() or '(as listed)':12} {m.name}: {details}")
+    print(f"\nFollow-up ({len(facts.follow_ups)}):")
+    for f in facts.follow_ups:
+        print(f"  {f.who or '-'} | {plain_date(f.when) or '-'} | {f.test or '-'} | {f.text}")
+    print(f"\nCall or come back if ({len(facts.warning_signs)}):")
+    for w in facts.warning_signs:
+        print(f"  {w.signs}")
+    print(f"\nRestrictions ({len(facts.restrictions)}):")
+    for r in facts.restrictions:
+        print(f"  {r.kind}: {r.text}")
+    return EXIT_OK
+
+
 def cmd_ask(args, paths, settings) -> int:
     from .core.documents import read_document
     from .core.pipelines.ask import AskPipeline
@@ -1064,6 +1098,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_glossary_export)
 
     from .core.pipelines.ask import METHODS, VARIANTS
+
+    facts = sub.add_parser("facts", help="the sections, medications, follow-ups, warning signs "
+                                         "and restrictions of a discharge summary (no model)")
+    facts.add_argument("summary", help="the summary: .txt, .docx or .pdf ('-' for stdin)")
+    facts.add_argument("--json", action="store_true", help="every fact with its character offsets")
+    facts.set_defaults(func=cmd_facts)
 
     ask = sub.add_parser("ask", help="answer a patient's question about a discharge summary")
     ask.add_argument("--summary", required=True, help="the summary: .txt, .docx or .pdf ('-' for stdin)")

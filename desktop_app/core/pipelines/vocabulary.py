@@ -1,0 +1,242 @@
+"""The shorthand of discharge summaries, read from resources/summary_vocabulary.toml.
+
+One place for units, dose timings, routes, medication status words, section headings,
+follow-up and warning cues, restriction words and medicine-name stems: the facts parser
+(summary_facts.py) and the grounding check (grounding.py) both read them from here, and
+changing what Lumen understands is editing that file, not code.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import tomllib
+from dataclasses import dataclass
+
+from ..config import resource_root
+from ..errors import ConfigError
+
+_MONTHS = {"jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6, "jul": 7, "aug": 8,
+           "sep": 9, "oct": 10, "nov": 11, "dec": 12}
+_MONTH_WORD = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|"
+               r"aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
+
+
+def _alternation(forms) -> str:
+    """A regex alternative of whole-word forms, longest first."""
+    return "|".join(sorted((re.escape(f) for f in forms), key=len, reverse=True))
+
+
+def _whole(forms) -> re.Pattern:
+    return re.compile(rf"(?<![\w/]){'(' + _alternation(forms) + ')'}(?![\w/])", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Term:
+    value: str  # normal form
+    plain: str  # how Lumen writes it for a patient
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    units: dict[str, Term]          # form (lower case) -> term
+    dose_units: frozenset[str]      # unit values that are doses of a medicine
+    frequencies: dict[str, Term]
+    routes: dict[str, Term]
+    statuses: tuple[tuple[str, str, tuple[str, ...]], ...]  # (value, plain, forms), in order
+    sections: tuple[tuple[str, str, tuple[str, ...]], ...]  # (kind, plain, headings)
+    follow_up_cues: tuple[str, ...]
+    follow_up_tests: tuple[str, ...]
+    follow_up_who: tuple[str, ...]
+    warning_cues: tuple[str, ...]
+    restrictions: tuple[tuple[str, tuple[str, ...]], ...]   # (kind, words)
+    restriction_cues: tuple[str, ...]
+    stems: tuple[str, ...]
+    medicine_names: tuple[str, ...]
+    not_medicines: frozenset[str]
+
+    # ---- compiled patterns ----
+
+    @functools.cached_property
+    def unit_pattern(self) -> str:
+        return _alternation(self.units)
+
+    @functools.cached_property
+    def quantity(self) -> re.Pattern:
+        """A number (or a dose like 5/325) with its unit: '40 mg', '2 tabs', 'three days'."""
+        number = r"\d+(?:[.,]\d+)?(?:/\d+(?:[.,]\d+)?)?|" + "|".join(NUMBER_WORDS)
+        return re.compile(rf"(?<![\w.])({number})\s*-?\s*({self.unit_pattern})(?![\w/])",
+                          re.IGNORECASE)
+
+    @functools.cached_property
+    def frequency(self) -> re.Pattern:
+        return _whole(self.frequencies)
+
+    @functools.cached_property
+    def route(self) -> re.Pattern:
+        return _whole(self.routes)
+
+    @functools.cached_property
+    def status_patterns(self) -> tuple[tuple[str, str, re.Pattern], ...]:
+        return tuple((value, plain, _whole(forms)) for value, plain, forms in self.statuses)
+
+    @functools.cached_property
+    def follow_up_cue(self) -> re.Pattern:
+        return _whole(self.follow_up_cues)
+
+    @functools.cached_property
+    def follow_up_test(self) -> re.Pattern:
+        return _whole(self.follow_up_tests)
+
+    @functools.cached_property
+    def warning_cue(self) -> re.Pattern:
+        return _whole(self.warning_cues)
+
+    @functools.cached_property
+    def restriction_patterns(self) -> tuple[tuple[str, re.Pattern], ...]:
+        return tuple((kind, _whole(words)) for kind, words in self.restrictions)
+
+    @functools.cached_property
+    def restriction_cue(self) -> re.Pattern:
+        return re.compile("|".join(re.escape(c) for c in self.restriction_cues), re.IGNORECASE)
+
+    @functools.cached_property
+    def stem_word(self) -> re.Pattern:
+        """A word ending in a medicine stem, or one of the listed medicine names."""
+        return re.compile(rf"\b(?:{_alternation(self.medicine_names)}|"
+                          rf"[A-Za-z][A-Za-z-]{{2,}}(?:{_alternation(self.stems)}))\b",
+                          re.IGNORECASE)
+
+    def is_medicine_word(self, word: str) -> bool:
+        """A word that reads as a medicine's name by its stem (6 letters or more)."""
+        lowered = word.lower()
+        if lowered in self.medicine_names:
+            return True
+        return (len(lowered) >= 6 and lowered not in self.not_medicines
+                and any(lowered.endswith(stem) for stem in self.stems))
+
+    def section_kind(self, title: str) -> str:
+        """The kind of section a heading names ('other' when none)."""
+        name = re.sub(r"[^a-z0-9/ -]+", " ", title.lower())
+        name = re.sub(r"\s+", " ", name).strip()
+        for candidate in (name, re.sub(r"^(?:discharge|brief|your|final|the)\s+", "", name)):
+            best = ("", "other")
+            for kind, _plain, headings in self.sections:
+                for heading in headings:
+                    if (candidate == heading or candidate.startswith(heading + " ")) \
+                            and len(heading) > len(best[0]):
+                        best = (heading, kind)
+            if best[1] != "other":
+                return best[1]
+        return "other"
+
+    def plain_frequency(self, value: str) -> str:
+        """How Lumen writes a timing's normal form ("2/day" -> "twice a day")."""
+        return next((t.plain for t in self.frequencies.values() if t.value == value), value)
+
+    def section_plain(self, kind: str) -> str:
+        for section_kind, plain, _ in self.sections:
+            if section_kind == kind:
+                return plain
+        return ""
+
+
+NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+                "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fourteen": 14,
+                "twenty": 20, "thirty": 30, "half": 0.5}
+
+
+def number_value(text: str) -> float:
+    lowered = text.lower()
+    if lowered in NUMBER_WORDS:
+        return float(NUMBER_WORDS[lowered])
+    return float(lowered.replace(",", "."))
+
+
+# ---- dates -----------------------------------------------------------------------------
+
+DATE = re.compile(
+    r"(?<![\d/])(?P<m>\d{1,2})/(?P<d>\d{1,2})(?:/(?P<y>\d{4}|\d{2}))?(?![\d/])"
+    r"|(?<!\d)(?P<iy>\d{4})-(?P<im>\d{2})-(?P<id>\d{2})(?!\d)"
+    rf"|\b(?P<wm>{_MONTH_WORD})\s+(?P<wd>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(?P<wy>\d{{4}}))?"
+    rf"|\b(?P<dd>\d{{1,2}})(?:st|nd|rd|th)?\s+(?P<dm>{_MONTH_WORD})\b(?:,?\s+(?P<dy>\d{{4}}))?",
+    re.IGNORECASE)
+
+
+def date_value(match: re.Match) -> str | None:
+    """'YYYY-MM-DD', or '--MM-DD' when the text gives no year; None when it is no date
+    (a fraction such as 120/80 or 5/325)."""
+    groups = match.groupdict()
+    if groups["m"]:
+        month, day, year = int(groups["m"]), int(groups["d"]), groups["y"]
+    elif groups["iy"]:
+        month, day, year = int(groups["im"]), int(groups["id"]), groups["iy"]
+    elif groups["wm"]:
+        month, day, year = _MONTHS[groups["wm"].lower()[:3]], int(groups["wd"]), groups["wy"]
+    else:
+        month = _MONTHS[groups["dm"].lower()[:3]]
+        day, year = int(groups["dd"]), groups["dy"]
+    if not (1 <= month <= 12 and 1 <= day <= 31):
+        return None
+    if year is None:
+        return f"--{month:02d}-{day:02d}"
+    year_number = int(year) + (2000 if len(year) == 2 else 0)
+    return f"{year_number:04d}-{month:02d}-{day:02d}"
+
+
+def plain_date(value: str) -> str:
+    """A date's normal form as written for a reader: "06/04/2025", or "06/04" without a year;
+    anything that is not a date value (words such as "follow-up") as it is."""
+    match = re.fullmatch(r"(\d{4}|-)-(\d{2})-(\d{2})", value)
+    if not match:
+        return value
+    year, month, day = match.groups()
+    return f"{month}/{day}" + ("" if year == "-" else f"/{year}")
+
+
+def same_date(a: str, b: str) -> bool:
+    """Dates agree when their month and day do and, where both give one, their year."""
+    if a[-5:] != b[-5:]:
+        return False
+    return a.startswith("--") or b.startswith("--") or a == b
+
+
+# ---- loading ---------------------------------------------------------------------------
+
+
+def _terms(entries: list[dict]) -> dict[str, Term]:
+    table: dict[str, Term] = {}
+    for entry in entries:
+        term = Term(entry["value"], entry.get("plain", entry["value"]))
+        for form in entry["forms"]:
+            table[form.lower()] = term
+    return table
+
+
+@functools.lru_cache(maxsize=1)
+def vocabulary() -> Vocabulary:
+    path = resource_root() / "resources" / "summary_vocabulary.toml"
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return Vocabulary(
+            units=_terms(data["unit"]),
+            dose_units=frozenset(data["dose"]["units"]),
+            frequencies=_terms(data["frequency"]),
+            routes=_terms(data["route"]),
+            statuses=tuple((s["value"], s["plain"], tuple(f.lower() for f in s["forms"]))
+                           for s in data["status"]),
+            sections=tuple((s["kind"], s["plain"], tuple(h.lower() for h in s["headings"]))
+                           for s in data["section"]),
+            follow_up_cues=tuple(data["follow_up"]["cues"]),
+            follow_up_tests=tuple(data["follow_up"]["tests"]),
+            follow_up_who=tuple(data["follow_up"]["who"]),
+            warning_cues=tuple(data["warning_signs"]["cues"]),
+            restrictions=tuple((r["kind"], tuple(r["words"])) for r in data["restriction"]),
+            restriction_cues=tuple(data["restriction_cues"]["words"]),
+            stems=tuple(sorted(set(data["medicine"]["stems"]), key=len, reverse=True)),
+            medicine_names=tuple(n.lower() for n in data["medicine"]["names"]),
+            not_medicines=frozenset(w.lower() for w in data["medicine"]["not_medicines"]),
+        )
+    except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
+        raise ConfigError(f"Lumen's summary vocabulary ({path}) cannot be read ({exc}).",
+                          "Reinstall Lumen; the file ships with it.") from exc

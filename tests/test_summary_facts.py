@@ -1,0 +1,246 @@
+"""Facts of a discharge summary, read without a model, checked field by field on
+summaries written for these tests in several layouts (tests/data/summaries): capital
+headings, numbered problems, a medication table after a one-line record field, free
+narrative with no headings, and a 2,000-word stay."""
+
+from pathlib import Path
+
+import pytest
+
+from desktop_app.core.glossary.glossary import load_glossary
+from desktop_app.core.pipelines.grounding import missing_facts, unsupported_facts
+from desktop_app.core.pipelines.summary_facts import read_summary, split_summary
+from desktop_app.core.pipelines.vocabulary import DATE, date_value, same_date, vocabulary
+
+SUMMARIES = Path(__file__).parent / "data" / "summaries"
+MEDICATION_FIELDS = ("dose", "route", "frequency", "as_needed", "duration", "until", "status",
+                     "changed_from", "changed_to", "reason")
+
+
+@pytest.fixture(scope="module")
+def glossary():
+    return load_glossary(None)
+
+
+def facts_of(name: str, glossary):
+    text = (SUMMARIES / f"{name}.txt").read_text(encoding="utf-8")
+    return text, read_summary(text, glossary)
+
+
+def check_medications(facts, expected: dict[str, dict]):
+    assert [m.name for m in facts.medications] == list(expected)
+    for name, fields in expected.items():
+        medication = facts.medication(name)
+        got = {key: getattr(medication, key) for key in MEDICATION_FIELDS}
+        want = {key: fields.get(key, False if key == "as_needed" else "") for key in MEDICATION_FIELDS}
+        assert got == want, name
+
+
+def check_offsets(text: str, facts):
+    """Every fact points at the text it was read from."""
+    for medication in facts.medications:
+        assert medication.name.lower() in text[medication.start:medication.end].lower()
+    for item in [*facts.follow_ups, *facts.warning_signs, *facts.restrictions]:
+        assert " ".join(text[item.start:item.end].split()).endswith(item.text[-20:])
+
+
+def test_capital_headings(glossary):
+    text, facts = facts_of("caps_headings", glossary)
+    kinds = [(s.title, s.kind) for s in facts.sections]
+    assert ("DISCHARGE MEDICATIONS", "medications") in kinds
+    assert ("HOSPITAL COURSE", "hospital_course") in kinds
+    assert ("FOLLOW-UP", "follow_up") in kinds and ("SERVICE", "header") in kinds
+    check_medications(facts, {
+        "Aspirin": {"dose": "81 mg", "route": "by mouth", "frequency": "1/day", "status": "unchanged"},
+        "Ticagrelor": {"dose": "90 mg", "route": "by mouth", "frequency": "2/day",
+                       "duration": "12 months", "status": "new", "reason": "keeps the stent open"},
+        "Atorvastatin": {"dose": "80 mg", "route": "by mouth", "frequency": "bedtime",
+                         "status": "changed", "changed_from": "20 mg", "changed_to": "80 mg"},
+        "Metoprolol tartrate": {"dose": "25 mg", "route": "by mouth", "frequency": "2/day",
+                                "status": "new"},
+        "Nitroglycerin": {"dose": "0.4 mg", "route": "under the tongue", "frequency": "as needed",
+                          "as_needed": True, "status": "new", "reason": "chest pain"},
+        "Amlodipine": {"dose": "5 mg", "route": "by mouth", "frequency": "1/day", "status": "stopped"},
+    })
+    assert [(f.who, f.when, f.test) for f in facts.follow_ups] == [
+        ("Cardiology clinic, Dr. ___", "in 1 week", ""),
+        ("Cardiac rehabilitation", "", ""),
+        ("Primary care", "--03-20", "blood test")]
+    assert [w.signs for w in facts.warning_signs] == [
+        "chest pain that does not go away 5 minutes after one nitroglycerin",
+        "the wrist becomes swollen, numb or cold"]
+    assert [r.kind for r in facts.restrictions] == ["activity", "activity", "bathing", "diet"]
+    check_offsets(text, facts)
+
+
+def test_numbered_problems_and_status_prefixes(glossary):
+    text, facts = facts_of("numbered_problems", glossary)
+    problems = [s for s in facts.sections if s.kind == "problem"]
+    assert [p.title for p in problems] == ["Community-acquired pneumonia", "Acute kidney injury",
+                                           "Atrial fibrillation"]
+    assert all(p.parent == "hospital_course" for p in problems)
+    assert problems[1].text(text).startswith("Creatinine rose from 0.9 to 1.7 mg/dL")
+    check_medications(facts, {
+        "Amoxicillin-clavulanate": {"dose": "875 mg", "route": "by mouth", "frequency": "2/day",
+                                    "duration": "3 days", "status": "new", "reason": "pneumonia"},
+        "Warfarin": {"dose": "2.5 mg", "route": "by mouth", "frequency": "1/day", "status": "changed",
+                     "changed_from": "5 mg daily", "changed_to": "2.5 mg", "reason": "INR was high"},
+        "Furosemide": {"dose": "40 mg", "route": "by mouth", "frequency": "1/day", "until": "--06-09",
+                       "status": "held", "reason": "kidney injury"},
+        "Naproxen": {"dose": "500 mg", "route": "by mouth", "frequency": "2/day", "status": "stopped"},
+        "Tiotropium": {"dose": "18 micrograms", "route": "inhaled", "frequency": "1/day"},
+        "Albuterol": {"dose": "2 puffs", "route": "inhaled", "frequency": "every 4 hours",
+                      "as_needed": True, "reason": "wheezing"},
+    })
+    # In-hospital medicines of the course (IV ceftriaxone) are not discharge medications.
+    assert facts.medication("ceftriaxone") is None
+    assert [(f.who, f.when, f.test) for f in facts.follow_ups] == [
+        ("anticoagulation clinic", "--06-09", "INR"), ("primary care", "in 1-2 weeks", "")]
+    assert [w.signs for w in facts.warning_signs] == [
+        "trouble breathing, a fever over 38.5 C, or coughing up blood"]
+    check_offsets(text, facts)
+
+
+def test_a_record_field_does_not_take_the_text_after_it(glossary):
+    text, facts = facts_of("medication_table", glossary)
+    attending = next(s for s in facts.sections if s.title == "Attending")
+    assert attending.kind == "header" and attending.text(text) == "Cardiology"
+    after = facts.sections[facts.sections.index(attending) + 1]
+    assert after.title == "" and after.text(text).startswith("The patient is a 68-year-old man")
+    check_medications(facts, {
+        "Furosemide": {"dose": "40 mg", "frequency": "2/day", "status": "changed",
+                       "changed_from": "20 mg twice daily", "changed_to": "40 mg"},
+        "Spironolactone": {"dose": "25 mg", "frequency": "1/day", "status": "new"},
+        "Empagliflozin": {"dose": "10 mg", "frequency": "1/day", "status": "new"},
+        "Sacubitril-valsartan": {"dose": "24/26 mg", "frequency": "2/day", "status": "unchanged"},
+        "Potassium chloride": {"dose": "20 mEq", "frequency": "1/day", "status": "stopped"},
+    })
+    assert [(f.who, f.when, f.test) for f in facts.follow_ups] == [
+        ("Heart failure clinic", "2024-11-25", "blood test")]
+    assert [r.kind for r in facts.restrictions] == ["fluids"]
+    assert len(facts.warning_signs) == 1 and "1 kg in a day" in facts.warning_signs[0].signs
+    check_offsets(text, facts)
+
+
+def test_free_narrative_without_headings(glossary):
+    text, facts = facts_of("free_narrative", glossary)
+    assert [s.kind for s in facts.sections] == ["other"]
+    check_medications(facts, {
+        "acetaminophen": {"dose": "1000 mg", "route": "by mouth", "frequency": "3/day",
+                          "as_needed": True, "reason": "pain"},
+        "oxycodone": {"dose": "5 mg", "route": "by mouth", "frequency": "4/day", "duration": "3 days"},
+        "ibuprofen": {"status": "stopped", "until": "her surgeon says it is safe"},
+        "omeprazole": {"dose": "20 mg", "frequency": "1/day", "status": "unchanged"},
+    })
+    assert [(f.who, f.when) for f in facts.follow_ups] == [("surgical clinic", "in 2 weeks")]
+    assert [r.kind for r in facts.restrictions] == ["bathing", "activity"]
+    assert "yellow skin or eyes" in facts.warning_signs[0].signs
+    check_offsets(text, facts)
+
+
+def test_a_two_thousand_word_stay(glossary):
+    text, facts = facts_of("long_stay", glossary)
+    assert 1900 <= len(text.split()) <= 2400
+    problems = [s.title for s in facts.sections if s.kind == "problem"]
+    assert problems[0] == "Sepsis due to E. coli bacteremia" and len(problems) >= 5
+    check_medications(facts, {
+        "Ciprofloxacin": {"dose": "500 mg", "route": "by mouth", "frequency": "2/day",
+                          "duration": "5 days", "status": "new", "reason": "E. coli bacteremia"},
+        "Apixaban": {"dose": "5 mg", "route": "by mouth", "frequency": "2/day", "status": "new",
+                     "reason": "atrial fibrillation"},
+        "Metoprolol succinate": {"dose": "50 mg", "route": "by mouth", "frequency": "1/day",
+                                 "status": "new"},
+        "Levothyroxine": {"dose": "75 micrograms", "route": "by mouth", "frequency": "1/day",
+                          "status": "unchanged"},
+        "Lisinopril": {"dose": "20 mg", "route": "by mouth", "frequency": "1/day", "until": "--03-03",
+                       "status": "held", "reason": "kidney injury"},
+        "Metformin": {"dose": "1000 mg", "route": "by mouth", "frequency": "2/day", "until": "--03-03",
+                      "status": "held"},
+        "Glipizide": {"dose": "5 mg", "route": "by mouth", "frequency": "1/day", "status": "changed",
+                      "changed_from": "10 mg", "changed_to": "5 mg", "reason": "low blood sugars"},
+        "Ibuprofen": {"dose": "400 mg", "route": "by mouth", "frequency": "3/day", "status": "stopped",
+                      "reason": "kidney injury"},
+        "Acetaminophen": {"dose": "650 mg", "route": "by mouth", "frequency": "4/day",
+                          "as_needed": True, "reason": "pain"},
+    })
+    assert [(f.when, f.test) for f in facts.follow_ups] == [
+        ("--03-03", "blood test"), ("in 2 weeks", ""), ("in 1 week", "urine culture")]
+    assert "primary care" in facts.follow_ups[0].who and "Cardiology" in facts.follow_ups[1].who
+    assert len(facts.warning_signs) == 4
+    assert {r.kind for r in facts.restrictions} >= {"activity", "fluids", "diet", "bathing"}
+    check_offsets(text, facts)
+
+
+def test_sub_headings_of_a_medication_list_give_their_status():
+    facts = read_summary("Discharge Medications:\nNew medicines:\n- Apixaban 5 mg twice daily\n"
+                         "Medicines to stop:\n- Aspirin 81 mg daily\nKeep taking:\n"
+                         "- Levothyroxine 50 mcg daily\n")
+    assert [(m.name, m.status) for m in facts.medications] == [
+        ("Apixaban", "new"), ("Aspirin", "stopped"), ("Levothyroxine", "unchanged")]
+
+
+def test_sections_cover_the_text_in_order():
+    text = (SUMMARIES / "long_stay.txt").read_text(encoding="utf-8")
+    sections = split_summary(text)
+    assert all(a.end <= b.start for a, b in zip(sections, sections[1:]))
+    covered = "".join(text[s.start:s.end] for s in sections)
+    assert "".join(covered.split()) == "".join(text.split())
+
+
+@pytest.mark.parametrize("written, value", [
+    ("06/04/2025", "2025-06-04"), ("6/4/25", "2025-06-04"), ("06/04", "--06-04"),
+    ("2025-06-04", "2025-06-04"), ("June 4, 2025", "2025-06-04"), ("4 June", "--06-04"),
+    ("Sept 3rd", "--09-03"),
+])
+def test_dates_with_and_without_a_year(written, value):
+    match = DATE.search(f"on {written}.")
+    assert match and date_value(match) == value
+
+
+@pytest.mark.parametrize("not_a_date", ["BP 120/80", "5/325 mg", "a 13/45 ratio"])
+def test_fractions_are_not_dates(not_a_date):
+    assert [date_value(m) for m in DATE.finditer(not_a_date) if date_value(m)] == []
+
+
+def test_a_date_without_a_year_matches_any_year_but_not_another_day():
+    assert same_date("--06-04", "2025-06-04") and same_date("2025-06-04", "--06-04")
+    assert not same_date("--06-04", "2025-06-05") and not same_date("2024-06-04", "2025-06-04")
+
+
+def test_grounding_knows_dates_without_a_year_stems_and_bare_numbers(glossary):
+    source = "Lisinopril 10 mg daily - HOLD until 06/04/2025. Metoprolol 25 mg BID."
+    flagged = lambda answer: [(f.kind, f.text) for f in unsupported_facts(answer, source, glossary)]
+    assert flagged("Do not take lisinopril until 06/04.") == []
+    assert flagged("Restart it on 06/05.") == [("date", "06/05")]
+    assert flagged("It was held due to a lack of insulin.") == [("medicine", "insulin")]
+    assert flagged("Take bisoprolol 5 mg.") == [("medicine", "bisoprolol"), ("quantity", "5 mg")]
+    assert flagged("The answer is: 11") == [("number", "11")]
+    assert flagged("The answer is: 10") == []  # 10 is in the summary
+    assert flagged("Take 2 tablets.") == [("quantity", "2 tablets")]  # a form, not a medicine
+    assert [f.text for f in missing_facts(source, "Hold lisinopril 10 mg daily until 06/04; "
+                                                  "metoprolol 25 mg twice a day.", glossary)] == []
+
+
+def test_the_vocabulary_is_data():
+    vocab = vocabulary()
+    assert vocab.frequencies["bid"].value == "2/day" and vocab.routes["po"].value == "by mouth"
+    assert vocab.section_kind("Discharge Activity") == "restrictions"
+    assert vocab.is_medicine_word("empagliflozin") and not vocab.is_medicine_word("cholesterol")
+
+
+def test_facts_command(profile):
+    import json
+
+    from helpers import run_lumen
+
+    path = SUMMARIES / "numbered_problems.txt"
+    shown = run_lumen("facts", str(path))
+    assert shown.returncode == 0, shown.stderr
+    assert "HELD         Furosemide: 40 mg, by mouth, once a day, until 06/09, (kidney injury)" \
+        in shown.stdout
+    data = json.loads(run_lumen("facts", str(path), "--json").stdout)
+    text = path.read_text(encoding="utf-8")
+    furosemide = next(m for m in data["medications"] if m["name"] == "Furosemide")
+    assert furosemide["status"] == "held" and furosemide["until"] == "--06-09"
+    assert "Furosemide" in text[furosemide["start"]:furosemide["end"]]
+    assert {s["kind"] for s in data["sections"]} >= {"medications", "follow_up", "problem"}
