@@ -256,9 +256,12 @@ _IN_TIME = re.compile(r"\b(?:in|within|after|over the next)\s+(?:about\s+)?"
                       r"(?:\s*(?:-|to)\s*\d+)?\s+(?:days?|weeks?|months?)\b|\bnext week\b|\btomorrow\b"
                       r"|\b(?:on\s+)?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
                       re.IGNORECASE)
-_IF = re.compile(r"\b(?:if|when)\b\s+(?:you\s+(?:have|get|notice|feel|develop|see)\s+)?(?P<signs>.+)$",
+_IF = re.compile(r"\b(?:if|when|for)\b\s+(?:you\s+(?:have|get|notice|feel|develop|see)\s+)?(?P<signs>.+)$",
                  re.IGNORECASE | re.DOTALL)
-_NEGATED_STOP = re.compile(r"\b(?:do not|don't|never|must not)\s+(?:stop|skip|miss)\w*", re.IGNORECASE)
+# "do not stop" says to continue; "through 02/09, then stop" ends a course (the date says it).
+_NEGATED_STOP = re.compile(r"\b(?:(?:do not|don't|never|must not)\s+(?:stop|skip|miss)\w*|"
+                           r"(?:then|and then)\s+(?:stop|discontinue)\w*)", re.IGNORECASE)
+_CALL_IF = re.compile(r"\b(?:call|contact|phone|ring|page)\b[^.;]*?\b(?:if|for|when)\b", re.IGNORECASE)
 _WAS = re.compile(r"\bwas\s+(?P<from>\d[\d.,/]*\s*[A-Za-z%]+(?:\s+(?:daily|once daily|twice daily|"
                   r"bid|tid|qd|[a-z]+ a day))?)", re.IGNORECASE)
 _NAME_END = re.compile(r"\s*(?:\d|\(|\[|[-–—:,;]\s|\bx\s*\d)")
@@ -569,7 +572,7 @@ def read_summary(summary: str, glossary: Glossary | None = None) -> SummaryFacts
             continue  # history, course, results: what happened, not what to do now
         for a, b in _sentences(summary, section.body_start, section.end):
             text = summary[a:b]
-            if vocab.warning_cue.search(text):
+            if vocab.warning_cue.search(text) or _CALL_IF.search(text):
                 facts.warning_signs.append(_warning(text, a, b, False))
             elif vocab.follow_up_cue.search(text) and (
                     DATE.search(text) or _IN_TIME.search(text) or vocab.follow_up_test.search(text)
