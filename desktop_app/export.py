@@ -20,8 +20,11 @@ def html_to_pdf(html: str, path: Path) -> None:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # a PDF needs no screen
     from PySide6.QtCore import QMarginsF, QSizeF
     from PySide6.QtGui import QGuiApplication, QPageLayout, QPageSize, QPdfWriter, QTextDocument
+    from PySide6.QtWidgets import QApplication
 
-    app = QGuiApplication.instance() or QGuiApplication([])  # noqa: F841 (needed for fonts)
+    # Fonts need an application object. A widgets one, so that a window opened later in the
+    # same process (the test suite does) does not abort on a GUI-only application.
+    app = QGuiApplication.instance() or QApplication([])  # noqa: F841
     writer = QPdfWriter(str(path))
     writer.setPageSize(QPageSize(QPageSize.PageSizeId.A4))
     writer.setPageMargins(QMarginsF(18, 18, 18, 18), QPageLayout.Unit.Millimeter)

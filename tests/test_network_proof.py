@@ -176,10 +176,14 @@ os.environ.pop("ORT_DISABLE_TELEMETRY", None)
 
 
 @pytest.mark.slow
-def test_the_tour_fails_when_onnxruntime_telemetry_is_left_on(tmp_path, shared_models):
+def test_the_tour_fails_when_onnxruntime_telemetry_is_left_on(tmp_path, shared_models,
+                                                             monkeypatch):
     """A planted fault: Lumen's switch for onnxruntime's telemetry is taken out of the
     offline set-up (through sitecustomize, before Lumen starts).  The same check must
-    then see onnxruntime's native lookups and its telemetry files."""
+    then see onnxruntime's native lookups and its telemetry files.  A CI marker is set
+    here, as a build pipeline sets one: onnxruntime keeps quiet under CI on its own, so
+    the tour must take the marker away to see what a workstation would do."""
+    monkeypatch.setenv("CI", "true")
     plant = tmp_path / "plant"
     plant.mkdir()
     (plant / "sitecustomize.py").write_text(SWITCH_LEFT_ON)
@@ -191,6 +195,15 @@ def test_the_tour_fails_when_onnxruntime_telemetry_is_left_on(tmp_path, shared_m
     assert any(".onnxruntime" in name for name in report.files_outside), report.files_outside
     targets = {e.target for e in report.events}
     assert "mobile.events.data.microsoft.com" in targets, report.events
+
+
+def test_the_tour_takes_away_what_tells_a_library_it_runs_under_ci(tmp_path):
+    base = {"PATH": "/usr/bin", "CI": "true", "GITHUB_ACTIONS": "true", "TF_BUILD": "True",
+            "ORT_RUNNING_UNIT_TESTS": "1", "ORT_DISABLE_TELEMETRY": "1", "XDG_CACHE_HOME": "/x"}
+    env = netprobe.tour_environment(tmp_path / "home", tmp_path / "profile", "pass", base)
+    assert not set(env) & (set(offline.QUIETING_MARKERS) | {"ORT_DISABLE_TELEMETRY"})
+    assert env["XDG_CACHE_HOME"] == str(tmp_path / "home" / ".cache")
+    assert env["PATH"] == "/usr/bin"
 
 
 def _refuse_here(host: str) -> None:

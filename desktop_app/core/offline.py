@@ -79,6 +79,15 @@ OFFLINE_SWITCHES: tuple[OfflineSwitch, ...] = (
     OfflineSwitch("no_proxy", "*", "every HTTP client", "Never route through a proxy."),
 )
 OFFLINE_ENVIRONMENT = types.MappingProxyType({s.variable: s.value for s in OFFLINE_SWITCHES})
+# Variables that make a library go quiet on its own because it believes it runs in a
+# build pipeline or its own test harness, not on a workstation: onnxruntime 1.31 sends no
+# telemetry when any of these is set (the names are read from its library).  They do
+# not replace a switch above: the offline proof (netprobe.py) removes them from the
+# processes it watches, so it sees each library as it behaves on a workstation, whether
+# or not the check itself runs under CI.
+QUIETING_MARKERS = ("CI", "TF_BUILD", "GITHUB_ACTIONS", "GITLAB_CI", "CIRCLECI", "TRAVIS",
+                    "JENKINS_URL", "CODEBUILD_BUILD_ID", "BUILDKITE", "TEAMCITY_VERSION",
+                    "APPVEYOR", "BITBUCKET_BUILD_NUMBER", "ORT_RUNNING_UNIT_TESTS")
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "FTP_PROXY", "SOCKS_PROXY",
                    "http_proxy", "https_proxy", "all_proxy", "ftp_proxy", "socks_proxy")
 

@@ -46,6 +46,7 @@ class StatusPage(QWidget):
         self.verify.clicked.connect(lambda: self.run_verification())
         QShortcut(QKeySequence("Ctrl+Shift+V"), self, lambda: self.run_verification())
         self.verification: TourReport | None = None
+        self._quick = False
         self.table = QTableWidget(0, 4)
         self.table.setObjectName("findingsTable")
         self.table.setHorizontalHeaderLabels(["Status", "Check", "Finding", "What to do"])
@@ -122,6 +123,7 @@ class StatusPage(QWidget):
         self.verify.setEnabled(False)
         self.rerun.setEnabled(False)
         self.summary.setText("Verifying that nothing leaves this computer…")
+        self._quick = quick
         session = self.session
         task = run_in_background(
             lambda progress, cancel: run_tour(session.paths, session.settings, quick=quick,
@@ -146,7 +148,7 @@ class StatusPage(QWidget):
         if self.session.store is not None:
             self.session.store.audit("offline.verified", {
                 "ok": tour.ok, "attempts": len(tour.events), "files_outside": len(tour.files_outside),
-                "system_calls": tour.syscall_level, "quick": False})
+                "system_calls": tour.syscall_level, "quick": self._quick})
         levels = "the C library" + (" and system calls" if tour.syscall_level else "")
         if tour.ok:
             self.summary.setText(f"Verified offline: nothing tried to leave this computer "

@@ -16,7 +16,7 @@ import re
 from dataclasses import asdict, dataclass
 
 from ..glossary.glossary import Glossary
-from .summary_facts import _medicine_names
+from .summary_facts import medicine_names
 from .vocabulary import DATE, date_value, number_value, same_date, vocabulary
 
 
@@ -64,11 +64,7 @@ def extract_facts(text: str, glossary: Glossary | None = None, *,
         value = date_value(m)
         if value:
             facts.append(Fact("date", m.group(0), value, m.start(), m.end()))
-    for start, end, name in _medicine_names(text, glossary, vocab):
-        key = name.lower()
-        if glossary is not None:
-            match = next((g for g in glossary.match(name) if g.category == "medication"), None)
-            key = match.key if match else key
+    for start, end, name, key in medicine_names(text, glossary, vocab):
         facts.append(Fact("medicine", name, key, start, end))
     if bare_numbers:
         taken = [(f.start, f.end) for f in facts]

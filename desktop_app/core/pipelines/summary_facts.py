@@ -309,18 +309,22 @@ def _items(summary: str, section: SummarySection) -> list[tuple[int, int]]:
     return spans
 
 
-def _medicine_names(text: str, glossary: Glossary | None, vocab: Vocabulary) -> list[tuple[int, int, str]]:
-    """(start, end, name) of every medicine named in `text`, by glossary and by stem."""
-    found: list[tuple[int, int, str]] = []
+def medicine_names(text: str, glossary: Glossary | None,
+                   vocab: Vocabulary | None = None) -> list[tuple[int, int, str, str]]:
+    """(start, end, name as written, key) of every medicine named in `text`: by the
+    glossary (key: its entry, so a brand and its generic name agree), then by name stem or
+    the vocabulary's medicine names (key: the name in lower case)."""
+    vocab = vocab or vocabulary()
+    found: list[tuple[int, int, str, str]] = []
     if glossary is not None:
         for match in glossary.match(text):
             # The glossary files dose forms (tablet, capsule) as medications too.
             if match.category == "medication" and match.text.lower() not in vocab.units:
-                found.append((match.start, match.end, match.text))
+                found.append((match.start, match.end, match.text, match.key))
     for match in vocab.stem_word.finditer(text):
         if vocab.is_medicine_word(match.group(0)) and not any(
-                s <= match.start() < e for s, e, _ in found):
-            found.append((match.start(), match.end(), match.group(0)))
+                s <= match.start() < e for s, e, _, _ in found):
+            found.append((match.start(), match.end(), match.group(0), match.group(0).lower()))
     return sorted(found)
 
 
@@ -365,7 +369,7 @@ def _until(text: str) -> str:
     return date or what
 
 
-def _reason(text: str, name: str, vocab: Vocabulary) -> str:
+def _reason(text: str, vocab: Vocabulary) -> str:
     for inside in [re.sub(r"^\s*(?:for|because of|due to)\s+", "", part, flags=re.IGNORECASE)
                    for group in _PARENS.findall(text) for part in re.split(r"[;,]", group)]:
         lowered = inside.lower().strip()
@@ -393,7 +397,7 @@ def _medication(text: str, start: int, end: int, section: str, glossary: Glossar
     offset = len(text) - len(body)
     prefix = _STATUS_PREFIX.match(body)
     named = body[prefix.end():] if prefix else body
-    names = _medicine_names(named, glossary, vocab)
+    names = medicine_names(named, glossary, vocab)
     if names:
         name = names[0][2]
     elif in_list:
@@ -422,7 +426,7 @@ def _medication(text: str, start: int, end: int, section: str, glossary: Glossar
         duration=(f"{number_value(duration.group('n')):g} "
                   f"{_unit_word(duration.group('unit'), number_value(duration.group('n')))}"
                   if duration else ""),
-        until=_until(named), status=status, reason=_reason(named, name, vocab),
+        until=_until(named), status=status, reason=_reason(named, vocab),
         text=_plain_space(text), start=start + offset, end=end, section=section)
     if changed:
         medication.status = medication.status or "changed"
@@ -451,10 +455,10 @@ def _medications_in_sentence(summary: str, start: int, end: int, section: str,
     name ("Stop taking ... and ..."), counted when it gives a status, or a dose with its
     timing."""
     text = summary[start:end]
-    names = _medicine_names(text, glossary, vocab)
+    names = medicine_names(text, glossary, vocab)
     lead = text[:names[0][0]] if names else ""
     found = []
-    for index, (name_start, _name_end, _name) in enumerate(names):
+    for index, (name_start, _name_end, _name, _key) in enumerate(names):
         part_end = names[index + 1][0] if index + 1 < len(names) else len(text)
         part = text[name_start:part_end]
         medication = _medication(part, start + name_start, start + part_end, section, glossary,
@@ -578,7 +582,7 @@ def read_summary(summary: str, glossary: Glossary | None = None) -> SummaryFacts
                     DATE.search(text) or _IN_TIME.search(text) or vocab.follow_up_test.search(text)
                     or _DR.search(text)):
                 facts.follow_ups.append(_follow_up(text, a, b, vocab))
-            elif _restriction_kind(text, vocab) and not _medicine_names(text, glossary, vocab) \
+            elif _restriction_kind(text, vocab) and not medicine_names(text, glossary, vocab) \
                     and (kind == "instructions" or vocab.restriction_cue.search(text)):
                 facts.restrictions.append(Restriction(_restriction_kind(text, vocab),
                                                       _plain_space(_BULLET.sub("", text, count=1)),

@@ -134,12 +134,6 @@ class Vocabulary:
         """How Lumen writes a timing's normal form ("2/day" -> "twice a day")."""
         return next((t.plain for t in self.frequencies.values() if t.value == value), value)
 
-    def section_plain(self, kind: str) -> str:
-        for section_kind, plain, _ in self.sections:
-            if section_kind == kind:
-                return plain
-        return ""
-
 
 NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
                 "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fourteen": 14,
