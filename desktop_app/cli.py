@@ -407,11 +407,12 @@ def _stage_printer(enabled: bool):
             return
         if kind == "attempt":
             attempt = data["attempt"]
-            gate = attempt.gate
-            verdict = "passed" if gate and gate.passed else "failed"
-            score = "no reply" if gate is None or gate.score is None else f"{gate.score:.2f}"
-            print(f"  {attempt.stage} {attempt.number}: {gate.name if gate else ''} {score} "
-                  f"({gate.rule if gate else ''}) {verdict}", file=sys.stderr)
+            problems = attempt.problems()
+            if attempt.gate is not None and not attempt.gate.passed and not problems:
+                problems = [f"{attempt.gate.name} {attempt.gate.score} ({attempt.gate.rule})"]
+            print(f"  {attempt.stage} {attempt.number}: "
+                  + ("passed every check" if attempt.passed else "failed: " + "; ".join(problems)),
+                  file=sys.stderr)
         elif kind == "context" and data.get("note"):
             print(f"  Note: {data['note']}", file=sys.stderr)
     return on_event
@@ -471,10 +472,16 @@ def cmd_ask(args, paths, settings) -> int:
         return EXIT_OK
     print(result.answer)
     trace = result.trace
+    if result.note:
+        print(f"\n({result.note})")
+    print("\nFrom the summary:")
+    for line in result.evidence:
+        print(f"  > {line['text']}" + (f"  [{line['section']}]" if line["section"] else ""))
+    model_attempts = [a for a in trace.attempts if a.stage in ("extraction", "simplification",
+                                                                "answer")]
     print(f"\nReading grade {trace.final_fkgl if trace.final_fkgl is not None else '-'}; "
-          f"{len([a for a in trace.attempts if a.stage == 'extraction'])} extraction and "
-          f"{len([a for a in trace.attempts if a.stage == 'simplification'])} simplification "
-          f"attempt(s); run {trace.id}.")
+          f"{'a model answer that passed every check' if result.source == 'model' else 'the evidence answer'}"
+          f" ({len(model_attempts)} model attempt(s)); run {trace.id}.")
     if trace.context.get("note"):
         print(trace.context["note"])
     for flag in result.flags:
@@ -1109,7 +1116,7 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--summary", required=True, help="the summary: .txt, .docx or .pdf ('-' for stdin)")
     ask.add_argument("--question", required=True)
     ask.add_argument("--variant", choices=VARIANTS, help="simplifier with or without the glossary")
-    ask.add_argument("--method", choices=METHODS, help="the full pipeline, an ablation, or a baseline")
+    ask.add_argument("--method", choices=METHODS, help="the full pipeline, an ablation, a baseline, or evidence (the summary's own lines explained, no model)")
     ask.add_argument("--json", action="store_true", help="print the answer with its whole trace")
     ask.set_defaults(func=cmd_ask)
 

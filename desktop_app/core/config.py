@@ -194,6 +194,17 @@ class Settings:
         "Least cosine similarity between an extracted answer and the question for the answer "
         "to pass. Calibrated for Lumen's embedder (docs/CALIBRATION.md); the paper's 0.671 "
         "belongs to a different embedder.", group="Ask", minimum=0.0, maximum=1.01)
+    evidence_lines: int = _setting(
+        4, "Evidence lines",
+        "Lines of the summary that answer a question, found without a model, shown as quotes "
+        "and given to the model in place of the whole summary.", group="Ask",
+        minimum=1, maximum=12)
+    evidence_margin: float = _setting(
+        0.05, "Evidence closeness margin",
+        "An answer passes relevance only when it is closer in meaning to the evidence than "
+        "the question itself is, by at least this much (cosine), so an echo of the question "
+        "fails. Calibrated on the demo benchmark (docs/CALIBRATION.md).", group="Ask",
+        minimum=-1.0, maximum=1.0)
     readability_limit: float = _setting(
         10.0, "Readability limit (FKGL)",
         "An answer passes when its Flesch-Kincaid grade is below this (the paper uses 10).",

@@ -35,7 +35,8 @@ from .progress_bar import TaskProgress
 from .workers import run_in_background
 
 RESULT_METRICS = ("sari", "fkgl", "sbert", "token_f1", "bleu", "rouge_l", "bertscore_f1",
-                  "judge_similarity", "diagnosis_accuracy")
+                  "judge_similarity", "diagnosis_accuracy", "key_fact_recall",
+                  "unsupported_facts", "degenerate", "model_answer")
 
 
 class MappingDialog(QDialog):

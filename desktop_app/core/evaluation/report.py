@@ -32,6 +32,14 @@ def metric_info() -> dict[str, dict[str, Any]]:
     info["judge_similarity"] = {"label": "LLM judge (1-5)", "higher_is_better": True, "scale": "1-5"}
     info["diagnosis_accuracy"] = {"label": "Diagnosis accuracy", "higher_is_better": True,
                                   "scale": "0-1"}
+    info["key_fact_recall"] = {"label": "Key-fact recall", "higher_is_better": True,
+                               "scale": "0-1"}
+    info["unsupported_facts"] = {"label": "Unsupported facts per answer",
+                                 "higher_is_better": False, "scale": "count"}
+    info["degenerate"] = {"label": "Degenerate answers", "higher_is_better": False,
+                          "scale": "0-1"}
+    info["model_answer"] = {"label": "Shown answer is the model's", "higher_is_better": True,
+                            "scale": "0-1"}
     for dimension in (*HIV_DIMENSIONS, "overall"):
         info[f"hiv_{dimension}"] = {"label": f"HIVMedQA {dimension.replace('_', ' ')} (0-5)",
                                     "higher_is_better": True, "scale": "0-5"}

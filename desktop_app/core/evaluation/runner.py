@@ -44,7 +44,9 @@ SCORERS = {"diagnosis-accuracy": "DoctorRAG diagnosis mode: 1 when the label pic
            "reference": "SARI, FKGL, SBERT, Token F1, BLEU, ROUGE-L, BERTScore vs the reference",
            "similarity-judge": "LLM judge of semantic similarity, 1-5 (LAMP-MedQA)",
            "medjudge": "MedJudge rubric (PerMedCQA): correctness, coverage, clinical impact labels",
-           "hivmedqa-judge": "HIVMedQA judge: five dimensions 0-5 and their mean"}
+           "hivmedqa-judge": "HIVMedQA judge: five dimensions 0-5 and their mean",
+           "key-facts": "share of the reference's doses, timings, dates and medicines in the "
+                        "answer; facts the document lacks; degenerate text; model or evidence"}
 # An enum, not minimum/maximum: llama.cpp's schema grammar ignores integer bounds.
 SIMILARITY_SCHEMA = {"type": "object", "properties": {"similarity": {"type": "integer",
                                                                      "enum": [1, 2, 3, 4, 5]}},
@@ -177,7 +179,8 @@ class Evaluator(Pipeline):
                                           "seconds": generation.seconds}
 
     def score(self, scorers: list[str], sample: Sample, output: str,
-              cancel: CancelToken | None) -> tuple[dict[str, float | None], dict[str, Any], float]:
+              cancel: CancelToken | None, trace_source: str = ""
+              ) -> tuple[dict[str, float | None], dict[str, Any], float]:
         from . import metrics
 
         scores: dict[str, float | None] = {}
@@ -214,6 +217,8 @@ class Evaluator(Pipeline):
                 value = {**{d: 0 for d in HIV_DIMENSIONS}, "overall": 0.0}
                 judge["hivmedqa"] = {"unparseable": False, "blank": True, "scores": value}
             scores.update(hivmedqa_scores(value))
+        if "key-facts" in scorers:
+            scores.update(key_fact_scores(output, sample, self.glossary, trace_source))
         return scores, judge, judge_seconds
 
     def evaluate(self, system: str, scorers: list[str], sample: Sample,
@@ -226,9 +231,32 @@ class Evaluator(Pipeline):
             raise
         except LumenError as exc:
             output, error = "", f"{type(exc).__name__}: {exc.message}"
-        scores, judge, judge_seconds = self.score(scorers, sample, output, cancel)
+        scores, judge, judge_seconds = self.score(scorers, sample, output, cancel,
+                                                  str(trace.get("answer_source", "")))
         return SampleOutcome(sample, output, scores, judge, trace, error,
                              time.perf_counter() - started, model_seconds + judge_seconds)
+
+
+def key_fact_scores(output: str, sample: Sample, glossary: Glossary,
+                    source: str) -> dict[str, float | None]:
+    """Lumen's key-facts scorer (issue #13): which of the reference's doses, timings, dates
+    and medicines the answer holds (by the parser of summary_facts.py and grounding.py),
+    how many facts of the answer the document lacks, whether the answer is degenerate
+    text (checks.py), and whether it is a model's text or the evidence answer."""
+    from ..pipelines.checks import degeneracy_problems
+    from ..pipelines.grounding import key_fact_recall, unsupported_facts
+
+    scores: dict[str, float | None] = {}
+    if sample.target:
+        present, wanted = key_fact_recall(sample.target, output, glossary)
+        scores["key_fact_recall"] = present / wanted if wanted else None
+    document = sample.context or ""
+    scores["unsupported_facts"] = (float(len(unsupported_facts(output, document, glossary)))
+                                   if document else None)
+    scores["degenerate"] = float(bool(degeneracy_problems(output, sample.input)))
+    if source:
+        scores["model_answer"] = float(source == "model")
+    return scores
 
 
 SampleCallback = Callable[[SampleOutcome, int, int], None]

@@ -223,7 +223,10 @@ class LlamaModel:
     def generate(self, messages: list[Message], *, max_tokens: int | None = None,
                  temperature: float | None = None, json_schema: dict | None = None,
                  stop: tuple[str, ...] = (), on_token: TokenCallback | None = None,
-                 cancel: CancelToken | None = None) -> Generation:
+                 cancel: CancelToken | None = None,
+                 stop_when: Callable[[str], bool] | None = None) -> Generation:
+        """`stop_when(text so far)` returning True ends the reply there, with the finish
+        reason "loop" (a reply going round in circles need not run to its token limit)."""
         max_tokens = max_tokens or self.settings.max_answer_tokens
         temperature = self.settings.temperature if temperature is None else temperature
         with self._lock:
@@ -232,13 +235,13 @@ class LlamaModel:
                                  "Start the task again.")
             try:
                 return self._generate_locked(messages, max_tokens, temperature, json_schema, stop,
-                                             on_token, cancel)
+                                             on_token, cancel, stop_when)
             finally:
                 if self._closed:
                     self._free()
 
     def _generate_locked(self, messages, max_tokens, temperature, json_schema, stop, on_token,
-                         cancel) -> Generation:
+                         cancel, stop_when=None) -> Generation:
         settings = self.settings
         cpp = self._llama_cpp
         pieces: list[str] = []
@@ -266,6 +269,9 @@ class LlamaModel:
                     if on_token is not None:
                         on_token(choice["text"])
                 finish = choice.get("finish_reason") or finish
+                if stop_when is not None and choice["text"] and stop_when("".join(pieces)):
+                    finish = "loop"
+                    break
         finally:
             stream.close()
         seconds = time.perf_counter() - started
@@ -276,7 +282,7 @@ class LlamaModel:
         # and a one-token prompt remainder both land there.
         fed_back = max(0, self.llama.n_tokens - len(tokens))
         text = "".join(pieces)
-        completion_tokens = fed_back + (1 if finish == "length" else 0)
+        completion_tokens = fed_back + (1 if finish in ("length", "loop") else 0)
         evaluated = perf.n_p_eval + max(0, perf.n_eval - fed_back)
         return Generation(text=text, finish_reason=finish, prompt_tokens=len(tokens),
                           prompt_tokens_evaluated=int(evaluated),

@@ -1,16 +1,26 @@
 """Ask: a patient's question about a discharge summary, answered in plain language.
 
-LAMP-MedQA's pipeline: the extractor (model A, the generator role) writes a short
-answer; a relevance gate (cosine between answer and question, from Lumen's embedder,
-≥ τ) accepts it or the reviewer (model B, which never sees a reference answer) gives
-feedback and A tries again, at most N times; the simplifier (model A) rewrites the
-answer at an 8th-grade level, optionally with plain definitions of the medical words
-it contains from the glossary; a readability gate (FKGL below the limit) accepts it or
-the verifier (model B) gives feedback and A tries again.  Methods switch loops off
-(the paper's ablation) or ask one model directly (zero-shot and one-shot baselines).
+Evidence first (evidence.py): the lines of the summary that answer the question are
+found without a model, with their offsets, and rendered into plain sentences, the
+evidence answer.  Then LAMP-MedQA's pipeline, reading the evidence instead of the whole
+summary: the extractor (model A, the generator role) writes a short answer; it must
+pass every check (checks.py: relevance to the question and the evidence, support by
+the summary, coverage of what was asked, no degenerate text) or the reviewer (model
+B, which never sees a reference answer) says what is wrong and A tries again, at most
+N times; the simplifier (model A) rewrites the answer at an 8th-grade level,
+optionally with plain definitions of its medical words from the glossary; that text
+must pass the readability gate (FKGL below the limit) and the same checks, or the
+verifier (model B) gives feedback and A tries again.  Methods switch loops off (the
+paper's ablation), ask one model directly from the whole summary (zero-shot and
+one-shot baselines), or give the evidence answer alone ("evidence").
 
-Every call about the document starts with the same system message holding the
-summary, so llama.cpp reuses its state across attempts, roles and stages.
+A model's text is shown only when it passed every check.  Otherwise the answer is
+the evidence answer, marked as the summary's own words explained, and the model's
+attempts stay in the trace.
+
+Every call about one question starts with the same system message holding the
+evidence (or, for the baselines, the summary), so llama.cpp reuses its state across
+attempts, roles and stages.
 """
 
 from __future__ import annotations
@@ -22,27 +32,42 @@ from typing import Any, Callable
 
 from ... import __version__
 from ..errors import LumenError
-from ..models.runtime import LlamaModel
+from ..models.runtime import Generation, LlamaModel
 from ..progress import CancelToken, ProgressCallback, report
 from .base import Pipeline
+from .checks import Check, answer_rules, check_answer, loop_guard
 from .context import FittedDocument, fit_document
+from .evidence import EvidenceLine, evidence_answer, evidence_block, find_evidence
 from .grounding import unsupported_facts
 from .safety import echoed_instruction_words, inspect_document, neutralise_control_markers
+from .summary_facts import read_summary
 from .trace import Attempt, CallRecord, Gate, Trace, sha256_text
 
-METHODS = ("lamp", "lamp-no-reviewer", "lamp-no-verifier", "lamp-no-loops", "zero-shot", "one-shot")
+METHODS = ("lamp", "lamp-no-reviewer", "lamp-no-verifier", "lamp-no-loops", "zero-shot",
+           "one-shot", "evidence")
 VARIANTS = ("glossary", "plain")
 MAX_GLOSSARY_TERMS = 12
+EVIDENCE_NOTE = ("No model answer passed Lumen's checks, so this is your summary's own "
+                 "words, with medical words explained.")
 
 EventCallback = Callable[[str, dict[str, Any]], None]
 
-_ECHO = re.compile(r"^\s*(answer|plain version|easier version|feedback|improved version)\s*:\s*",
-                   re.IGNORECASE)
+# Labels and lead-ins a small model puts before its answer; they are cut off, and what
+# follows is checked like any answer.
+_LABEL = re.compile(r"^\s*(?:(?:the\s+)?(?:answer|plain version|easier version|feedback|"
+                    r"improved version|patient'?s? answer)(?:\s+to\s+(?:the|your)\s+"
+                    r"(?:patient'?s\s+)?question)?\s*(?:is)?\s*:\s*)+", re.IGNORECASE)
+_QUESTION_LINE = re.compile(r"^\s*(?:the\s+)?(?:patient'?s\s+)?question\s*(?:is|was)?\s*:.*(?:\n|$)",
+                            re.IGNORECASE)
 
 
 def clean_reply(text: str) -> str:
-    """The model's reply without an echoed label ("Answer:") or stray whitespace."""
-    return re.sub(r"[ \t]+", " ", _ECHO.sub("", text.strip())).strip()
+    """The model's reply without a repeated question line or a label ("Answer:", "The
+    answer to the patient's question is:"), and without stray whitespace."""
+    text = text.strip()
+    while _QUESTION_LINE.match(text) and "\n" in text:
+        text = _QUESTION_LINE.sub("", text, count=1).strip()
+    return re.sub(r"[ \t]+", " ", _LABEL.sub("", text)).strip()
 
 
 @dataclass
@@ -54,8 +79,23 @@ class AskResult:
     def flags(self) -> list[dict[str, Any]]:
         return self.trace.grounding_flags
 
+    @property
+    def source(self) -> str:
+        """"model": a model's text that passed every check; "evidence": the summary's
+        own lines, explained."""
+        return self.trace.answer_source
+
+    @property
+    def evidence(self) -> list[dict[str, Any]]:
+        return self.trace.evidence
+
+    @property
+    def note(self) -> str:
+        return EVIDENCE_NOTE if self.source == "evidence" else ""
+
     def to_dict(self) -> dict[str, Any]:
-        return {"answer": self.answer, "fkgl": self.trace.final_fkgl, "flags": self.flags,
+        return {"answer": self.answer, "source": self.source, "note": self.note,
+                "fkgl": self.trace.final_fkgl, "flags": self.flags, "evidence": self.evidence,
                 "notice": self.trace.notice, "trace": self.trace.to_dict()}
 
 
@@ -64,11 +104,15 @@ class AskPipeline(Pipeline):
 
     # ---- helpers ----
 
-    def _messages(self, document: str, user: str) -> list[dict[str, str]]:
-        return [{"role": "system", "content": self.prompts.text("shared", "system", summary=document)},
-                {"role": "user", "content": user}]
+    def _messages(self, system: str, user: str) -> list[dict[str, str]]:
+        return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+    def _summary_system(self, document: str) -> str:
+        return self.prompts.text("shared", "system", summary=document)
 
     def _models_used(self, method: str) -> dict[str, LlamaModel]:
+        if method == "evidence":
+            return {}
         if method in ("zero-shot", "one-shot"):
             return {self.settings.baseline_role: self.runtime.for_role(self.settings.baseline_role)}
         models = {"generator": self.runtime.for_role("generator")}
@@ -77,12 +121,12 @@ class AskPipeline(Pipeline):
         return models
 
     def _fit(self, summary: str, question: str, models: dict[str, LlamaModel]) -> FittedDocument:
+        """The summary (or its parts nearest the question) for the one-model baselines."""
         s = self.settings
-        # Room for the prompt around the summary, an earlier answer, feedback, and the reply.
-        probe = self._messages("", self.prompts.text(
-            "extract_retry", "user", question=question, previous="", feedback=""))
+        probe = self._messages(self._summary_system(""), self.prompts.text(
+            "one_shot", "user", question=question))
         overhead = max(m.count_tokens(probe) for m in models.values())
-        reserve = overhead + 2 * s.answer_tokens + s.feedback_tokens + 2 * s.answer_tokens
+        reserve = overhead + 2 * s.answer_tokens
         budget = min(m.n_ctx for m in models.values()) - reserve
         if budget < 200:
             raise LumenError(
@@ -92,6 +136,49 @@ class AskPipeline(Pipeline):
         return fit_document(summary, question, budget_tokens=budget,
                             count_tokens=lambda t: max(len(m.tokenize(t)) for m in models.values()),
                             embed=embedder.embed)
+
+    def _fit_evidence(self, evidence: list[EvidenceLine], models: dict[str, LlamaModel]) -> str:
+        """The evidence block, fewer lines when a small context cannot hold them all."""
+        s = self.settings
+        lines = list(evidence)
+        while True:
+            block = neutralise_control_markers(evidence_block(lines))[0]
+            probe = self._messages(self.prompts.text("evidence", "system", evidence=block),
+                                   self.prompts.text("extract_retry", "user", question="",
+                                                     previous="", feedback=""))
+            need = (max(m.count_tokens(probe) for m in models.values())
+                    + 3 * s.answer_tokens + s.feedback_tokens)
+            if need <= min(m.n_ctx for m in models.values()) or len(lines) == 1:
+                if need > min(m.n_ctx for m in models.values()):
+                    raise LumenError(
+                        f"The model's context ({min(m.n_ctx for m in models.values())} tokens) "
+                        "cannot hold even one line of evidence and an answer.",
+                        "Raise 'Context size (tokens)' in Settings.")
+                return block
+            lines = lines[:-1]
+
+    def _relevance(self, text: str, question_vector, evidence_vectors) -> tuple[Gate, Check]:
+        """LAMP-MedQA's gate (cosine to the question ≥ τ) and Lumen's addition: closer to the
+        evidence than the question itself is, by the margin, so an echo fails.  Closeness
+        to the evidence is the better of closeness to its best line (an answer that quotes
+        one line) and to all of its lines together (an answer that joins several)."""
+        s = self.settings
+        if not text:
+            gate = Gate("relevance", 0.0, s.relevance_threshold, False,
+                        f"cosine ≥ {s.relevance_threshold:.3f}")
+            return gate, Check("relevance", False, "the reply is empty", 0.0)
+        vector = self.runtime.embedder().embed_one(text)
+        to_question = float(vector @ question_vector)
+        gate = Gate("relevance", round(to_question, 4), s.relevance_threshold,
+                    to_question >= s.relevance_threshold, f"cosine ≥ {s.relevance_threshold:.3f}")
+        problems = []
+        if not gate.passed:
+            problems.append(f"it is not close enough to the question ({to_question:.2f}, needs "
+                            f"{s.relevance_threshold:.2f})")
+        if evidence_vectors is not None:
+            if evidence_margin(vector, question_vector, evidence_vectors) < s.evidence_margin:
+                problems.append("it says no more of the summary's lines than the question does")
+        return gate, Check("relevance", not problems, "; ".join(problems), round(to_question, 4))
 
     # ---- the run ----
 
@@ -113,56 +200,92 @@ class AskPipeline(Pipeline):
         emit = on_event or (lambda kind, data: None)
         models = self._models_used(method)
         embedder = self.runtime.embedder()
+        embedder_spec = self.runtime.registry.for_role("embedder")
         trace = Trace(
             kind="ask", method=method, variant=variant if method.startswith("lamp") else "-",
             prompt_version=self.prompts.version, app_version=__version__,
             models={role: {"id": m.spec.id, "sha256": m.sha256} for role, m in models.items()}
-            | {"embedder": {"id": self.runtime.registry.for_role("embedder").id,
-                            "sha256": self.runtime.registry.for_role("embedder").file("model.onnx").sha256}},
+            | {"embedder": {"id": embedder_spec.id,
+                            "sha256": embedder_spec.file("model.onnx").sha256}},
             settings={"relevance_threshold": s.relevance_threshold,
+                      "evidence_margin": s.evidence_margin, "evidence_lines": s.evidence_lines,
                       "readability_limit": s.readability_limit,
                       "extraction_attempts": s.extraction_attempts,
                       "simplification_attempts": s.simplification_attempts,
                       "temperature": s.temperature, "seed": s.seed, "context_size": s.context_size},
-            summary_sha256=sha256_text(summary))
-        report(progress, 0, 4, "Reading the summary")
+            summary_sha256=sha256_text(summary), checks_version=answer_rules().version)
+        report(progress, 0, 4, "Finding the lines that answer the question")
         safety = inspect_document(summary)
         trace.safety = safety.to_dict()
-        original_summary = summary
-        summary, _ = neutralise_control_markers(summary)
-        question, _ = neutralise_control_markers(question)
-        fitted = self._fit(summary, question, models)
-        trace.context = fitted.to_dict()
-        emit("context", trace.context)
+        facts = read_summary(summary, self.glossary)
+        evidence = find_evidence(summary, question, embed=embedder.embed, glossary=self.glossary,
+                                 facts=facts, count=s.evidence_lines)
+        trace.evidence = [e.to_dict() for e in evidence]
+        trace.evidence_answer = evidence_answer(evidence, facts, self.glossary, summary)
+        emit("evidence", {"evidence": evidence, "answer": trace.evidence_answer})
+        if method == "evidence":
+            return self._finish(trace, None, summary, started, progress, "")
 
-        def call(model: LlamaModel, role: str, purpose: str, prompt: str, user: str,
-                 max_tokens: int, stream: bool) -> tuple[str, CallRecord]:
+        question_model, _ = neutralise_control_markers(question)
+        question_vector = embedder.embed_one(question)
+        evidence_vectors = (embedder.embed([e.text for e in evidence]
+                                           + [" ".join(e.text for e in evidence)])
+                            if evidence else None)
+
+        def checked(attempt: Attempt, generation: Generation, *, relevance: bool,
+                    readability: bool) -> Attempt:
+            text = attempt.text
+            checks = check_answer(text, question=question, summary=summary, evidence=evidence,
+                                  glossary=self.glossary, finish_reason=generation.finish_reason)
+            if relevance:
+                attempt.gate, check = self._relevance(text, question_vector, evidence_vectors)
+                checks.insert(0, check)
+            if readability:
+                attempt.gate = self._readability_gate(text)
+                checks.append(Check("readability", attempt.gate.passed,
+                                    "" if attempt.gate.passed else
+                                    f"it reads at grade {attempt.gate.score or 0:.1f}; it must be "
+                                    f"below {s.readability_limit:g}", attempt.gate.score))
+            attempt.checks = [c.to_dict() for c in checks]
+            return attempt
+
+        def call(model: LlamaModel, role: str, purpose: str, prompt: str, system: str, user: str,
+                 max_tokens: int, stream: bool) -> tuple[str, CallRecord, Generation]:
             if cancel is not None:
                 cancel.raise_if_cancelled()
             generation = model.generate(
-                self._messages(fitted.text, user), max_tokens=max_tokens, cancel=cancel,
+                self._messages(system, user), max_tokens=max_tokens, cancel=cancel,
+                stop_when=loop_guard(),
                 on_token=(lambda piece: emit("token", {"purpose": purpose, "text": piece}))
                 if stream else None)
-            return clean_reply(generation.text), CallRecord.of(purpose, role, prompt, generation)
+            return clean_reply(generation.text), CallRecord.of(purpose, role, prompt, generation), \
+                generation
 
         if method in ("zero-shot", "one-shot"):
+            fitted = self._fit(neutralise_control_markers(summary)[0], question_model, models)
+            trace.context = fitted.to_dict()
+            emit("context", trace.context)
             role = s.baseline_role
             report(progress, 1, 2, "Answering")
             emit("stage", {"stage": "answer", "attempt": 1})
-            text, record = call(models[role], role, "answer", method.replace("-", "_"),
-                                self.prompts.text(method.replace("-", "_"), "user", question=question),
-                                s.answer_tokens, True)
-            attempt = Attempt("answer", 1, text, calls=[record], chosen=True)
-            attempt.gate = self._readability_gate(text)
+            prompt = method.replace("-", "_")
+            text, record, generation = call(
+                models[role], role, "answer", prompt, self._summary_system(fitted.text),
+                self.prompts.text(prompt, "user", question=question_model), s.answer_tokens, True)
+            attempt = checked(Attempt("answer", 1, text, calls=[record]), generation,
+                              relevance=True, readability=True)
+            attempt.chosen = True
             trace.attempts.append(attempt)
             emit("attempt", {"attempt": attempt})
-            return self._finish(trace, text, original_summary, started, progress)
+            return self._finish(trace, attempt, summary, started, progress, "")
 
+        system = self.prompts.text("evidence", "system", evidence=self._fit_evidence(evidence, models))
+        trace.context = {"evidence_lines": len(evidence), "whole": False,
+                         "note": ""}
         generator = models["generator"]
         reviewer = models.get("reviewer")
-        question_vector = embedder.embed_one(question)
 
-        # 1-2. Extraction with the relevance gate and reviewer feedback.
+        # 1-2. Extraction, checked; the reviewer says what the checks found wrong.
         use_reviewer = method in ("lamp", "lamp-no-verifier")
         tries = s.extraction_attempts if use_reviewer else 1
         previous, feedback = "", ""
@@ -171,38 +294,37 @@ class AskPipeline(Pipeline):
             report(progress, 1, 4, f"Finding the answer (attempt {number} of {tries})")
             emit("stage", {"stage": "extraction", "attempt": number})
             prompt = "extract" if number == 1 else "extract_retry"
-            user = (self.prompts.text("extract", "user", question=question) if number == 1 else
-                    self.prompts.text("extract_retry", "user", question=question,
+            user = (self.prompts.text("extract", "user", question=question_model) if number == 1 else
+                    self.prompts.text("extract_retry", "user", question=question_model,
                                       previous=previous, feedback=feedback))
-            text, record = call(generator, "generator", "extract", prompt, user, s.answer_tokens, True)
-            score = float(embedder.embed_one(text) @ question_vector) if text else 0.0
-            passed = bool(text) and score >= s.relevance_threshold
-            attempt = Attempt("extraction", number, text, calls=[record], gate=Gate(
-                "relevance", round(score, 4), s.relevance_threshold, passed,
-                f"cosine ≥ {s.relevance_threshold:.3f}"))
+            text, record, generation = call(generator, "generator", "extract", prompt, system,
+                                            user, s.answer_tokens, True)
+            attempt = checked(Attempt("extraction", number, text, calls=[record]), generation,
+                              relevance=True, readability=False)
             extractions.append(attempt)
             trace.attempts.append(attempt)
-            if not passed and use_reviewer and number < tries:
+            if not attempt.passed and use_reviewer and number < tries:
                 report(progress, 1, 4, "Reviewer checking the answer")
                 emit("stage", {"stage": "review", "attempt": number})
-                feedback, review = call(
-                    reviewer, "reviewer", "review", "review",
-                    self.prompts.text("review", "user", question=question, answer=text or "(empty)",
-                                      score=f"{score:.2f}", threshold=f"{s.relevance_threshold:.2f}"),
+                problems = "; ".join(attempt.problems())
+                feedback, review, _ = call(
+                    reviewer, "reviewer", "review", "review", system,
+                    self.prompts.text("review", "user", question=question_model,
+                                      answer=text or "(empty)", problems=problems),
                     s.feedback_tokens, False)
+                feedback = f"{problems}. {feedback}".strip()
                 attempt.feedback = feedback
                 attempt.calls.append(review)
             emit("attempt", {"attempt": attempt})
-            if passed:
+            if attempt.passed or _repeats(attempt, extractions):
                 break
             previous = text
-        # After the last try, the most relevant extraction goes on.
-        best = max(extractions, key=lambda a: (a.gate.passed, a.gate.score))
+        best = _best(extractions)
         best.chosen = True
+        if not best.passed:
+            return self._finish(trace, None, summary, started, progress,
+                                "no extraction passed: " + "; ".join(best.problems()))
         extraction = best.text
-        if not extraction:
-            raise LumenError("The model returned no answer.",
-                             "Try again, or use a larger model for the generator role (Models page).")
 
         # 3. Glossary help for the simplifier.
         definitions = ""
@@ -213,7 +335,7 @@ class AskPipeline(Pipeline):
                 for match, entry in self.glossary.terms_to_explain(extraction, MAX_GLOSSARY_TERMS)]
             definitions = "\n".join(f"- {t['text']}: {t['definition']}" for t in trace.glossary_terms)
 
-        # 3-4. Simplification with the readability gate and verifier feedback.
+        # 3-4. Simplification, checked (readability too); the verifier helps with the grade.
         use_verifier = method in ("lamp", "lamp-no-reviewer")
         tries = s.simplification_attempts if use_verifier else 1
         simplifications: list[Attempt] = []
@@ -230,29 +352,44 @@ class AskPipeline(Pipeline):
                 block = f"\nPlain meanings of medical words:\n{definitions}" if definitions else ""
                 user = self.prompts.text(prompt, "user", previous=previous, feedback=feedback,
                                          definitions_block=block)
-            text, record = call(generator, "generator", "simplify", prompt, user, s.answer_tokens, True)
-            attempt = Attempt("simplification", number, text, calls=[record],
-                              gate=self._readability_gate(text))
+            text, record, generation = call(generator, "generator", "simplify", prompt, system,
+                                            user, s.answer_tokens, True)
+            attempt = checked(Attempt("simplification", number, text, calls=[record]), generation,
+                              relevance=False, readability=True)
             simplifications.append(attempt)
             trace.attempts.append(attempt)
-            if not attempt.gate.passed and use_verifier and number < tries:
-                report(progress, 3, 4, "Verifier checking readability")
-                emit("stage", {"stage": "verify", "attempt": number})
-                feedback, verify = call(
-                    reviewer, "reviewer", "verify", "verify",
-                    self.prompts.text("verify", "user", grade=f"{attempt.gate.score:.1f}",
-                                      limit=f"{s.readability_limit:g}", text=text or "(empty)"),
-                    s.feedback_tokens, False)
+            if not attempt.passed and use_verifier and number < tries:
+                notes = [p for p in attempt.problems() if not p.startswith("readability")]
+                if not attempt.gate.passed:
+                    report(progress, 3, 4, "Verifier checking readability")
+                    emit("stage", {"stage": "verify", "attempt": number})
+                    advice, verify, _ = call(
+                        reviewer, "reviewer", "verify", "verify", system,
+                        self.prompts.text("verify", "user", grade=f"{attempt.gate.score or 0:.1f}",
+                                          limit=f"{s.readability_limit:g}", text=text or "(empty)"),
+                        s.feedback_tokens, False)
+                    attempt.calls.append(verify)
+                    notes.append(advice)
+                feedback = " ".join(notes)
                 attempt.feedback = feedback
-                attempt.calls.append(verify)
             emit("attempt", {"attempt": attempt})
-            if attempt.gate.passed:
+            if attempt.passed or _repeats(attempt, simplifications):
                 break
             previous = text
-        best = min(simplifications, key=lambda a: (not a.gate.passed,
-                                                   a.gate.score if a.gate.score is not None else 1e9))
+        best = _best(simplifications)
+        if not best.passed:
+            # The extraction passed every check; when it also reads below the limit it is
+            # a text that passed everything, and better than the evidence answer.
+            chosen = next(a for a in extractions if a.chosen)
+            grade = self._readability_gate(chosen.text)
+            if grade.passed:
+                chosen.checks.append(Check("readability", True, "", grade.score).to_dict())
+                return self._finish(trace, chosen, summary, started, progress, "")
+            chosen.chosen = False
         best.chosen = True
-        return self._finish(trace, best.text, original_summary, started, progress)
+        return self._finish(trace, best, summary, started, progress,
+                            "" if best.passed else
+                            "no simplification passed: " + "; ".join(best.problems()))
 
     def _readability_gate(self, text: str) -> Gate:
         limit = self.settings.readability_limit
@@ -261,9 +398,17 @@ class AskPipeline(Pipeline):
             return Gate("readability", None, limit, False, f"FKGL < {limit:g} (empty reply)")
         return Gate("readability", grade, limit, grade < limit, f"FKGL < {limit:g}")
 
-    def _finish(self, trace: Trace, answer: str, summary: str, started: float,
-                progress: ProgressCallback) -> AskResult:
+    def _finish(self, trace: Trace, chosen: Attempt | None, summary: str, started: float,
+                progress: ProgressCallback, why_not: str) -> AskResult:
+        """Show the chosen model text only when it passed every check; else the evidence
+        answer.  Grounding flags are computed on what is shown, whatever it is."""
         report(progress, 4, 4, "Checking the answer against the summary")
+        if chosen is not None and chosen.passed:
+            answer, trace.answer_source = chosen.text, "model"
+        else:
+            answer, trace.answer_source = trace.evidence_answer, "evidence"
+            trace.fallback_reason = why_not or (
+                "; ".join(chosen.problems()) if chosen is not None else "")
         trace.final_fkgl = self.grade(answer)
         trace.grounding_flags = [f.to_dict() for f in unsupported_facts(answer, summary, self.glossary)]
         echoed = echoed_instruction_words(answer, summary, inspect_document(summary))
@@ -274,3 +419,24 @@ class AskPipeline(Pipeline):
                                           "start": -1, "end": -1})
         trace.seconds = time.perf_counter() - started
         return AskResult(answer, trace)
+
+
+def evidence_margin(answer_vector, question_vector, evidence_vectors) -> float:
+    """How much closer in meaning an answer is to the evidence than the question is: to the
+    best single line, or to all lines together (the last row), whichever is more."""
+    answer = evidence_vectors @ answer_vector
+    question = evidence_vectors @ question_vector
+    return float(max(answer[:-1].max() - question[:-1].max(), answer[-1] - question[-1]))
+
+
+def _repeats(attempt: Attempt, attempts: list[Attempt]) -> bool:
+    """The model wrote what it wrote before: with the same prompt state a further try
+    would too (at temperature 0), so trying again costs time and changes nothing."""
+    return any(other.text == attempt.text for other in attempts if other is not attempt)
+
+
+def _best(attempts: list[Attempt]) -> Attempt:
+    """The attempt that passed (the first), else the one with the fewest failed checks."""
+    return min(attempts, key=lambda a: (not a.passed, len(a.problems()),
+                                        -(a.gate.score or 0) if a.gate and a.gate.name == "relevance"
+                                        else (a.gate.score or 1e9) if a.gate else 0))

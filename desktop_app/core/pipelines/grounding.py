@@ -113,3 +113,20 @@ def missing_facts(source: str, rewrite: str, glossary: Glossary | None) -> list[
         seen.add(key)
         missing.append(fact)
     return missing
+
+
+def key_facts(text: str, glossary: Glossary | None) -> list[Fact]:
+    """The facts a reference answer turns on (each distinct value once): quantities,
+    timings, dates and medicines."""
+    seen, found = set(), []
+    for fact in extract_facts(text, glossary):
+        if (fact.kind, fact.value) not in seen:
+            seen.add((fact.kind, fact.value))
+            found.append(fact)
+    return found
+
+
+def key_fact_recall(reference: str, answer: str, glossary: Glossary | None) -> tuple[int, int]:
+    """(facts of `reference` present in `answer`, facts of `reference`)."""
+    wanted = key_facts(reference, glossary)
+    return len(wanted) - len(missing_facts(reference, answer, glossary)), len(wanted)

@@ -59,6 +59,11 @@ class SafetyReport:
         return asdict(self)
 
 
+def reads_like_instruction(text: str) -> bool:
+    """A line that tells an AI what to do: never evidence, never quoted to a model."""
+    return bool(_INSTRUCTION.search(text))
+
+
 def inspect_document(text: str) -> SafetyReport:
     _, markers = neutralise_control_markers(text)
     lines = [line.strip() for line in text.splitlines() if _INSTRUCTION.search(line)]

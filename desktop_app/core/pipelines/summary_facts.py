@@ -293,7 +293,7 @@ def _sentences(summary: str, start: int, end: int) -> list[tuple[int, int]]:
     return trimmed
 
 
-def _items(summary: str, section: SummarySection) -> list[tuple[int, int]]:
+def section_items(summary: str, section: SummarySection) -> list[tuple[int, int]]:
     """Lines of a list section; a paragraph is split into sentences (and ';' items)."""
     spans = []
     for start, end in _line_spans(summary[section.body_start:section.end]):
@@ -545,7 +545,7 @@ def read_summary(summary: str, glossary: Glossary | None = None) -> SummaryFacts
         if kind == "medications":
             # A sub-heading such as "Medicines to stop:" gives the lines under it a status.
             listed_status = _status(section.title, vocab)
-            for a, b in _items(summary, section):
+            for a, b in section_items(summary, section):
                 line = summary[a:b]
                 medication = _medication(line, a, b, section.title, glossary, vocab,
                                          in_list=True)
@@ -558,15 +558,15 @@ def read_summary(summary: str, glossary: Glossary | None = None) -> SummaryFacts
             continue
         if kind == "follow_up":
             facts.follow_ups += [_follow_up(summary[a:b], a, b, vocab)
-                                 for a, b in _items(summary, section)
+                                 for a, b in section_items(summary, section)
                                  if re.search(r"[A-Za-z]{3}", summary[a:b])]
             continue
         if kind == "warning_signs":
             facts.warning_signs += [_warning(summary[a:b], a, b, True)
-                                    for a, b in _items(summary, section)]
+                                    for a, b in section_items(summary, section)]
             continue
         if kind == "restrictions":
-            for a, b in _items(summary, section):
+            for a, b in section_items(summary, section):
                 text = _BULLET.sub("", summary[a:b], count=1).strip()
                 facts.restrictions.append(Restriction(
                     _restriction_kind(text, vocab) or _restriction_kind(section.title, vocab)

@@ -59,6 +59,15 @@ class Attempt:
     missing: list[str] = field(default_factory=list)  # facts a rewrite left out
     calls: list[CallRecord] = field(default_factory=list)
     chosen: bool = False
+    checks: list[dict[str, Any]] = field(default_factory=list)  # checks.Check, each
+
+    @property
+    def passed(self) -> bool:
+        """Every check (and the gate) passed: the only text Lumen may show."""
+        return (self.gate is None or self.gate.passed) and all(c["passed"] for c in self.checks)
+
+    def problems(self) -> list[str]:
+        return [f"{c['name']}: {c['detail']}" for c in self.checks if not c["passed"]]
 
 
 @dataclass
@@ -82,6 +91,11 @@ class Trace:
     sections: list[dict[str, Any]] = field(default_factory=list)  # handouts only
     safety: dict[str, Any] = field(default_factory=dict)  # instruction-like text found
     refinement: list[dict[str, Any]] = field(default_factory=list)  # Med-TextGrad rounds
+    evidence: list[dict[str, Any]] = field(default_factory=list)  # evidence.EvidenceLine, each
+    evidence_answer: str = ""  # the answer from the evidence alone, without a model
+    answer_source: str = ""  # "model" (it passed every check) or "evidence"
+    fallback_reason: str = ""  # why no model text was shown
+    checks_version: str = ""
     seconds: float = 0.0
     notice: str = NOTICE
 

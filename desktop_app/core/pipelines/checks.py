@@ -1,0 +1,286 @@
+"""The checks every answer passes before Lumen shows it.
+
+A model's text is shown only when it passes all of them; otherwise Lumen shows the
+evidence answer (evidence.py), the summary's own lines explained, and keeps the
+model's attempts in the trace.  The checks:
+
+- support: every number, unit, timing, date and medicine in the answer is in the
+  summary (grounding.py: dates without a year, medicines by name stem, bare numbers);
+- coverage: when the question asks how much, how long, when or which, the answer
+  carries the dose, duration, date or name the top evidence holds;
+- degeneracy: no loop (a phrase said again and again), no echo of the question, no
+  talk about the question, the reader or the text instead of an answer, no refusal,
+  no empty, too short or cut-off reply;
+- relevance: close to the question (LAMP-MedQA's τ), and closer to the evidence than
+  the question itself is, which an echo never is;
+- readability (simplified answers): FKGL below the limit.
+
+What a question asks and the phrases of a degenerate answer are data:
+resources/answer_checks.toml.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import tomllib
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, Callable
+
+from ..config import resource_root
+from ..errors import ConfigError
+from ..glossary.glossary import Glossary
+from .grounding import extract_facts, unsupported_facts
+from .vocabulary import same_date
+
+if TYPE_CHECKING:
+    from .evidence import EvidenceLine
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str  # support, coverage, degeneracy, relevance, readability
+    passed: bool
+    detail: str = ""  # what failed, in words a reviewer model and a user can act on
+    score: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class QuestionKind:
+    kind: str
+    cues: tuple[re.Pattern, ...]
+    sections: tuple[str, ...]
+    facts: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class AnswerRules:
+    version: str
+    kinds: tuple[QuestionKind, ...]
+    meta_talk: re.Pattern
+    refusal: re.Pattern
+    repeat_words: int
+    repeat_times: int
+    echo_share: float
+    least_words: int
+    stop_words: frozenset[str]
+
+
+def _phrase(phrase: str) -> str:
+    text = re.escape(phrase.lower().rstrip("*"))
+    text = text.replace(r"\ ", r"\s+").replace("'", "['’]")
+    return rf"(?<![\w]){text}" + (r"\w*" if phrase.endswith("*") else r"(?![\w])")
+
+
+def _any_phrase(phrases: list[str]) -> re.Pattern:
+    return re.compile("|".join(_phrase(p) for p in sorted(phrases, key=len, reverse=True)),
+                      re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=1)
+def answer_rules() -> AnswerRules:
+    path = resource_root() / "resources" / "answer_checks.toml"
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        bad = data["degenerate"]
+        return AnswerRules(
+            version=data["version"],
+            kinds=tuple(QuestionKind(k["kind"], tuple(re.compile(_phrase(c), re.IGNORECASE)
+                                                      for c in k["cues"]),
+                                     tuple(k["sections"]), tuple(k["facts"]))
+                        for k in data["question_kind"]),
+            meta_talk=_any_phrase(bad["meta_talk"]), refusal=_any_phrase(bad["refusal"]),
+            repeat_words=int(bad["repeat_words"]), repeat_times=int(bad["repeat_times"]),
+            echo_share=float(bad["echo_share"]), least_words=int(bad["least_words"]),
+            stop_words=frozenset(bad["stop_words"]))
+    except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError, ValueError, re.error) as exc:
+        raise ConfigError(f"Lumen's answer checks ({path}) cannot be read ({exc}).",
+                          "Reinstall Lumen; the file ships with it.") from exc
+
+
+def question_kinds(question: str) -> list[QuestionKind]:
+    """The kinds of thing a question asks for, in the order of the rules file."""
+    return [kind for kind in answer_rules().kinds
+            if any(cue.search(question) for cue in kind.cues)]
+
+
+# ---- degeneracy ------------------------------------------------------------------------
+
+_WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def content_words(text: str) -> list[str]:
+    stop = answer_rules().stop_words
+    return [w for w in words(text) if w not in stop]
+
+
+def repeated_phrase(text: str) -> str:
+    """A phrase of `repeat_words` words said `repeat_times` times or more, or ''."""
+    rules = answer_rules()
+    tokens = words(text)
+    n = rules.repeat_words
+    counts: dict[tuple[str, ...], int] = {}
+    for index in range(len(tokens) - n + 1):
+        gram = tuple(tokens[index:index + n])
+        counts[gram] = counts.get(gram, 0) + 1
+        if counts[gram] >= rules.repeat_times:
+            return " ".join(gram)
+    # A short line said again ("Sodium: 3.2 mmol/L" twice) is a loop too.
+    lines = [re.sub(r"\s+", " ", line).strip().lower() for line in re.split(r"[\n]|(?<=[.!?])\s+", text)]
+    seen: set[str] = set()
+    for line in lines:
+        if len(line) >= 8 and line in seen:
+            return line
+        seen.add(line)
+    return ""
+
+
+def loop_guard() -> Callable[[str], bool]:
+    """For streaming: True as soon as the text so far holds a loop, so generation stops
+    there instead of running to the token limit."""
+    return lambda text: bool(repeated_phrase(text))
+
+
+_ENDS_A_SENTENCE = re.compile(r"[.!?)\]\"'’”]\s*$")
+
+
+def degeneracy_problems(text: str, question: str, finish_reason: str = "stop") -> list[str]:
+    """What makes `text` no answer to `question` (empty when it is one)."""
+    rules = answer_rules()
+    stripped = text.strip()
+    if not stripped:
+        return ["the reply is empty"]
+    problems = []
+    if finish_reason in ("length", "loop") or not _ENDS_A_SENTENCE.search(stripped):
+        problems.append("the reply is cut off" if finish_reason != "loop"
+                        else "the reply went round in a loop and was stopped")
+    loop = repeated_phrase(stripped)
+    if loop and finish_reason != "loop":
+        problems.append(f"it says '{loop}' again and again")
+    if len(words(stripped)) < rules.least_words:
+        problems.append("it is too short to be an answer")
+    mine, theirs = content_words(stripped), set(content_words(question))
+    if mine and theirs and sum(w in theirs for w in mine) / len(mine) >= rules.echo_share:
+        problems.append("it repeats the question instead of answering it")
+    elif " ".join(words(question)) in " ".join(words(stripped)) and len(words(question)) >= 4:
+        problems.append("it repeats the question instead of answering it")
+    meta = rules.meta_talk.search(stripped)
+    if meta:
+        problems.append(f"it talks about the question or the text ('{meta.group(0)}') "
+                        "instead of answering")
+    refusal = rules.refusal.search(stripped)
+    if refusal:
+        problems.append(f"it does not answer ('{refusal.group(0)}')")
+    return problems
+
+
+# ---- coverage --------------------------------------------------------------------------
+
+_RELATIVE_WHEN = re.compile(
+    r"\b(?:in|within|after|for|over the next|x)\s*(?:about\s+)?(?:\d+|one|two|three|four|five|"
+    r"six|seven|eight|nine|ten|twelve|fourteen)(?:\s*(?:-|to)\s*\d+)?\s*(?:days?|weeks?|months?|"
+    r"wks?|d)\b|\b(?:tomorrow|next week|monday|tuesday|wednesday|thursday|friday|saturday|"
+    r"sunday)\b", re.IGNORECASE)
+
+
+def _fact_values(text: str, kind: str, glossary: Glossary | None) -> list[tuple[str, str]]:
+    """(kind of fact, value) of one of the fact kinds the rules file names."""
+    if kind == "when":
+        found = [("date", f.value) for f in extract_facts(text, glossary) if f.kind == "date"]
+        found += [("relative", re.sub(r"\s+", " ", m.group(0).lower()))
+                  for m in _RELATIVE_WHEN.finditer(text)]
+        return found
+    if kind == "duration":
+        found = [("relative", re.sub(r"\s+", " ", m.group(0).lower()))
+                 for m in _RELATIVE_WHEN.finditer(text)]
+        found += [("date", f.value) for f in extract_facts(text, glossary) if f.kind == "date"]
+        return found
+    facts = extract_facts(text, glossary)
+    if kind == "quantity":
+        return [("quantity", f.value) for f in facts if f.kind == "quantity"]
+    if kind == "medicine":
+        return [("medicine", f.value) for f in facts if f.kind == "medicine"]
+    return []
+
+
+def _relative_number(value: str) -> str:
+    match = re.search(r"\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve|fourteen",
+                      value)
+    return match.group(0) if match else value
+
+
+def _has(answer_values: list[tuple[str, str]], wanted: tuple[str, str]) -> bool:
+    kind, value = wanted
+    for other_kind, other in answer_values:
+        if other_kind != kind:
+            continue
+        if kind == "date" and same_date(value, other):
+            return True
+        if kind == "relative" and _relative_number(value) == _relative_number(other):
+            return True
+        if other == value:
+            return True
+    return False
+
+
+def coverage_problems(text: str, question: str, evidence: list["EvidenceLine"],
+                      glossary: Glossary | None) -> list[str]:
+    """What the question asks for that the top evidence holds and the answer lacks."""
+    if not evidence:
+        return []
+    top = evidence[0].text
+    problems = []
+    for kind in question_kinds(question):
+        for fact_kind in kind.facts:
+            wanted = _fact_values(top, fact_kind, glossary)
+            if wanted and not any(_has(_fact_values(text, fact_kind, glossary), w) for w in wanted):
+                shown = ", ".join(dict.fromkeys(_shown(top, fact_kind, glossary)))
+                problems.append(f"the question asks {_ASKS.get(kind.kind, kind.kind)} and the "
+                                f"summary says {shown}, which the answer leaves out")
+    return problems
+
+
+_ASKS = {"dose": "how much", "duration": "how long", "when": "when", "which": "which medicine"}
+
+
+def _shown(text: str, fact_kind: str, glossary: Glossary | None) -> list[str]:
+    if fact_kind in ("when", "duration"):
+        shown = [f.text for f in extract_facts(text, glossary) if f.kind == "date"]
+        return shown + [m.group(0) for m in _RELATIVE_WHEN.finditer(text)]
+    kind = {"quantity": "quantity", "medicine": "medicine"}[fact_kind]
+    return [f.text for f in extract_facts(text, glossary) if f.kind == kind]
+
+
+# ---- support ---------------------------------------------------------------------------
+
+
+def support_problems(text: str, summary: str, glossary: Glossary | None) -> list[str]:
+    return [f"'{f.text}' ({f.kind}) is not in the summary"
+            for f in unsupported_facts(text, summary, glossary)]
+
+
+def check_answer(text: str, *, question: str, summary: str, evidence: list["EvidenceLine"],
+                 glossary: Glossary | None, finish_reason: str = "stop",
+                 coverage: bool = True) -> list[Check]:
+    """Support, coverage and degeneracy of one reply (relevance and readability need the
+    embedder and the grader, which the pipeline holds)."""
+    checks = []
+    problems = degeneracy_problems(text, question, finish_reason)
+    checks.append(Check("degeneracy", not problems, "; ".join(problems)))
+    problems = support_problems(text, summary, glossary)
+    checks.append(Check("support", not problems, "; ".join(problems)))
+    if coverage:
+        problems = coverage_problems(text, question, evidence, glossary)
+        checks.append(Check("coverage", not problems, "; ".join(problems)))
+    return checks
+
+
+def failed(checks: list[Check]) -> list[Check]:
+    return [c for c in checks if not c.passed]

@@ -1,0 +1,340 @@
+"""Evidence: the lines of a discharge summary that answer a question, and the answer
+Lumen can give from them without a model.
+
+The summary is cut into units, each a line of a list or a sentence of running text,
+inside the sections summary_facts.py finds.  Each unit is scored three ways:
+
+- lexical: BM25 (rank_bm25) over words and the glossary entries a text names, so
+  "shortness of breath" meets "SOB" and a brand name meets its generic name;
+- by meaning: cosine between the unit (with its section's title) and the question,
+  from Lumen's embedder;
+- by place: units in the sections a kind of question is answered from (medicines for
+  "how much", follow-up for "when", ...; resources/answer_checks.toml) and units that
+  name a medicine the question names get a bonus.
+
+The top units, with their character offsets, are the evidence: quoted in the Ask
+tab, highlighted in the summary, given to the model in place of the whole summary,
+and, when no model answer passes the checks (checks.py), rendered into plain
+sentences as the evidence answer: abbreviations written out, medical words glossed
+from the glossary, a medication line turned into "Take ... by mouth twice a day".
+Nothing of a line is lost in that rendering: a rendering that drops a fact of its
+line is replaced by the line itself, explained.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from ..glossary.glossary import Glossary
+from .checks import answer_rules, question_kinds
+from .grounding import missing_facts, unsupported_facts
+from .safety import reads_like_instruction
+from .summary_facts import (Medication, SummaryFacts, medicine_names, read_summary,
+                            section_items)
+from .vocabulary import DATE, plain_date, vocabulary
+
+# How the three scores are weighed, and how close to the best a line must score to be
+# part of the evidence answer.
+LEXICAL_WEIGHT = 0.45
+MEANING_WEIGHT = 0.55
+SECTION_BONUS = 0.15
+MEDICINE_BONUS = 0.25
+# What happened before the stay (complaint, history) and record fields rarely answer
+# what a patient asks about going home.
+PAST_SECTIONS = ("history", "header")
+PAST_PENALTY = 0.15
+ANSWER_SHARE_OF_BEST = 0.6
+ANSWER_LINES = 3
+GLOSSES_PER_ANSWER = 3
+GLOSS_WORDS = 14  # longest gloss in brackets
+
+
+@dataclass
+class EvidenceLine:
+    text: str  # the unit as written, its line breaks and runs of spaces as one space
+    start: int  # character offsets into the summary
+    end: int
+    section: str  # the section's title ("" when the text has none)
+    section_kind: str
+    score: float
+    lexical: float
+    meaning: float
+    bonus: float
+
+    def quote(self) -> str:
+        """The line with the section it comes from, as the model and the reader see it."""
+        return f"[{self.section}] {self.text}" if self.section else self.text
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in asdict(self).items()}
+
+
+@dataclass
+class Unit:
+    text: str
+    start: int
+    end: int
+    section: str
+    section_kind: str
+
+
+def _plain_space(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+_BULLET = re.compile(r"^\s*(?:[-•*·▪◦#]|\(?\d{1,2}[.)]|\[\s?\])\s+")
+
+
+def evidence_units(summary: str, facts: SummaryFacts) -> list[Unit]:
+    """Every line of a list and every sentence of running text, in order, each with its
+    section; a heading on its own is no unit, and neither is a line that reads like an
+    instruction to an AI (safety.py), which is data never to be repeated."""
+    units = []
+    for section in facts.sections:
+        kind = section.effective_kind
+        for start, end in section_items(summary, section):
+            text = _plain_space(summary[start:end])
+            if not re.search(r"[A-Za-z0-9]", text) or reads_like_instruction(text):
+                continue
+            units.append(Unit(text, start, end, section.title, kind))
+    return units
+
+
+def _tokens(text: str, glossary: Glossary | None) -> list[str]:
+    stop = answer_rules().stop_words
+    words = [w[:-1] if len(w) > 4 and w.endswith("s") and not w.endswith("ss") else w
+             for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in stop]
+    if glossary is not None:
+        words += [f"§{m.key}" for m in glossary.match(text)]
+    return words
+
+
+def _medicine_words(text: str, glossary: Glossary | None) -> set[str]:
+    """The words of the medicine names in `text` and their glossary entries, so "insulin"
+    meets "insulin glargine" and "Bactrim" meets "trimethoprim-sulfamethoxazole"."""
+    found = set()
+    for *_span, name, key in medicine_names(text, glossary):
+        found |= {w for w in re.findall(r"[a-z]{3,}", name.lower())} | {f"§{key}"}
+    return found
+
+
+def find_evidence(summary: str, question: str, *, embed: Callable[[list[str]], np.ndarray],
+                  glossary: Glossary | None, facts: SummaryFacts | None = None,
+                  count: int = 4) -> list[EvidenceLine]:
+    """The `count` units of `summary` that best answer `question`, best first."""
+    from rank_bm25 import BM25Okapi
+
+    facts = facts if facts is not None else read_summary(summary, glossary)
+    units = evidence_units(summary, facts)
+    if not units or not question.strip():
+        return []
+    corpus = [_tokens(f"{u.text}", glossary) for u in units]
+    query = _tokens(question, glossary)
+    if any(corpus) and query:
+        lexical = np.asarray(BM25Okapi([c or ["∅"] for c in corpus]).get_scores(query), float)
+        lexical = np.clip(lexical, 0.0, None)
+        if lexical.max() > 0:
+            lexical = lexical / lexical.max()
+    else:
+        lexical = np.zeros(len(units))
+    vectors = embed([f"{u.section}: {u.text}" if u.section else u.text for u in units]
+                    + [question])
+    meaning = np.clip(vectors[:-1] @ vectors[-1], 0.0, None)
+    wanted_sections = {s for kind in question_kinds(question) for s in kind.sections}
+    asked = _medicine_words(question, glossary)
+    lines = []
+    for index, unit in enumerate(units):
+        bonus = SECTION_BONUS if unit.section_kind in wanted_sections else 0.0
+        if unit.section_kind in PAST_SECTIONS:
+            bonus -= PAST_PENALTY
+        if asked and asked & _medicine_words(unit.text, glossary):
+            bonus += MEDICINE_BONUS
+        score = LEXICAL_WEIGHT * lexical[index] + MEANING_WEIGHT * meaning[index] + bonus
+        lines.append(EvidenceLine(unit.text, unit.start, unit.end, unit.section,
+                                  unit.section_kind, float(score), float(lexical[index]),
+                                  float(meaning[index]), bonus))
+    lines.sort(key=lambda line: (-line.score, line.start))
+    return lines[:count]
+
+
+def evidence_block(evidence: list[EvidenceLine]) -> str:
+    """The evidence as the model reads it: one quoted line each, in the summary's order."""
+    return "\n".join(f"- {line.quote()}" for line in sorted(evidence, key=lambda e: e.start))
+
+
+# ---- the evidence answer ---------------------------------------------------------------
+
+
+def short_gloss(definition: str) -> str:
+    """The first sentence of a glossary definition, small enough to sit in brackets
+    ("A small, finger-shaped pouch ..." -> "a small, finger-shaped pouch ..."); '' when
+    even its first clause is too long for that."""
+    first = re.split(r"(?<=[.!?])\s", definition.strip(), maxsplit=1)[0].rstrip(".!?")
+    if len(first.split()) > GLOSS_WORDS:
+        clauses = [c for c in re.split(r",\s|;\s|\s[-–—]\s", first) if c]
+        first = clauses[0] if len(clauses[0].split()) >= 5 else ""
+        if len(first.split()) > GLOSS_WORDS:
+            first = ""
+    return first[:1].lower() + first[1:]
+
+
+def _syllables(word: str) -> int:
+    return len(re.findall(r"[aeiouy]+", word.lower().rstrip("e"))) or 1
+
+
+def worth_a_gloss(term: str) -> bool:
+    """A medical word a reader may not know: not a short everyday one ("pain", "cough")."""
+    parts = term.split()
+    return len(parts) > 1 or _syllables(term) >= 3
+
+
+class Explainer:
+    """Turns summary lines into plain sentences: shorthand written out, medical words
+    glossed once each (at most GLOSSES_PER_ANSWER per answer), and never a gloss that
+    brings a fact of its own (a medicine, a dose) the summary does not hold."""
+
+    def __init__(self, glossary: Glossary | None, summary: str = "") -> None:
+        self.glossary = glossary
+        self.summary = summary
+        self.vocab = vocabulary()
+        self.glossed: set[str] = set()
+
+    def _shorthand(self, text: str) -> str:
+        """Timings, routes and durations in the words Lumen writes for patients."""
+        vocab = self.vocab
+
+        def plain(table):
+            # Shorthand only (BID, q6h, PO, QHS); words already written out ("daily",
+            # "oral", "every 12 hours") stay as written.
+            def replace(m: re.Match) -> str:
+                written = m.group(0)
+                shorthand = " " not in written and (len(written) <= 3 or written.isupper()
+                                                    or any(c.isdigit() for c in written))
+                return table[m.group(1).lower()].plain if shorthand else written
+            return replace
+        text = vocab.frequency.sub(plain(vocab.frequencies), text)
+        text = vocab.route.sub(plain(vocab.routes), text)
+        return re.sub(r"\bx\s*(\d+)\s*(days?|weeks?|months?|d|wks?)\b",
+                      lambda m: f"for {m.group(1)} {_unit_word(m.group(2), m.group(1))}", text,
+                      flags=re.IGNORECASE)
+
+    def _gloss(self, entry) -> str:
+        if (entry.key in self.glossed or len(self.glossed) >= GLOSSES_PER_ANSWER
+                or entry.category in ("abbreviation", "care") or not worth_a_gloss(entry.term)):
+            return ""
+        gloss = short_gloss(entry.definition)
+        if not gloss or (self.summary and unsupported_facts(gloss, self.summary, self.glossary)):
+            return ""
+        self.glossed.add(entry.key)
+        return gloss
+
+    def explain(self, text: str) -> str:
+        text = self._shorthand(_BULLET.sub("", text, count=1).strip())
+        if self.glossary is None:
+            return _sentence(text)
+        # Doses and dates stay as written ("5.6 mEq/L" is not "5.6 milliequivalent/L").
+        kept = [(m.start(), m.end()) for m in self.vocab.quantity.finditer(text)]
+        kept += [(m.start(), m.end()) for m in DATE.finditer(text)]
+        explain = {m.start for m, _e in self.glossary.terms_to_explain(text, limit=40)}
+        out, position = [], 0
+        for match in self.glossary.match(text):
+            if match.start < position or any(a < match.end and match.start < b for a, b in kept):
+                continue
+            entry = self.glossary.by_key[match.key]
+            replacement = text[match.start:match.end]
+            if match.form == "abbreviation":
+                # SOB -> shortness of breath; an abbreviation whose full name is itself hard
+                # to read ("SC": subcutaneous) -> what it means.
+                hard = (entry.category == "abbreviation" and len(entry.term.split()) == 1
+                        and _syllables(entry.term) >= 4)
+                meaning = short_gloss(entry.definition) if hard else ""
+                replacement = meaning or entry.term
+            # An alias is plain words already ("kidney infection"); inside brackets a gloss
+            # would nest brackets.
+            inside = text.count("(", 0, match.start) > text.count(")", 0, match.start)
+            gloss = (self._gloss(entry) if match.start in explain and match.form != "alias"
+                     and not inside else "")
+            if gloss:
+                replacement = f"{replacement} ({gloss})"
+            out.append(text[position:match.start])
+            out.append(replacement)
+            position = match.end
+        out.append(text[position:])
+        return _sentence("".join(out))
+
+    def medication(self, medication: Medication) -> str:
+        """A medication as what to do: "Take torsemide 40 mg by mouth once a day." """
+        m, vocab = medication, self.vocab
+        until = plain_date(m.until) if m.until else ""
+        if m.status == "stopped":
+            sentence = f"Stop taking {m.name}."
+        elif m.status == "held":
+            sentence = f"Do not take {m.name} for now" + (f", until {until}" if until else "") + "."
+        elif m.status == "resume":
+            sentence = f"Start taking {m.name} again" + (f" on {until}" if until else "") + "."
+        else:
+            timing = vocab.plain_frequency(m.frequency) if m.frequency != "as needed" else ""
+            parts = ["Take", m.name, m.dose, m.route, timing,
+                     "only when you need it" if m.as_needed else "",
+                     f"for {m.duration}" if m.duration else "",
+                     f"until {until}" if until else ""]
+            sentence = " ".join(p for p in parts if p) + "."
+            if m.status == "new":
+                sentence += " This is a new medicine."
+            elif m.status == "changed" and m.changed_from and m.changed_to:
+                sentence += f" The dose changed from {m.changed_from} to {m.changed_to}."
+            elif m.status == "changed":
+                sentence += " The dose changed."
+        if m.reason:
+            sentence += f" ({_sentence(m.reason)[:-1]})."
+        return sentence
+
+
+def _unit_word(unit: str, count: str) -> str:
+    base = {"d": "day", "wk": "week", "wks": "week"}.get(unit.lower(), unit.lower().rstrip("s"))
+    return base if count == "1" else base + "s"
+
+
+def _sentence(text: str) -> str:
+    """Capitals where sentences start, a full stop at the end."""
+    text = text.strip().rstrip(",;:")
+    if not text:
+        return ""
+    text = re.sub(r"(^|[.!?]\s+)([a-z])", lambda m: m.group(1) + m.group(2).upper(), text)
+    return text if re.search(r"[.!?)]$", text) else text + "."
+
+
+def _medication_of(line: EvidenceLine, facts: SummaryFacts) -> Medication | None:
+    """The medication a list line states (not one merely named in running text)."""
+    for medication in facts.medications:
+        if medication.start >= line.start and medication.end <= line.end + 1 and \
+                line.section_kind == "medications":
+            return medication
+    return None
+
+
+def answer_lines(evidence: list[EvidenceLine]) -> list[EvidenceLine]:
+    """The best line, and those that score close to it (at most ANSWER_LINES)."""
+    if not evidence:
+        return []
+    best = evidence[0].score
+    return [e for e in evidence if e.score >= ANSWER_SHARE_OF_BEST * best][:ANSWER_LINES]
+
+
+def evidence_answer(evidence: list[EvidenceLine], facts: SummaryFacts,
+                    glossary: Glossary | None, summary: str = "") -> str:
+    """The top evidence as plain sentences, without a model."""
+    explainer = Explainer(glossary, summary)
+    sentences = []
+    for line in answer_lines(evidence):
+        medication = _medication_of(line, facts)
+        rendered = explainer.medication(medication) if medication is not None else ""
+        if rendered and not missing_facts(line.text, rendered, glossary):
+            sentences.append(rendered)
+        else:
+            sentences.append(explainer.explain(line.text))
+    return " ".join(s for s in sentences if s)
