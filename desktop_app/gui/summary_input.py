@@ -1,6 +1,7 @@
 """Shared pieces of the Ask and Simplify tabs: a summary box that opens and accepts
-dropped .txt/.docx/.pdf files, glossary highlighting with definitions on hover, the
-bridge that carries pipeline events to the GUI thread, and printing."""
+dropped .txt/.docx/.pdf files and marks evidence lines, glossary highlighting with
+definitions on hover, the bridge that carries pipeline events to the GUI thread, and
+printing."""
 
 from __future__ import annotations
 
@@ -8,14 +9,21 @@ import html
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QUrl, Signal
-from PySide6.QtGui import QCursor, QTextDocument
-from PySide6.QtWidgets import QFileDialog, QPlainTextEdit, QTextBrowser, QToolTip, QWidget
+from PySide6.QtGui import QColor, QCursor, QPalette, QTextCursor, QTextDocument
+from PySide6.QtWidgets import QFileDialog, QPlainTextEdit, QTextBrowser, QTextEdit, QToolTip, QWidget
 
 from ..core.documents import SUPPORTED, read_document
 from ..core.glossary.glossary import Glossary
 from .messages import show_error
 
 FILE_FILTER = "Discharge summaries (*.txt *.docx *.pdf);;All files (*)"
+EVIDENCE_BACKGROUND = "#fff0b3"  # pale yellow: dark text stays readable on it
+
+
+def qt_position(text: str, index: int) -> int:
+    """A Python str index as a Qt document position.  Qt counts UTF-16 code units, so a
+    character outside the Basic Multilingual Plane (an emoji, some CJK) takes two."""
+    return index + sum(1 for ch in text[:index] if ord(ch) > 0xFFFF)
 
 
 class EventBridge(QObject):
@@ -28,7 +36,9 @@ class EventBridge(QObject):
 
 
 class SummaryEditor(QPlainTextEdit):
-    """The summary, typed, pasted, opened or dropped in."""
+    """The summary, typed, pasted, opened or dropped in.  Evidence lines are marked with a
+    background (extra selections: the text itself is never rewritten) and one of them can
+    be selected and scrolled into view; the marks go when the text changes."""
 
     loaded = Signal(str)  # file name
 
@@ -38,6 +48,83 @@ class SummaryEditor(QPlainTextEdit):
         self.setPlaceholderText("Paste the discharge summary here, open a file (Ctrl+O), or drop "
                                 "a .txt, .docx or .pdf file on this box.")
         self.setAcceptDrops(True)
+        self._evidence_text: str | None = None  # the text the evidence offsets point into
+        self._evidence_spans: list[tuple[int, int]] = []
+        self._jumped: tuple[int, int] | None = None  # Qt positions of the span last selected
+        # A line selected from the evidence list stays visible while the list keeps focus.
+        palette = self.palette()
+        for role in (QPalette.ColorRole.Highlight, QPalette.ColorRole.HighlightedText):
+            palette.setColor(QPalette.ColorGroup.Inactive, role,
+                             palette.color(QPalette.ColorGroup.Active, role))
+        self.setPalette(palette)
+        self.textChanged.connect(self._text_changed)
+
+    # ---- evidence ----
+
+    def span_cursor(self, start: int, end: int, text: str | None = None) -> QTextCursor:
+        """A cursor selecting text[start:end] (Python offsets) in the document; the
+        cursor's position is the span's start, its anchor the end."""
+        text = self.toPlainText() if text is None else text
+        last = self.document().characterCount() - 1
+        cursor = QTextCursor(self.document())
+        cursor.setPosition(min(qt_position(text, end), last))
+        cursor.setPosition(min(qt_position(text, start), last), QTextCursor.MoveMode.KeepAnchor)
+        return cursor
+
+    def show_evidence(self, text: str, spans: list[tuple[int, int]]) -> bool:
+        """Mark the spans (offsets into `text`, the summary as it was asked about); nothing
+        is marked, and False returned, when the box no longer holds that text."""
+        self.clear_evidence()
+        if self.toPlainText() != text:
+            return False
+        self._evidence_text, self._evidence_spans = text, list(spans)
+        selections = []
+        for start, end in spans:
+            selection = QTextEdit.ExtraSelection()
+            selection.cursor = self.span_cursor(start, end, text)
+            selection.format.setBackground(QColor(EVIDENCE_BACKGROUND))
+            selection.format.setForeground(QColor("#1f1f1f"))
+            selections.append(selection)
+        self.setExtraSelections(selections)
+        return True
+
+    def evidence_current(self) -> bool:
+        """The marks still point at the text in the box."""
+        return self._evidence_text is not None and self._evidence_text == self.toPlainText()
+
+    def evidence_spans(self) -> list[tuple[int, int]]:
+        return list(self._evidence_spans)
+
+    def clear_evidence(self) -> None:
+        self._evidence_text, self._evidence_spans = None, []
+        if self.extraSelections():
+            self.setExtraSelections([])
+
+    def select_span(self, start: int, end: int) -> bool:
+        """Select an evidence span and scroll it into view (its end first, then its start,
+        so a short span shows whole and a long one from its beginning)."""
+        if not self.evidence_current():
+            return False
+        end_only = self.span_cursor(end, end)
+        self.setTextCursor(end_only)
+        self.ensureCursorVisible()
+        cursor = self.span_cursor(start, end)
+        self.setTextCursor(cursor)
+        self.ensureCursorVisible()
+        self._jumped = (cursor.selectionStart(), cursor.selectionEnd())
+        return True
+
+    def forget_jump(self) -> None:
+        """Deselect the evidence span last jumped to, if it is still the selection."""
+        cursor = self.textCursor()
+        if self._jumped == (cursor.selectionStart(), cursor.selectionEnd()) and cursor.hasSelection():
+            cursor.clearSelection()
+            self.setTextCursor(cursor)
+        self._jumped = None
+
+    def _text_changed(self) -> None:
+        if self._evidence_text is not None and not self.evidence_current():
+            self.clear_evidence()
 
     def open_file(self, path: Path) -> bool:
         try:
