@@ -516,11 +516,20 @@ def cmd_simplify(args, paths, settings) -> int:
     elif out is None:
         print(handout.to_text())
     if not args.json:
+        print(f"  {len(handout.medicines)} medicine(s), {len(handout.appointments)} appointment(s), "
+              f"{len(handout.warnings)} warning sign(s), {len(handout.restrictions)} "
+              "restriction(s), read from the summary.", file=sys.stderr)
         for section in handout.sections:
-            if section.rewritten:
-                print(f"  {section.plain_title}: grade {section.fkgl_before} → {section.fkgl_after}"
-                      + (f"; CHECK: kept word for word: {', '.join(section.missing)}"
-                         if section.missing else ""), file=sys.stderr)
+            if section.is_record:
+                continue
+            how = ("rewritten (passed every check)" if section.source == "model" else
+                   "the summary's own words explained (no rewrite passed: "
+                   + "; ".join(section.problems[:3]) + ")")
+            print(f"  {section.plain_title}: {how}; grade {section.fkgl_before} → "
+                  f"{section.fkgl_after}", file=sys.stderr)
+        if handout.copied:
+            print(f"  CHECK: {len(handout.copied)} line(s) copied word for word so that nothing "
+                  "is lost.", file=sys.stderr)
         if out is not None:
             print(f"Handout written to {out}.", file=sys.stderr)
     return EXIT_OK

@@ -1,10 +1,11 @@
-"""The Simplify tab: the original summary and its plain-language handout side by side,
-jargon in the original marked with glossary definitions on hover, reading grade
-before and after each section, export to PDF/HTML/text, and printing."""
+"""The Simplify tab: the original summary and its plain-language handout side by side:
+the medicines table, appointments and warning signs first (read from the summary's
+facts), then each section, rewritten where the rewrite passed every check and the
+summary's own words explained where none did; jargon in the original marked with
+glossary definitions on hover; export to PDF/HTML/text, and printing."""
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 
 from PySide6.QtGui import QKeySequence, QShortcut
@@ -12,7 +13,7 @@ from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QPushButton, QS
                                QStackedWidget, QVBoxLayout, QWidget)
 
 from ..core.glossary.glossary import Glossary
-from ..core.pipelines.simplify import Handout, HandoutSection, SimplifyPipeline
+from ..core.pipelines.simplify import Handout, SimplifyPipeline
 from ..core.pipelines.trace import NOTICE, save_run
 from ..core.session import Session
 from ..export import write_handout
@@ -29,7 +30,7 @@ class SimplifyPage(QWidget):
         self.glossary = glossary
         self.handout: Handout | None = None
         self._task = None
-        self._sections: list[HandoutSection] = []
+        self._partial: Handout | None = None  # the handout while it is being made
         self.editor = SummaryEditor()
         self.original = GlossaryBrowser(glossary)
         self.original.setObjectName("originalView")
@@ -115,7 +116,7 @@ class SimplifyPage(QWidget):
 
         if summary.strip():
             self.show_original(summary)
-        self._sections = []
+        self._partial = None
         self.handout = None
         self.plain.clear()
         self.grades.setText("")
@@ -126,45 +127,35 @@ class SimplifyPage(QWidget):
         self.progress.track(self._task, "Making the handout…")
 
     def _on_event(self, kind: str, data: dict) -> None:
-        if kind == "section":
-            self._sections.append(data["section"])
-            self.plain.setHtml(self._sections_html(self._sections))
-
-    def _sections_html(self, sections: list[HandoutSection]) -> str:
-        parts = []
-        for section in sections:
-            if not section.rewritten:
-                parts.append(f"<p><b>{html.escape(section.title)}:</b> {html.escape(section.text)}</p>")
-                continue
-            grade = (f" <small style='color:#5f6368'>(grade {section.fkgl_before:.1f} → "
-                     f"{section.fkgl_after:.1f})</small>" if section.fkgl_before is not None
-                     and section.fkgl_after is not None else "")
-            parts.append(f"<h3>{html.escape(section.plain_title)}{grade}</h3>"
-                         f"<p>{highlighted_html(section.text, self.glossary)}</p>")
-            if section.kept_lines:
-                kept = "".join(f"<li>{html.escape(line)}</li>" for line in section.kept_lines)
-                parts.append("<p style='color:#b3261e'>Kept word for word because the rewrite "
-                             f"left them out (check these):</p><ul>{kept}</ul>")
-        return "".join(parts)
+        # The medicines, appointments and warning signs come first, read without a model;
+        # the narrative sections follow as each is done.
+        if kind == "tables":
+            self._partial = data["handout"]
+        if kind in ("tables", "section") and self._partial is not None:
+            self.plain.setHtml(self._partial.to_html())
 
     def _done(self, handout: Handout) -> None:
         self._task = None
+        self._partial = None
         self.progress.finish()
         self.handout = handout
-        self.plain.setHtml(self._sections_html(handout.sections))
+        self.plain.setHtml(handout.to_html())
         for button in (self.run_button, self.export_button, self.print_button):
             button.setEnabled(True)
-        rewritten = [s for s in handout.sections if s.rewritten and s.fkgl_before is not None]
-        if rewritten:
-            before = sum(s.fkgl_before for s in rewritten) / len(rewritten)
-            after_values = [s.fkgl_after for s in rewritten if s.fkgl_after is not None]
-            after = sum(after_values) / len(after_values) if after_values else float("nan")
-            flagged = len(handout.flagged())
-            self.grades.setText(
-                f"Average reading grade of the rewritten sections: {before:.1f} before, {after:.1f} "
-                f"after (goal: below {self.session.settings.readability_limit:g})."
-                + (f" {flagged} section(s) keep some lines word for word; check them."
-                   if flagged else ""))
+        narrative = [s for s in handout.sections if not s.is_record]
+        rewritten = [s for s in narrative if s.source == "model"]
+        limit = self.session.settings.readability_limit
+        grade = handout.trace.final_fkgl
+        text = (f"{len(handout.medicines)} medicine(s) and {len(handout.appointments)} "
+                f"appointment(s) read from the summary. {len(rewritten)} of {len(narrative)} "
+                "section(s) rewritten in plain words (each passed every check); the others "
+                "are the summary's own words with medical words explained.")
+        if grade is not None:
+            text += f" Reading grade of the sections: {grade:.1f} (goal: below {limit:g})."
+        if handout.copied:
+            text += (f" {len(handout.copied)} line(s) were copied word for word so that nothing "
+                     "is lost; check them.")
+        self.grades.setText(text)
 
     def _failed(self, exc: BaseException) -> None:
         self._task = None

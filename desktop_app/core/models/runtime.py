@@ -226,7 +226,8 @@ class LlamaModel:
                  cancel: CancelToken | None = None,
                  stop_when: Callable[[str], bool] | None = None) -> Generation:
         """`stop_when(text so far)` returning True ends the reply there, with the finish
-        reason "loop" (a reply going round in circles need not run to its token limit)."""
+        reason "stopped" (a reply that has already failed, going round in circles or
+        inventing a dose, need not run on to its token limit)."""
         max_tokens = max_tokens or self.settings.max_answer_tokens
         temperature = self.settings.temperature if temperature is None else temperature
         with self._lock:
@@ -270,7 +271,7 @@ class LlamaModel:
                         on_token(choice["text"])
                 finish = choice.get("finish_reason") or finish
                 if stop_when is not None and choice["text"] and stop_when("".join(pieces)):
-                    finish = "loop"
+                    finish = "stopped"
                     break
         finally:
             stream.close()
@@ -282,7 +283,7 @@ class LlamaModel:
         # and a one-token prompt remainder both land there.
         fed_back = max(0, self.llama.n_tokens - len(tokens))
         text = "".join(pieces)
-        completion_tokens = fed_back + (1 if finish in ("length", "loop") else 0)
+        completion_tokens = fed_back + (1 if finish in ("length", "stopped") else 0)
         evaluated = perf.n_p_eval + max(0, perf.n_eval - fed_back)
         return Generation(text=text, finish_reason=finish, prompt_tokens=len(tokens),
                           prompt_tokens_evaluated=int(evaluated),

@@ -35,7 +35,7 @@ from ..errors import LumenError
 from ..models.runtime import Generation, LlamaModel
 from ..progress import CancelToken, ProgressCallback, report
 from .base import Pipeline
-from .checks import Check, answer_rules, check_answer, loop_guard
+from .checks import Check, answer_rules, check_answer, failing_early
 from .context import FittedDocument, fit_document
 from .evidence import EvidenceLine, evidence_answer, evidence_block, find_evidence
 from .grounding import unsupported_facts
@@ -251,11 +251,12 @@ class AskPipeline(Pipeline):
 
         def call(model: LlamaModel, role: str, purpose: str, prompt: str, system: str, user: str,
                  max_tokens: int, stream: bool) -> tuple[str, CallRecord, Generation]:
+            """One model call; a text for the patient (`stream`) stops as soon as it fails."""
             if cancel is not None:
                 cancel.raise_if_cancelled()
             generation = model.generate(
                 self._messages(system, user), max_tokens=max_tokens, cancel=cancel,
-                stop_when=loop_guard(),
+                stop_when=failing_early(summary if stream else None, self.glossary),
                 on_token=(lambda piece: emit("token", {"purpose": purpose, "text": piece}))
                 if stream else None)
             return clean_reply(generation.text), CallRecord.of(purpose, role, prompt, generation), \

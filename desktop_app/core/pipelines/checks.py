@@ -132,20 +132,33 @@ def repeated_phrase(text: str) -> str:
         counts[gram] = counts.get(gram, 0) + 1
         if counts[gram] >= rules.repeat_times:
             return " ".join(gram)
-    # A short line said again ("Sodium: 3.2 mmol/L" twice) is a loop too.
-    lines = [re.sub(r"\s+", " ", line).strip().lower() for line in re.split(r"[\n]|(?<=[.!?])\s+", text)]
+    # A long sentence said twice is a loop too; short ones ("This is a new medicine.")
+    # may rightly come back.
     seen: set[str] = set()
-    for line in lines:
-        if len(line) >= 8 and line in seen:
-            return line
-        seen.add(line)
+    for sentence in re.split(r"\n|(?<=[.!?])\s+", text):
+        said = " ".join(words(sentence))
+        if len(said.split()) >= 8 and said in seen:
+            return said
+        seen.add(said)
     return ""
 
 
-def loop_guard() -> Callable[[str], bool]:
-    """For streaming: True as soon as the text so far holds a loop, so generation stops
-    there instead of running to the token limit."""
-    return lambda text: bool(repeated_phrase(text))
+def failing_early(summary: str | None = None,
+                  glossary: Glossary | None = None) -> Callable[[str], bool]:
+    """For streaming: True as soon as the text so far has failed for good, so generation
+    stops there instead of running to the token limit: a loop at any point; and for a
+    text meant for the patient (`summary` given), at the end of a sentence, a fact the
+    summary lacks, talk about the text, or a refusal."""
+    rules = answer_rules()
+
+    def failed_already(text: str) -> bool:
+        if repeated_phrase(text):
+            return True
+        if summary is None or not re.search(r"[.!?\n]\s*$", text):
+            return False
+        return bool(rules.meta_talk.search(text) or rules.refusal.search(text)
+                    or (summary and unsupported_facts(text, summary, glossary)))
+    return failed_already
 
 
 _ENDS_A_SENTENCE = re.compile(r"[.!?)\]\"'’”]\s*$")
@@ -158,11 +171,10 @@ def degeneracy_problems(text: str, question: str, finish_reason: str = "stop") -
     if not stripped:
         return ["the reply is empty"]
     problems = []
-    if finish_reason in ("length", "loop") or not _ENDS_A_SENTENCE.search(stripped):
-        problems.append("the reply is cut off" if finish_reason != "loop"
-                        else "the reply went round in a loop and was stopped")
+    if finish_reason == "length" or not _ENDS_A_SENTENCE.search(stripped):
+        problems.append("the reply is cut off")
     loop = repeated_phrase(stripped)
-    if loop and finish_reason != "loop":
+    if loop:
         problems.append(f"it says '{loop}' again and again")
     if len(words(stripped)) < rules.least_words:
         problems.append("it is too short to be an answer")

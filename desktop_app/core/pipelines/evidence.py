@@ -39,9 +39,9 @@ from .vocabulary import DATE, plain_date, vocabulary
 
 # How the three scores are weighed, and how close to the best a line must score to be
 # part of the evidence answer.
-LEXICAL_WEIGHT = 0.45
-MEANING_WEIGHT = 0.55
-SECTION_BONUS = 0.15
+LEXICAL_WEIGHT = 0.3
+MEANING_WEIGHT = 0.7
+SECTION_BONUS = 0.25
 MEDICINE_BONUS = 0.25
 # What happened before the stay (complaint, history) and record fields rarely answer
 # what a patient asks about going home.
@@ -135,10 +135,13 @@ def find_evidence(summary: str, question: str, *, embed: Callable[[list[str]], n
     corpus = [_tokens(f"{u.text}", glossary) for u in units]
     query = _tokens(question, glossary)
     if any(corpus) and query:
-        lexical = np.asarray(BM25Okapi([c or ["∅"] for c in corpus]).get_scores(query), float)
-        lexical = np.clip(lexical, 0.0, None)
-        if lexical.max() > 0:
-            lexical = lexical / lexical.max()
+        bm25 = BM25Okapi([c or ["∅"] for c in corpus])
+        # Scaled by what a line holding every word of the question once would score (each
+        # word adds its idf; a word no line holds, the rarest idf), so one weak word in
+        # common ("heart" in "heart-healthy") is not a full match.
+        rarest = max(bm25.idf.values())
+        ideal = sum(max(bm25.idf.get(word, rarest), 0.0) for word in set(query)) or 1.0
+        lexical = np.clip(np.asarray(bm25.get_scores(query), float) / ideal, 0.0, 1.0)
     else:
         lexical = np.zeros(len(units))
     vectors = embed([f"{u.section}: {u.text}" if u.section else u.text for u in units]
@@ -175,9 +178,11 @@ def short_gloss(definition: str) -> str:
     even its first clause is too long for that."""
     first = re.split(r"(?<=[.!?])\s", definition.strip(), maxsplit=1)[0].rstrip(".!?")
     if len(first.split()) > GLOSS_WORDS:
-        clauses = [c for c in re.split(r",\s|;\s|\s[-–—]\s", first) if c]
-        first = clauses[0] if len(clauses[0].split()) >= 5 else ""
-        if len(first.split()) > GLOSS_WORDS:
+        # Cut where a new clause starts (", often", ", which", "; it"), never inside a list
+        # of words ("a thin, soft tube").
+        first = re.split(r"(?:,|;|\s[-–—])\s+(?=(?:often|usually|which|who|such as|so|and it|"
+                         r"but|as|when|where|it|this|for example)\b)", first, maxsplit=1)[0]
+        if len(first.split()) > GLOSS_WORDS or len(first.split()) < 3:
             first = ""
     return first[:1].lower() + first[1:]
 
@@ -242,8 +247,9 @@ class Explainer:
         explain = {m.start for m, _e in self.glossary.terms_to_explain(text, limit=40)}
         out, position = [], 0
         for match in self.glossary.match(text):
-            if match.start < position or any(a < match.end and match.start < b for a, b in kept):
-                continue
+            if (match.start < position or any(a < match.end and match.start < b for a, b in kept)
+                    or text[match.start - 1:match.start] == "/" or text[match.end:match.end + 1] == "/"):
+                continue  # inside a dose, a date or a unit such as ng/mL
             entry = self.glossary.by_key[match.key]
             replacement = text[match.start:match.end]
             if match.form == "abbreviation":

@@ -12,6 +12,7 @@ tell what a rewritten handout section left out.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import asdict, dataclass
 
@@ -85,11 +86,16 @@ def _known(fact: Fact, facts: list[Fact]) -> bool:
     return False
 
 
+@functools.lru_cache(maxsize=8)
+def _source_facts(source: str, glossary: Glossary | None) -> tuple[list[Fact], set[str], str]:
+    """A source's facts, numbers and lower-case text, read once however many answers are
+    checked against it (a handout checks every section and gloss against one summary)."""
+    return extract_facts(source, glossary), _numbers(source), source.lower()
+
+
 def unsupported_facts(answer: str, source: str, glossary: Glossary | None) -> list[Fact]:
     """Facts in `answer` that `source` does not contain (the grounding flags)."""
-    known = extract_facts(source, glossary)
-    source_numbers = _numbers(source)
-    lowered_source = source.lower()
+    known, source_numbers, lowered_source = _source_facts(source, glossary)
     flags = []
     for fact in extract_facts(answer, glossary, bare_numbers=True):
         if _known(fact, known) or (fact.kind == "number" and fact.value in source_numbers):

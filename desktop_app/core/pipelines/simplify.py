@@ -1,17 +1,28 @@
 """Simplify: a whole discharge summary turned into a handout a patient can read.
 
-The summary is split at its headings.  Short header lines (dates, names of services)
-are kept as they are.  Each other section goes through the simplifier (model A) with
-the readability gate (FKGL below the limit) and the verifier (model B), as in Ask,
-plus a check that nothing was lost: every medicine, dose, number, date and frequency
-of the section must be in its rewrite.  What a rewrite drops is named in the
-feedback for the next attempt; whatever is still missing after the last attempt is
-copied into the handout word for word, under a note, and flagged.  Never lost.
+The handout is built on the summary's facts (summary_facts.py), read without a model:
+
+1. "Your medicines": a table of every medication (take / how much / when / until),
+   NEW, CHANGED, STOP, ON HOLD and RESTART marked, with the reason when written;
+2. "Your appointments and tests", "Call or come back if" and "What to do and avoid",
+   from the follow-ups, warning signs and restrictions;
+3. then each narrative section (what happened, diagnoses, results, ...), rewritten by
+   the simplifier (model A) where the rewrite passes every check: nothing of the
+   section left out, nothing added that the summary lacks, no degenerate text (a loop,
+   talk about the text), and a reading grade below the limit, with the verifier
+   (model B) helping on the grade.  Where no rewrite passes, the section's own lines
+   are shown explained: shorthand written out, medical words glossed (evidence.py).
+   Record lines (dates, service) stay as written.
+
+Lines of the list sections that no fact covers are shown, explained, under their
+table.  Last, the whole handout is compared with the summary: any dose, timing, date
+or medicine still missing is copied in word for word under a note.  Never lost.
 """
 
 from __future__ import annotations
 
 import html
+import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -19,65 +30,76 @@ from typing import Any
 
 from ... import __version__
 from ..errors import LumenError
+from ..models.runtime import LlamaModel
 from ..progress import CancelToken, ProgressCallback, report
 from .ask import EventCallback, clean_reply
 from .base import Pipeline
-from .context import _HEADING, is_heading, split_chunks
-from .grounding import missing_facts
-from .safety import inspect_document, neutralise_control_markers
+from .checks import degeneracy_problems, failing_early
+from .evidence import Explainer
+from .grounding import missing_facts, unsupported_facts
+from .safety import inspect_document, neutralise_control_markers, reads_like_instruction
+from .summary_facts import (Medication, SummaryFacts, SummarySection, read_summary,
+                            section_items)
 from .trace import Attempt, CallRecord, Gate, Trace, sha256_text
+from .vocabulary import plain_date, vocabulary
 
-PLAIN_TITLES = {
-    "chief complaint": "Why you came to the hospital",
-    "reason for admission": "Why you came to the hospital",
-    "history of present illness": "What happened before you came in",
-    "hpi": "What happened before you came in",
-    "hospital course": "What happened in the hospital",
-    "brief hospital course": "What happened in the hospital",
-    "past medical history": "Your other health conditions",
-    "pmh": "Your other health conditions",
-    "procedures": "Procedures you had",
-    "discharge diagnoses": "Your diagnoses",
-    "discharge diagnosis": "Your diagnoses",
-    "diagnoses": "Your diagnoses",
-    "discharge medications": "Your medicines",
-    "medications on discharge": "Your medicines",
-    "medications": "Your medicines",
-    "allergies": "Your allergies",
-    "discharge instructions": "What to do at home",
-    "instructions": "What to do at home",
-    "follow-up": "Your follow-up visits",
-    "follow up": "Your follow-up visits",
-    "followup": "Your follow-up visits",
-    "discharge condition": "How you were when you left",
-    "pertinent results": "Test results",
-    "results": "Test results",
-}
 MAX_WORDS_TO_KNOW = 30
+SECTION_CHARS = 1200  # a longer narrative section is rewritten in pieces of about this size
+LIST_KINDS = ("medications", "follow_up", "warning_signs", "restrictions")
+CHANGE_LABELS = {"new": "NEW", "changed": "CHANGED", "stopped": "STOP", "held": "ON HOLD",
+                 "resume": "RESTART"}
+COPIED_NOTE = ("Copied from your summary word for word, because the handout above did not "
+               "hold it (please ask your care team about these):")
+EXPLAINED_NOTE = "Your summary's own words, with medical words explained."
 
 
 @dataclass
-class Section:
-    title: str
+class MedicineRow:
+    medicine: str
+    how_much: str
+    when: str
+    until: str  # "until 06/04/2025", "for 5 days", or ""
+    change: str  # NEW, CHANGED, STOP, ON HOLD, RESTART, or ""
+    why: str  # the reason, and for a change what it was before
+    source: str  # the line it was read from
+
+
+@dataclass
+class HandoutItem:
+    """One appointment, warning sign or restriction: the summary's line, explained."""
+
     text: str
+    source: str
+    who: str = ""
+    when: str = ""
+    test: str = ""
 
 
 @dataclass
 class HandoutSection:
-    title: str
+    title: str  # as in the summary
     plain_title: str
     original: str
     text: str
-    rewritten: bool
+    source: str  # "model" (a rewrite that passed every check), "explained" or "record"
     fkgl_before: float | None = None
     fkgl_after: float | None = None
-    missing: list[str] = field(default_factory=list)  # facts no attempt kept
-    kept_lines: list[str] = field(default_factory=list)  # copied word for word because of them
+    problems: list[str] = field(default_factory=list)  # why no rewrite was shown
+
+    @property
+    def is_record(self) -> bool:
+        return self.source == "record"
 
 
 @dataclass
 class Handout:
+    medicines: list[MedicineRow]
+    appointments: list[HandoutItem]
+    warnings: list[HandoutItem]
+    restrictions: list[HandoutItem]
+    more_from_lists: dict[str, list[str]]  # plain heading -> explained lines no fact covers
     sections: list[HandoutSection]
+    copied: list[str]  # summary lines copied word for word by the final completeness check
     words_to_know: list[dict[str, str]]
     trace: Trace
 
@@ -85,24 +107,62 @@ class Handout:
     def notice(self) -> str:
         return self.trace.notice
 
-    def flagged(self) -> list[HandoutSection]:
-        return [s for s in self.sections if s.missing]
+    def explained_sections(self) -> list[HandoutSection]:
+        """Narrative sections shown as the summary's own words (no rewrite passed)."""
+        return [s for s in self.sections if s.source == "explained"]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"sections": [asdict(s) for s in self.sections], "words_to_know": self.words_to_know,
-                "notice": self.notice, "trace": self.trace.to_dict()}
+        return {"medicines": [asdict(m) for m in self.medicines],
+                "appointments": [asdict(a) for a in self.appointments],
+                "warnings": [asdict(w) for w in self.warnings],
+                "restrictions": [asdict(r) for r in self.restrictions],
+                "more_from_lists": self.more_from_lists,
+                "sections": [asdict(s) for s in self.sections], "copied": self.copied,
+                "words_to_know": self.words_to_know, "notice": self.notice,
+                "trace": self.trace.to_dict()}
+
+    # ---- rendering ----
+
+    def _headings(self) -> dict[str, str]:
+        vocab = vocabulary()
+        return {kind: vocab.section_plain(kind) for kind in LIST_KINDS}
 
     def to_text(self) -> str:
+        head = self._headings()
         lines = ["Your hospital stay in plain words", "=" * 33, "", self.notice, ""]
-        for section in self.sections:
-            if not section.rewritten:
-                lines += [f"{section.title}: {section.text}", ""]
-                continue
-            lines += [section.plain_title, "-" * len(section.plain_title), section.text]
-            if section.kept_lines:
-                lines += ["Copied from your summary word for word (please ask about these):",
-                          *[f"  {line}" for line in section.kept_lines]]
+        records = [s for s in self.sections if s.is_record]
+        for section in records:
+            lines.append(f"{section.title}: {section.text}")
+        if records:
             lines.append("")
+        if self.medicines:
+            lines += [head["medications"], "-" * len(head["medications"])]
+            for row in self.medicines:
+                lines.append(f"- {row.change + ': ' if row.change else ''}{row.medicine}"
+                             + "".join(f"; {part}" for part in (row.how_much, row.when, row.until)
+                                       if part)
+                             + (f". {row.why}" if row.why else ""))
+            lines.append("")
+        for kind, items in (("follow_up", self.appointments), ("warning_signs", self.warnings),
+                            ("restrictions", self.restrictions)):
+            more = self.more_from_lists.get(kind, [])
+            if items or more:
+                lines += [head[kind], "-" * len(head[kind]), *[f"- {i.text}" for i in items],
+                          *[f"- {line}" for line in more], ""]
+        for kind in ("medications",):
+            if self.more_from_lists.get(kind):
+                lines += [f"More about {head[kind].lower()}:",
+                          *[f"- {line}" for line in self.more_from_lists[kind]], ""]
+        for section in self.sections:
+            if section.is_record:
+                continue
+            title = section.plain_title
+            lines += [title, "-" * len(title)]
+            if section.source == "explained":
+                lines.append(f"({EXPLAINED_NOTE})")
+            lines += [section.text, ""]
+        if self.copied:
+            lines += [COPIED_NOTE, *[f"  {line}" for line in self.copied], ""]
         if self.words_to_know:
             lines += ["Words to know", "-" * 13,
                       *[f"- {w['term']}: {w['definition']}" for w in self.words_to_know]]
@@ -110,23 +170,50 @@ class Handout:
 
     def to_html(self) -> str:
         esc = html.escape
+        head = self._headings()
         parts = ["<html><head><meta charset='utf-8'><title>Your hospital stay</title><style>",
                  "body{font-family:sans-serif;font-size:13pt;line-height:1.45;max-width:46em}",
                  "h1{font-size:20pt}h2{font-size:15pt;margin-top:1.2em}",
+                 "table{border-collapse:collapse;width:100%}",
+                 "th,td{border:1px solid #999;padding:4px 6px;text-align:left;vertical-align:top}",
+                 "th{background:#e8e8e8}.change{font-weight:bold}",
                  ".notice{border:1px solid #999;padding:.5em;background:#f4f4f4}",
+                 ".explained{color:#444;font-style:italic}",
                  ".kept{border-left:4px solid #b3261e;padding-left:.6em}</style></head><body>",
                  "<h1>Your hospital stay in plain words</h1>",
                  f"<p class='notice'>{esc(self.notice)}</p>"]
+        records = [s for s in self.sections if s.is_record]
+        if records:
+            parts.append("<p>" + "<br>".join(f"<b>{esc(s.title)}:</b> {esc(s.text)}"
+                                             for s in records) + "</p>")
+        if self.medicines:
+            rows = "".join(
+                f"<tr><td class='change'>{esc(r.change)}</td><td>{esc(r.medicine)}</td>"
+                f"<td>{esc(r.how_much)}</td><td>{esc(r.when)}</td><td>{esc(r.until)}</td>"
+                f"<td>{esc(r.why)}</td></tr>" for r in self.medicines)
+            parts.append(f"<h2>{esc(head['medications'])}</h2><table><thead><tr><th>Change</th>"
+                         "<th>Medicine</th><th>How much</th><th>When</th><th>Until</th>"
+                         f"<th>Why / note</th></tr></thead><tbody>{rows}</tbody></table>")
+            if self.more_from_lists.get("medications"):
+                parts.append("<ul>" + "".join(f"<li>{esc(line)}</li>" for line
+                                              in self.more_from_lists["medications"]) + "</ul>")
+        for kind, items in (("follow_up", self.appointments), ("warning_signs", self.warnings),
+                            ("restrictions", self.restrictions)):
+            more = self.more_from_lists.get(kind, [])
+            if items or more:
+                parts.append(f"<h2>{esc(head[kind])}</h2><ul>"
+                             + "".join(f"<li>{esc(i.text)}</li>" for i in items)
+                             + "".join(f"<li>{esc(line)}</li>" for line in more) + "</ul>")
         for section in self.sections:
-            if not section.rewritten:
-                parts.append(f"<p><b>{esc(section.title)}:</b> {esc(section.text)}</p>")
+            if section.is_record:
                 continue
             parts.append(f"<h2>{esc(section.plain_title)}</h2>")
+            if section.source == "explained":
+                parts.append(f"<p class='explained'>{esc(EXPLAINED_NOTE)}</p>")
             parts += [f"<p>{esc(line)}</p>" for line in section.text.split("\n") if line.strip()]
-            if section.kept_lines:
-                kept = "".join(f"<li>{esc(line)}</li>" for line in section.kept_lines)
-                parts.append(f"<div class='kept'><p>Copied from your summary word for word "
-                             f"(please ask your care team about these):</p><ul>{kept}</ul></div>")
+        if self.copied:
+            kept = "".join(f"<li>{esc(line)}</li>" for line in self.copied)
+            parts.append(f"<div class='kept'><p>{esc(COPIED_NOTE)}</p><ul>{kept}</ul></div>")
         if self.words_to_know:
             items = "".join(f"<li><b>{esc(w['term'])}</b>: {esc(w['definition'])}</li>"
                             for w in self.words_to_know)
@@ -135,37 +222,41 @@ class Handout:
         return "\n".join(parts)
 
 
-def split_sections(summary: str) -> list[Section]:
-    sections: list[Section] = []
-    title, lines = "", []
-    for line in summary.splitlines():
-        if is_heading(line):
-            if title or any(l.strip() for l in lines):
-                sections.append(Section(title, "\n".join(lines).strip()))
-            match = _HEADING.match(line)
-            title = (match.group(1) if match else line.strip().rstrip(":")).strip()
-            lines = [match.group(2)] if match and match.group(2).strip() else []
-        else:
-            lines.append(line)
-    if title or any(l.strip() for l in lines):
-        sections.append(Section(title, "\n".join(lines).strip()))
-    return [s for s in sections if s.text or s.title]
+# ---- the tables, from the facts -------------------------------------------------------
 
 
-def plain_title(title: str) -> str:
-    return PLAIN_TITLES.get(title.lower().strip(), title)
+def medicine_row(medication: Medication, explainer: Explainer) -> MedicineRow:
+    m, vocab = medication, vocabulary()
+    when = vocab.plain_frequency(m.frequency) if m.frequency and m.frequency != "as needed" else ""
+    if m.as_needed:
+        when = f"{when}, only when needed".lstrip(", ")
+    until = (f"until {plain_date(m.until)}" if m.until and m.status != "resume" else
+             f"restart on {plain_date(m.until)}" if m.until else "")
+    if m.duration:
+        until = f"for {m.duration}" + (f", {until}" if until else "")
+    why = []
+    if m.status == "changed" and m.changed_from:
+        why.append(f"Was {m.changed_from}.")
+    if m.reason:
+        why.append(explainer.explain(m.reason))
+    name = m.name
+    gloss = explainer.explain(m.name)
+    if gloss.rstrip(".") != m.name:
+        name = gloss.rstrip(".")
+    return MedicineRow(name, m.dose, " ".join(filter(None, [m.route, when])), until,
+                       CHANGE_LABELS.get(m.status, ""), " ".join(why), m.text)
 
 
-HEADER_TITLES = {"admission date", "discharge date", "date of admission", "date of discharge",
-                 "service", "attending", "date of birth", "sex", "age", "unit", "room",
-                 "discharge disposition", "disposition", "code status"}
+def _covered(start: int, end: int, spans: list[tuple[int, int]]) -> bool:
+    return any(a < end and start < b for a, b in spans)
 
 
-def _is_header_line(section: Section) -> bool:
-    """Dates, services and other one-line record facts stay as written."""
-    if "\n" in section.text:
-        return False
-    return section.title.lower().strip() in HEADER_TITLES or len(section.text) < 25
+def _fact_spans(facts: SummaryFacts) -> list[tuple[int, int]]:
+    return [(f.start, f.end) for f in (*facts.medications, *facts.follow_ups,
+                                       *facts.warning_signs, *facts.restrictions)]
+
+
+# ---- the pipeline ---------------------------------------------------------------------
 
 
 class SimplifyPipeline(Pipeline):
@@ -192,84 +283,162 @@ class SimplifyPipeline(Pipeline):
                       "temperature": s.temperature, "seed": s.seed},
             summary_sha256=sha256_text(summary))
         trace.safety = inspect_document(summary).to_dict()
-        pieces: list[Section] = []
-        for section in split_sections(summary):
-            chunks = [section.text] if _is_header_line(section) else split_chunks(section.text, 1500)
-            for number, chunk in enumerate(chunks):
-                title = section.title if number == 0 else f"{section.title} (continued)"
-                pieces.append(Section(title, chunk))
-        handout_sections: list[HandoutSection] = []
-        for index, piece in enumerate(pieces):
-            report(progress, index, len(pieces), f"Section {index + 1} of {len(pieces)}: "
-                                                  f"{piece.title or 'opening'}")
+        report(progress, 0, 1, "Reading the summary's facts")
+        facts = read_summary(summary, self.glossary)
+        handout = self._tables(summary, facts, trace)
+        emit("tables", {"handout": handout})
+
+        pieces = self._narrative_pieces(summary, facts)
+        for index, (section, text) in enumerate(pieces):
+            report(progress, index, len(pieces) + 1, f"Section {index + 1} of {len(pieces)}: "
+                                                      f"{section.title or 'opening'}")
             if cancel is not None:
                 cancel.raise_if_cancelled()
-            if _is_header_line(piece) or not piece.text:
-                done = HandoutSection(piece.title, plain_title(piece.title), piece.text, piece.text, False)
+            if section.kind == "header":
+                done = HandoutSection(section.title, section.title, text, text, "record")
             else:
-                done = self._rewrite(piece, generator, reviewer, variant, trace, emit, cancel)
-            handout_sections.append(done)
+                done = self._rewrite(section, text, summary, generator, reviewer, variant,
+                                     trace, emit, cancel)
+            handout.sections.append(done)
             emit("section", {"index": index, "section": done})
+
+        # Never lost: whatever the handout still lacks is copied in as written.
+        handout.copied = self._still_missing(summary, handout)
         trace.sections = [{k: v for k, v in asdict(s).items() if k not in ("original", "text")}
-                          for s in handout_sections]
+                          for s in handout.sections]
         trace.glossary_terms = [{"term": entry.term, "definition": entry.definition}
                                 for _match, entry in self.glossary.terms_to_explain(
                                     summary, MAX_WORDS_TO_KNOW)]
-        trace.final_fkgl = self.grade("\n".join(s.text for s in handout_sections if s.rewritten))
+        handout.words_to_know = trace.glossary_terms
+        trace.final_fkgl = self.grade("\n".join(s.text for s in handout.sections
+                                                if not s.is_record))
         trace.seconds = time.perf_counter() - started
-        report(progress, len(pieces), len(pieces), "Handout ready")
-        return Handout(handout_sections, trace.glossary_terms, trace)
+        report(progress, len(pieces) + 1, len(pieces) + 1, "Handout ready")
+        return handout
+
+    def _tables(self, summary: str, facts: SummaryFacts, trace: Trace) -> Handout:
+        explainer = Explainer(self.glossary, summary)
+        medicines = [medicine_row(m, explainer) for m in facts.medications]
+        appointments = [HandoutItem(explainer.explain(f.text), f.text, f.who,
+                                    plain_date(f.when) if f.when else "", f.test)
+                        for f in facts.follow_ups]
+        warnings = [HandoutItem(explainer.explain(w.text), w.text) for w in facts.warning_signs]
+        restrictions = [HandoutItem(explainer.explain(r.text), r.text) for r in facts.restrictions]
+        # Lines of a list section that no fact covers ("Weigh yourself every morning").
+        spans = _fact_spans(facts)
+        more: dict[str, list[str]] = {}
+        for section in facts.sections:
+            kind = section.effective_kind
+            if kind not in LIST_KINDS:
+                continue
+            for a, b in section_items(summary, section):
+                line = summary[a:b].strip()
+                if (re.search(r"[A-Za-z]{3}", line) and not _covered(a, b, spans)
+                        and not reads_like_instruction(line)):
+                    more.setdefault(kind, []).append(explainer.explain(line))
+        return Handout(medicines, appointments, warnings, restrictions, more, [], [], [], trace)
+
+    def _narrative_pieces(self, summary: str, facts: SummaryFacts
+                          ) -> list[tuple[SummarySection, str]]:
+        """Each narrative section's text without the lines the tables already hold, cut
+        into pieces of about SECTION_CHARS; record fields as they are."""
+        spans = [(f.start, f.end) for f in (*facts.follow_ups, *facts.warning_signs,
+                                            *facts.restrictions)]
+        pieces: list[tuple[SummarySection, str]] = []
+        for section in facts.sections:
+            kind = section.effective_kind
+            if kind in LIST_KINDS:
+                continue
+            if kind == "header":
+                text = section.text(summary)
+                if text:
+                    pieces.append((section, text))
+                continue
+            kept = [" ".join(summary[a:b].split()) for a, b in section_items(summary, section)
+                    if not _covered(a, b, spans)]
+            kept = [line for line in kept if line and not reads_like_instruction(line)]
+            piece = ""
+            for line in kept:
+                if piece and len(piece) + len(line) > SECTION_CHARS:
+                    pieces.append((section, piece))
+                    piece = ""
+                piece = f"{piece}\n{line}".strip()
+            if piece:
+                pieces.append((section, piece))
+        return pieces
 
     def _definitions(self, text: str) -> str:
         return "\n".join(f"- {match.text}: {entry.definition}"
                          for match, entry in self.glossary.terms_to_explain(text))
 
-    def _rewrite(self, piece: Section, generator, reviewer, variant: str, trace: Trace,
+    def _check(self, original: str, text: str, summary: str, finish_reason: str) -> tuple[Gate, list[str]]:
+        """The rewrite's reading grade, and every other problem: facts left out, facts
+        added, degenerate text."""
+        s = self.settings
+        grade = self.grade(text)
+        gate = Gate("readability", grade, s.readability_limit,
+                    grade is not None and grade < s.readability_limit, f"FKGL < {s.readability_limit:g}")
+        problems = [f"it leaves out {f.text}" for f in missing_facts(original, text, self.glossary)]
+        problems += [f"'{f.text}' is not in the summary"
+                     for f in unsupported_facts(text, summary, self.glossary)]
+        problems += degeneracy_problems(text, "", finish_reason)
+        return gate, problems
+
+    def _rewrite(self, section: SummarySection, original: str, summary: str,
+                 generator: LlamaModel, reviewer: LlamaModel | None, variant: str, trace: Trace,
                  emit: EventCallback, cancel: CancelToken | None) -> HandoutSection:
         s = self.settings
-        system = self.prompts.text("shared", "system", title=piece.title or "Summary",
-                                   section=neutralise_control_markers(piece.text)[0])
-        definitions = self._definitions(piece.text) if variant == "glossary" else ""
+        vocab = vocabulary()
+        plain = vocab.section_plain(section.effective_kind) or section.title or "From your summary"
+        if section.title and section.title.lower() != plain.lower():
+            plain = f"{plain} ({section.title})" if section.kind != "problem" else section.title
+        system = self.prompts.text("shared", "system", title=section.title or "Summary",
+                                   section=neutralise_control_markers(original)[0])
+        definitions = self._definitions(original) if variant == "glossary" else ""
         block = f"\nPlain meanings of medical words in this section:\n{definitions}" if definitions else ""
+        # A rewrite needs about as many tokens as the section; half as many again is room.
+        budget = min(s.section_tokens, 3 * generator.count_tokens(
+            [{"role": "user", "content": original}]) // 2 + 32)
         attempts: list[Attempt] = []
         previous, feedback = "", ""
-        tries = s.simplification_attempts
-        for number in range(1, tries + 1):
+        for number in range(1, s.simplification_attempts + 1):
             if number == 1:
                 prompt, user = "rewrite", self.prompts.text("rewrite", "user", definitions_block=block)
             else:
                 prompt = "rewrite_retry"
                 user = self.prompts.text("rewrite_retry", "user", definitions_block=block,
                                          previous=previous, feedback=feedback)
-            emit("stage", {"stage": "section", "title": piece.title, "attempt": number})
+            emit("stage", {"stage": "section", "title": section.title, "attempt": number})
+            if cancel is not None:
+                cancel.raise_if_cancelled()
             generation = generator.generate(
                 [{"role": "system", "content": system}, {"role": "user", "content": user}],
-                max_tokens=s.section_tokens, cancel=cancel,
+                max_tokens=budget, cancel=cancel,
+                stop_when=failing_early(summary, self.glossary),
                 on_token=lambda text: emit("token", {"purpose": "rewrite", "text": text}))
             text = clean_reply(generation.text)
-            grade = self.grade(text)
-            readable = grade is not None and grade < s.readability_limit
-            missing = [f.text for f in missing_facts(piece.text, text, self.glossary)]
-            attempt = Attempt("section", number, text,
-                              gate=Gate("readability", grade, s.readability_limit, readable,
-                                        f"FKGL < {s.readability_limit:g}"),
-                              missing=missing,
-                              calls=[CallRecord.of("rewrite", "generator", prompt, generation)])
+            gate, problems = self._check(original, text, summary, generation.finish_reason)
+            attempt = Attempt("section", number, text, gate=gate,
+                              calls=[CallRecord.of("rewrite", "generator", prompt, generation)],
+                              checks=[{"name": "readability", "passed": gate.passed,
+                                       "detail": "" if gate.passed else
+                                       f"it reads at grade {gate.score or 0:.1f}", "score": gate.score},
+                                      {"name": "facts", "passed": not problems,
+                                       "detail": "; ".join(problems), "score": None}])
             attempts.append(attempt)
             trace.attempts.append(attempt)
-            if readable and not missing:
-                break
-            if number == tries:
+            if attempt.passed or number == s.simplification_attempts or any(
+                    a.text == text for a in attempts[:-1]):
                 break
             notes = []
-            if missing:
-                notes.append("You left out: " + "; ".join(missing[:12]) + ". Put each of them back exactly.")
-            if not readable and reviewer is not None:
-                verify_user = self.prompts.text("verify", "user", grade=f"{grade or 0:.1f}",
+            if problems:
+                notes.append("Problems: " + "; ".join(problems[:8]) + ". Keep every fact exactly.")
+            if not gate.passed and reviewer is not None:
+                verify_user = self.prompts.text("verify", "user", grade=f"{gate.score or 0:.1f}",
                                                 limit=f"{s.readability_limit:g}", text=text or "(empty)")
                 verify = reviewer.generate(
                     [{"role": "system", "content": system}, {"role": "user", "content": verify_user}],
-                    max_tokens=s.feedback_tokens, cancel=cancel)
+                    max_tokens=s.feedback_tokens, cancel=cancel, stop_when=failing_early())
                 attempt.calls.append(CallRecord.of("verify", "reviewer", "verify", verify))
                 notes.append(clean_reply(verify.text))
             if not notes:
@@ -277,17 +446,27 @@ class SimplifyPipeline(Pipeline):
             feedback = " ".join(notes)
             attempt.feedback = feedback
             previous = text
-        best = min(attempts, key=lambda a: (len(a.missing), not a.gate.passed,
+        best = min(attempts, key=lambda a: (not a.passed, len(a.problems()),
                                             a.gate.score if a.gate.score is not None else 1e9))
-        best.chosen = True
-        kept_lines = []
-        if best.missing:
-            for line in piece.text.splitlines():
-                if any(fact in line for fact in best.missing) and line.strip() not in kept_lines:
-                    kept_lines.append(line.strip())
-        return HandoutSection(piece.title, plain_title(piece.title), piece.text, best.text or piece.text,
-                              True, self.grade(piece.text), self.grade(best.text),
-                              best.missing, kept_lines)
+        if best.passed:
+            best.chosen = True
+            return HandoutSection(section.title, plain, original, best.text, "model",
+                                  self.grade(original), self.grade(best.text))
+        explainer = Explainer(self.glossary, summary)
+        explained = "\n".join(explainer.explain(line) for line in original.split("\n") if line.strip())
+        return HandoutSection(section.title, plain, original, explained, "explained",
+                              self.grade(original), self.grade(explained), best.problems())
+
+    def _still_missing(self, summary: str, handout: Handout) -> list[str]:
+        text = handout.to_text()
+        copied: list[str] = []
+        for fact in missing_facts(summary, text, self.glossary):
+            line_start = summary.rfind("\n", 0, fact.start) + 1
+            line_end = summary.find("\n", fact.end)
+            line = summary[line_start:line_end if line_end >= 0 else len(summary)].strip()
+            if line and line not in copied and not reads_like_instruction(line):
+                copied.append(line)
+        return copied
 
 
 def handout_file_kind(path: Path) -> str:

@@ -294,18 +294,40 @@ def _sentences(summary: str, start: int, end: int) -> list[tuple[int, int]]:
 
 
 def section_items(summary: str, section: SummarySection) -> list[tuple[int, int]]:
-    """Lines of a list section; a paragraph is split into sentences (and ';' items)."""
-    spans = []
+    """The items of a section: each line of a list (with the lines it wraps onto), and the
+    sentences of a paragraph, its lines wrapped at a fixed width joined again."""
+    prose = section.effective_kind not in _LIST_SECTIONS
+    blocks: list[list | None] = []  # [start, end, bulleted], or None for a blank line
     for start, end in _line_spans(summary[section.body_start:section.end]):
         a, b = section.body_start + start, section.body_start + end
         line = summary[a:b]
         if not line.strip():
+            blocks.append(None)
             continue
-        if len(line) > 160 and not _BULLET.match(line):
+        bulleted = bool(_BULLET.match(line))
+        previous = blocks[-1] if blocks else None
+        if previous is not None and not bulleted:
+            so_far = summary[previous[0]:previous[1]].rstrip()
+            last_line = so_far.rsplit("\n", 1)[-1]
+            # A line continues the one before when that one is left open (no full stop,
+            # colon or semicolon) and this one reads on: lower case, or prose wrapped at
+            # a fixed width.
+            if not re.search(r"[.!?:;]$", so_far) and (
+                    line.lstrip()[:1].islower() or (prose and len(last_line) >= 50)
+                    or (previous[2] and line[:1].isspace())):
+                previous[1] = b
+                continue
+        lead = len(line) - len(line.lstrip())
+        blocks.append([a + lead, b, bulleted])
+    spans = []
+    for block in blocks:
+        if block is None:
+            continue
+        a, b, bulleted = block
+        if b - a > 160 and not bulleted:
             spans.extend(_sentences(summary, a, b))
         else:
-            lead = len(line) - len(line.lstrip())
-            spans.append((a + lead, b))
+            spans.append((a, b))
     return spans
 
 

@@ -130,6 +130,10 @@ class Vocabulary:
                 return best[1]
         return "other"
 
+    def section_plain(self, kind: str) -> str:
+        """The handout's heading for a kind of section ("medications" -> "Your medicines")."""
+        return next((plain for section_kind, plain, _ in self.sections if section_kind == kind), "")
+
     def plain_frequency(self, value: str) -> str:
         """How Lumen writes a timing's normal form ("2/day" -> "twice a day")."""
         return next((t.plain for t in self.frequencies.values() if t.value == value), value)
