@@ -13,8 +13,11 @@ from .core.errors import LumenError
 from .core.pipelines.simplify import Handout, handout_file_kind
 
 
-def html_to_pdf(html: str, path: Path) -> None:
+def html_to_pdf(html: str, path: Path, title: str = "") -> None:
+    """An A4 page with 18 mm margins, fonts at their print size, the document's <title>
+    (or `title`) as the PDF's title."""
     import os
+    import re
 
     if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # a PDF needs no screen
@@ -28,9 +31,13 @@ def html_to_pdf(html: str, path: Path) -> None:
     writer = QPdfWriter(str(path))
     writer.setPageSize(QPageSize(QPageSize.PageSizeId.A4))
     writer.setPageMargins(QMarginsF(18, 18, 18, 18), QPageLayout.Unit.Millimeter)
-    writer.setTitle("Your hospital stay")
+    named = re.search(r"<title>(.*?)</title>", html, re.IGNORECASE | re.DOTALL)
+    writer.setTitle(title or (named.group(1).strip() if named else "Lumen"))
     writer.setCreator("Lumen")
     document = QTextDocument()
+    # Laid out for the PDF's own resolution: a point is then a point on paper (laid out for
+    # the screen, the page came out at a quarter of its size in one corner).
+    document.documentLayout().setPaintDevice(writer)
     document.setHtml(html)
     document.setPageSize(QSizeF(writer.width(), writer.height()))
     document.print_(writer)

@@ -452,6 +452,8 @@ def _result(page, *, attempts, source, answer, fkgl, flags=(), reason=""):
                   app_version="test", models={}, settings={}, summary_sha256="",
                   attempts=attempts, answer_source=source, final_fkgl=fkgl,
                   grounding_flags=list(flags), fallback_reason=reason,
+                  shown_attempt=next((i for i, a in enumerate(attempts)
+                                      if source == "model" and a.text == answer), -1),
                   evidence_answer="Take cephalexin 500 mg by mouth four times a day for 7 days.",
                   evidence=[{"text": line, "start": start, "end": start + len(line),
                              "section": "Discharge Medications", "section_kind": "medications",
@@ -600,7 +602,14 @@ def test_simplify_tab_side_by_side_and_export(qtbot, quick_window, tmp_path):
     assert "gloss:" in page.original.toHtml() or "cellulitis" in page.original.toPlainText()
     shown = page.plain.toPlainText()
     assert "Your medicines" in shown and "Admission Date" in shown
-    assert "before" in page.grades.text() and "after" in page.grades.text()
+    assert "Cephalexin" in shown and "Your appointments and tests" in shown
+    handout = page.handout
+    # What the tab says matches what the handout is made of.
+    narrative = [s for s in handout.sections if not s.is_record]
+    rewritten = [s for s in narrative if s.source == "model"]
+    assert f"{len(rewritten)} of {len(narrative)} section(s) rewritten" in page.grades.text()
+    assert f"{len(handout.medicines)} medicine(s)" in page.grades.text()
+    page.grab().save(str(tmp_path / "simplify.png"))
     page.export(tmp_path / "handout.pdf")
     assert (tmp_path / "handout.pdf").read_bytes().startswith(b"%PDF")
     assert page.findChild(QMessageBox, "infoDialog") is not None

@@ -446,12 +446,9 @@ class AskPage(QWidget):
 
     @staticmethod
     def shown_attempt(result: AskResult) -> Attempt | None:
-        """The attempt whose text is the answer shown: chosen, passed every check, and the
-        same text (the extraction a shown simplification came from is chosen too)."""
-        if result.source != "model":
-            return None
-        shown = [a for a in result.trace.attempts if a.chosen and a.passed and a.text == result.answer]
-        return shown[-1] if shown else None
+        """The attempt whose text is the answer shown (the trace records which)."""
+        index = result.trace.shown_attempt
+        return result.trace.attempts[index] if result.source == "model" and index >= 0 else None
 
     def _fill_timeline(self, result: AskResult) -> None:
         """Every attempt as the trace ends (checks can be added after an attempt's event),
@@ -551,11 +548,7 @@ class AskPage(QWidget):
 
     @staticmethod
     def note_for(result: AskResult) -> str:
-        """What to say above the answer: the pipeline's note, except when the user chose
-        the summary's own words, where no model was asked (so none failed)."""
-        if result.source == "evidence" and result.trace.method == "evidence":
-            return ("You chose the summary's own words: no model was used. This is the summary's "
-                    "lines that answer the question, with medical words explained.")
+        """What to say above the answer (the pipeline's note for its source and method)."""
         return result.note
 
     def _failed(self, exc: BaseException) -> None:

@@ -80,6 +80,9 @@ class SimplifyPage(QWidget):
             holder = QWidget()
             holder.setLayout(column)
             splitter.addWidget(holder)
+        # The handout, with its medicines table, needs the wider half.
+        splitter.setStretchFactor(0, 2)
+        splitter.setStretchFactor(1, 3)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(self.progress)

@@ -49,6 +49,8 @@ VARIANTS = ("glossary", "plain")
 MAX_GLOSSARY_TERMS = 12
 EVIDENCE_NOTE = ("No model answer passed Lumen's checks, so this is your summary's own "
                  "words, with medical words explained.")
+EVIDENCE_METHOD_NOTE = ("This is your summary's own words, with medical words explained; no "
+                        "model was used.")
 
 EventCallback = Callable[[str, dict[str, Any]], None]
 
@@ -91,7 +93,9 @@ class AskResult:
 
     @property
     def note(self) -> str:
-        return EVIDENCE_NOTE if self.source == "evidence" else ""
+        if self.source != "evidence":
+            return ""
+        return EVIDENCE_METHOD_NOTE if self.trace.method == "evidence" else EVIDENCE_NOTE
 
     def to_dict(self) -> dict[str, Any]:
         return {"answer": self.answer, "source": self.source, "note": self.note,
@@ -406,6 +410,7 @@ class AskPipeline(Pipeline):
         report(progress, 4, 4, "Checking the answer against the summary")
         if chosen is not None and chosen.passed:
             answer, trace.answer_source = chosen.text, "model"
+            trace.shown_attempt = trace.attempts.index(chosen)
         else:
             answer, trace.answer_source = trace.evidence_answer, "evidence"
             trace.fallback_reason = why_not or (

@@ -50,7 +50,7 @@ PAST_PENALTY = 0.15
 ANSWER_SHARE_OF_BEST = 0.6
 ANSWER_LINES = 3
 GLOSSES_PER_ANSWER = 3
-GLOSS_WORDS = 14  # longest gloss in brackets
+GLOSS_WORDS = 14  # longest gloss
 
 
 @dataclass
@@ -86,6 +86,9 @@ def _plain_space(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+# A table's heading row or rule: cells of a few words, no number ("| Medication | Dose |").
+_TABLE_HEADING = re.compile(r"^\|?(?:\s*[A-Za-z /:-]{0,30}\s*\|)+\s*[A-Za-z /:-]{0,30}\s*\|?$"
+                            r"|^\|?[\s:|-]+\|?$")
 _BULLET = re.compile(r"^\s*(?:[-•*·▪◦#]|\(?\d{1,2}[.)]|\[\s?\])\s+")
 
 
@@ -98,7 +101,8 @@ def evidence_units(summary: str, facts: SummaryFacts) -> list[Unit]:
         kind = section.effective_kind
         for start, end in section_items(summary, section):
             text = _plain_space(summary[start:end])
-            if not re.search(r"[A-Za-z0-9]", text) or reads_like_instruction(text):
+            if (not re.search(r"[A-Za-z0-9]", text) or reads_like_instruction(text)
+                    or _TABLE_HEADING.match(text)):
                 continue
             units.append(Unit(text, start, end, section.title, kind))
     return units
@@ -154,6 +158,8 @@ def find_evidence(summary: str, question: str, *, embed: Callable[[list[str]], n
         bonus = SECTION_BONUS if unit.section_kind in wanted_sections else 0.0
         if unit.section_kind in PAST_SECTIONS:
             bonus -= PAST_PENALTY
+        if unit.section_kind == "header" and lexical[index] == 0:
+            bonus -= PAST_PENALTY  # a record field ("Admission Date") unless it is asked about
         if asked and asked & _medicine_words(unit.text, glossary):
             bonus += MEDICINE_BONUS
         score = LEXICAL_WEIGHT * lexical[index] + MEANING_WEIGHT * meaning[index] + bonus
@@ -173,7 +179,7 @@ def evidence_block(evidence: list[EvidenceLine]) -> str:
 
 
 def short_gloss(definition: str) -> str:
-    """The first sentence of a glossary definition, small enough to sit in brackets
+    """The first sentence of a glossary definition, short enough to follow "X means"
     ("A small, finger-shaped pouch ..." -> "a small, finger-shaped pouch ..."); '' when
     even its first clause is too long for that."""
     first = re.split(r"(?<=[.!?])\s", definition.strip(), maxsplit=1)[0].rstrip(".!?")
@@ -238,14 +244,17 @@ class Explainer:
         return gloss
 
     def explain(self, text: str) -> str:
-        text = self._shorthand(_BULLET.sub("", text, count=1).strip())
+        text = _BULLET.sub("", text, count=1).strip()
+        if text.count("|") >= 2:  # a table row: its cells, one after another
+            text = ", ".join(c.strip() for c in text.strip("| ").split("|") if c.strip())
+        text = self._shorthand(text)
         if self.glossary is None:
             return _sentence(text)
         # Doses and dates stay as written ("5.6 mEq/L" is not "5.6 milliequivalent/L").
         kept = [(m.start(), m.end()) for m in self.vocab.quantity.finditer(text)]
         kept += [(m.start(), m.end()) for m in DATE.finditer(text)]
         explain = {m.start for m, _e in self.glossary.terms_to_explain(text, limit=40)}
-        out, position = [], 0
+        out, meanings, position = [], [], 0
         for match in self.glossary.match(text):
             if (match.start < position or any(a < match.end and match.start < b for a, b in kept)
                     or text[match.start - 1:match.start] == "/" or text[match.end:match.end + 1] == "/"):
@@ -259,31 +268,43 @@ class Explainer:
                         and _syllables(entry.term) >= 4)
                 meaning = short_gloss(entry.definition) if hard else ""
                 replacement = meaning or entry.term
-            # An alias is plain words already ("kidney infection"); inside brackets a gloss
-            # would nest brackets.
-            inside = text.count("(", 0, match.start) > text.count(")", 0, match.start)
-            gloss = (self._gloss(entry) if match.start in explain and match.form != "alias"
-                     and not inside else "")
+            # An alias is plain words already ("kidney infection").
+            gloss = self._gloss(entry) if match.start in explain and match.form != "alias" else ""
             if gloss:
-                replacement = f"{replacement} ({gloss})"
+                # A sentence of its own after the line, not brackets inside it: shorter
+                # sentences read more easily (and grade lower) than one long one.
+                meanings.append(f"{_capital(text[match.start:match.end])} means {gloss}.")
             out.append(text[position:match.start])
             out.append(replacement)
             position = match.end
         out.append(text[position:])
-        return _sentence("".join(out))
+        return " ".join([_sentence("".join(out)), *meanings])
+
+    def meaning(self, name: str) -> str:
+        """What a word means, from the glossary ('' when it has no gloss worth giving)."""
+        if self.glossary is None:
+            return ""
+        for match in self.glossary.match(name):
+            gloss = self._gloss(self.glossary.by_key[match.key])
+            if gloss:
+                return _capital(gloss) + "."
+        return ""
 
     def medication(self, medication: Medication) -> str:
         """A medication as what to do: "Take torsemide 40 mg by mouth once a day." """
         m, vocab = medication, self.vocab
         until = plain_date(m.until) if m.until else ""
+        timing = vocab.plain_frequency(m.frequency) if m.frequency != "as needed" else ""
+        what = " ".join(p for p in (m.dose, m.route, timing) if p)
+        what = f" ({what})" if what else ""
         if m.status == "stopped":
-            sentence = f"Stop taking {m.name}."
+            sentence = f"Stop taking {m.name}{what}."
         elif m.status == "held":
-            sentence = f"Do not take {m.name} for now" + (f", until {until}" if until else "") + "."
+            sentence = (f"Do not take {m.name}{what} for now" + (f", until {until}" if until else "")
+                        + ".")
         elif m.status == "resume":
             sentence = f"Start taking {m.name} again" + (f" on {until}" if until else "") + "."
         else:
-            timing = vocab.plain_frequency(m.frequency) if m.frequency != "as needed" else ""
             parts = ["Take", m.name, m.dose, m.route, timing,
                      "only when you need it" if m.as_needed else "",
                      f"for {m.duration}" if m.duration else "",
@@ -303,6 +324,10 @@ class Explainer:
 def _unit_word(unit: str, count: str) -> str:
     base = {"d": "day", "wk": "week", "wks": "week"}.get(unit.lower(), unit.lower().rstrip("s"))
     return base if count == "1" else base + "s"
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def _sentence(text: str) -> str:

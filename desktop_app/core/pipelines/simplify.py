@@ -55,7 +55,8 @@ EXPLAINED_NOTE = "Your summary's own words, with medical words explained."
 
 @dataclass
 class MedicineRow:
-    medicine: str
+    medicine: str  # the name as the summary writes it
+    about: str  # what it is, from the glossary ("A strong water pill ...")
     how_much: str
     when: str
     until: str  # "until 06/04/2025", "for 5 days", or ""
@@ -138,10 +139,10 @@ class Handout:
         if self.medicines:
             lines += [head["medications"], "-" * len(head["medications"])]
             for row in self.medicines:
-                lines.append(f"- {row.change + ': ' if row.change else ''}{row.medicine}"
-                             + "".join(f"; {part}" for part in (row.how_much, row.when, row.until)
-                                       if part)
-                             + (f". {row.why}" if row.why else ""))
+                lines.append(f"- {row.change + ': ' if row.change else ''}{row.medicine}: "
+                             + ", ".join(p for p in (row.how_much, row.when, row.until) if p)
+                             + (f". {row.why}" if row.why else "")
+                             + (f" ({row.about})" if row.about else ""))
             lines.append("")
         for kind, items in (("follow_up", self.appointments), ("warning_signs", self.warnings),
                             ("restrictions", self.restrictions)):
@@ -176,7 +177,7 @@ class Handout:
                  "h1{font-size:20pt}h2{font-size:15pt;margin-top:1.2em}",
                  "table{border-collapse:collapse;width:100%}",
                  "th,td{border:1px solid #999;padding:4px 6px;text-align:left;vertical-align:top}",
-                 "th{background:#e8e8e8}.change{font-weight:bold}",
+                 "th{background:#e8e8e8}.change{font-weight:bold}.about{font-size:11pt;color:#333}",
                  ".notice{border:1px solid #999;padding:.5em;background:#f4f4f4}",
                  ".explained{color:#444;font-style:italic}",
                  ".kept{border-left:4px solid #b3261e;padding-left:.6em}</style></head><body>",
@@ -188,12 +189,15 @@ class Handout:
                                              for s in records) + "</p>")
         if self.medicines:
             rows = "".join(
-                f"<tr><td class='change'>{esc(r.change)}</td><td>{esc(r.medicine)}</td>"
-                f"<td>{esc(r.how_much)}</td><td>{esc(r.when)}</td><td>{esc(r.until)}</td>"
-                f"<td>{esc(r.why)}</td></tr>" for r in self.medicines)
-            parts.append(f"<h2>{esc(head['medications'])}</h2><table><thead><tr><th>Change</th>"
-                         "<th>Medicine</th><th>How much</th><th>When</th><th>Until</th>"
-                         f"<th>Why / note</th></tr></thead><tbody>{rows}</tbody></table>")
+                f"<tr><td><b>{esc(r.medicine)}</b>"
+                + (f"<br><span class='about'>{esc(r.about)}</span>" if r.about else "") + "</td>"
+                f"<td>{esc(', '.join(p for p in (r.how_much, r.when, r.until) if p))}</td>"
+                f"<td><span class='change'>{esc(r.change)}</span>"
+                + (f"<br>{esc(r.why)}" if r.why and r.change else esc(r.why)) + "</td></tr>"
+                for r in self.medicines)
+            parts.append(f"<h2>{esc(head['medications'])}</h2><table><thead><tr>"
+                         "<th>Medicine</th><th>How to take it</th><th>Change and why</th>"
+                         f"</tr></thead><tbody>{rows}</tbody></table>")
             if self.more_from_lists.get("medications"):
                 parts.append("<ul>" + "".join(f"<li>{esc(line)}</li>" for line
                                               in self.more_from_lists["medications"]) + "</ul>")
@@ -239,11 +243,8 @@ def medicine_row(medication: Medication, explainer: Explainer) -> MedicineRow:
         why.append(f"Was {m.changed_from}.")
     if m.reason:
         why.append(explainer.explain(m.reason))
-    name = m.name
-    gloss = explainer.explain(m.name)
-    if gloss.rstrip(".") != m.name:
-        name = gloss.rstrip(".")
-    return MedicineRow(name, m.dose, " ".join(filter(None, [m.route, when])), until,
+    return MedicineRow(m.name, explainer.meaning(m.name), m.dose,
+                       " ".join(filter(None, [m.route, when])), until,
                        CHANGE_LABELS.get(m.status, ""), " ".join(why), m.text)
 
 

@@ -95,6 +95,7 @@ class Trace:
     evidence_answer: str = ""  # the answer from the evidence alone, without a model
     answer_source: str = ""  # "model" (it passed every check) or "evidence"
     fallback_reason: str = ""  # why no model text was shown
+    shown_attempt: int = -1  # index in `attempts` of the text shown; -1: the evidence answer
     checks_version: str = ""
     seconds: float = 0.0
     notice: str = NOTICE
