@@ -55,80 +55,179 @@ def test_trace_records_every_call_and_is_stored_encrypted(runtime, glossary, tmp
                                                        on_event=lambda k, d: events.append(k))
     trace = result.trace
     assert result.answer and trace.method == "lamp" and trace.variant == "glossary"
-    assert trace.prompt_version.startswith("ask-")
+    assert trace.prompt_version.startswith("ask-") and trace.checks_version.startswith("answer-")
     assert set(trace.models) == {"generator", "reviewer", "embedder"}
     assert all(len(m["sha256"]) == 64 for m in trace.models.values())
-    assert trace.context["whole"] is True and trace.context["note"] == ""
+    assert trace.evidence and trace.evidence_answer
     first = stages(trace, "extraction")[0]
     assert first.gate.name == "relevance" and first.gate.threshold == 0.37
+    assert {c["name"] for c in first.checks} == {"relevance", "degeneracy", "support", "coverage"}
     call = first.calls[0]
-    assert call.prompt == "extract" and call.prompt_tokens > 500 and call.completion_tokens > 0
+    assert call.prompt == "extract" and call.completion_tokens > 0
+    # The extractor reads the evidence, not the whole summary.
+    whole = runtime.for_role("generator").count_tokens([{"role": "user", "content": SUMMARY}])
+    assert call.prompt_tokens < whole / 2
     assert call.seconds > 0 and call.model_sha256 == trace.models["generator"]["sha256"]
-    assert stages(trace, "simplification")[0].gate.name == "readability"
-    assert sum(a.chosen for a in trace.attempts) == 2  # one extraction, one simplification
-    assert trace.final_fkgl is not None and trace.totals()["model_calls"] >= 2
-    assert "token" in events and "attempt" in events and "stage" in events
+    assert trace.final_fkgl is not None and trace.totals()["model_calls"] >= 1
+    assert "evidence" in events and "token" in events and "attempt" in events
     assert "does not make them" in trace.notice
+    shows_what_passed(result)
     with open_store(profile.database_file) as store:
         run_id = save_run(store, trace, summary=SUMMARY, question=QUESTION, result=result.answer)
         store.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         loaded = load_run(store, run_id)
     assert loaded["question"] == QUESTION and loaded["trace"]["id"] == run_id
     assert loaded["trace"]["attempts"][0]["calls"][0]["prompt_tokens"] == call.prompt_tokens
+    assert loaded["trace"]["evidence"] == trace.evidence
     raw = profile.database_file.read_bytes()
     assert QUESTION.encode() not in raw and b"Hospital Course" not in raw
     json.dumps(result.to_dict())  # the --json output is plain JSON
+    assert result.to_dict()["evidence"] == trace.evidence
 
 
-def test_gates_forced_open_take_one_attempt_each(runtime, glossary, tmp_path):
-    trace = pipeline(runtime, glossary, tmp_path, relevance_threshold=-1.0,
-                     readability_limit=1000.0).run(SUMMARY, QUESTION).trace
-    # Open gates pass any non-empty reply, so only an empty one is tried again.
-    assert all(a.gate.passed == bool(a.text) for a in trace.attempts)
-    if all(a.text for a in trace.attempts):
-        assert len(stages(trace, "extraction")) == 1 and len(stages(trace, "simplification")) == 1
-        assert all(not a.feedback for a in trace.attempts)
-        assert [c.purpose for c in trace.calls()] == ["extract", "simplify"]
+def shows_what_passed(result):
+    """What the code guarantees, whatever the model wrote: the text shown passed every
+    check, or it is the evidence answer, said so."""
+    trace = result.trace
+    if result.source == "model":
+        shown = trace.attempts[trace.shown_attempt]
+        assert shown.passed and shown.text == result.answer and result.note == ""
+        assert all(c["passed"] for c in shown.checks)
+        assert {"support", "degeneracy"} <= {c["name"] for c in shown.checks}
+    else:
+        assert result.source == "evidence" and trace.shown_attempt == -1
+        assert result.answer == trace.evidence_answer and result.note
+        assert not any(a.passed and a.chosen and a.stage == "simplification"
+                       for a in trace.attempts)
 
 
-def test_gates_forced_shut_retry_up_to_the_limit_with_feedback(runtime, glossary, tmp_path):
-    trace = pipeline(runtime, glossary, tmp_path, relevance_threshold=1.01,
-                     readability_limit=-100.0).run(SUMMARY, QUESTION).trace
-    extractions, simplifications = stages(trace, "extraction"), stages(trace, "simplification")
-    assert len(extractions) == 3 and len(simplifications) == 3
-    assert [purposes(a) for a in extractions] == [["extract", "review"], ["extract", "review"], ["extract"]]
-    assert [purposes(a) for a in simplifications] == [["simplify", "verify"], ["simplify", "verify"],
-                                                      ["simplify"]]
-    assert extractions[1].calls[0].prompt == "extract_retry"
-    assert simplifications[1].calls[0].prompt == "simplify_retry"
-    assert not any(a.gate.passed for a in trace.attempts)
-    # The most relevant extraction goes on to the simplifier.
-    chosen = next(a for a in extractions if a.chosen)
-    assert chosen.gate.score == max(a.gate.score for a in extractions)
-    # Retries over the same summary reuse llama.cpp's state: few prompt tokens evaluated.
-    retry = extractions[1].calls[0]
-    assert retry.prompt_tokens_evaluated < retry.prompt_tokens / 3
+@pytest.mark.parametrize("question", [
+    "How long should I take ticagrelor?", "Why was my spironolactone stopped?",
+    "How much weight gain should make me call the clinic?", "What is my new water pill?"])
+def test_a_text_is_shown_only_when_it_passed_every_check(runtime, glossary, tmp_path, question):
+    shows_what_passed(pipeline(runtime, glossary, tmp_path).run(SUMMARY, question))
 
 
-def test_attempt_limits_are_settings(runtime, glossary, tmp_path):
-    trace = pipeline(runtime, glossary, tmp_path, relevance_threshold=1.01, readability_limit=-100.0,
-                     extraction_attempts=2, simplification_attempts=1).run(SUMMARY, QUESTION).trace
-    assert len(stages(trace, "extraction")) == 2 and len(stages(trace, "simplification")) == 1
-
-
-@pytest.mark.parametrize("method,extractions,simplifications,calls", [
-    ("lamp-no-reviewer", 1, 3, ["extract", "simplify", "verify", "simplify", "verify", "simplify"]),
-    ("lamp-no-verifier", 3, 1, ["extract", "review", "extract", "review", "extract", "simplify"]),
-    ("lamp-no-loops", 1, 1, ["extract", "simplify"]),
+@pytest.mark.parametrize("reply, caught", [
+    ("How long should I take ticagrelor?", "degeneracy"),  # an echo
+    ("Sodium: 3.2 mmol/L. " * 10, "degeneracy"),  # a loop
+    ("I'm unable to provide details about my current medications.", "degeneracy"),
+    ("Take torsemide 400 mg by mouth once a day.", "support"),  # an invented dose
+    ("The answer is: 10", "degeneracy"),  # a bare number, and too short
 ])
-def test_ablations_switch_loops_off(runtime, glossary, tmp_path, method, extractions,
-                                    simplifications, calls):
-    trace = pipeline(runtime, glossary, tmp_path, relevance_threshold=1.01,
-                     readability_limit=-100.0).run(SUMMARY, QUESTION, method=method).trace
+def test_a_forced_bad_reply_is_never_shown(runtime, glossary, tmp_path, monkeypatch, reply, caught):
+    """The model is made to write a bad reply every time (its real output is tested
+    above); the pipeline must refuse it and show the evidence answer."""
+    from desktop_app.core.models.runtime import Generation
+
+    model = runtime.for_role("generator")
+
+    def forced(messages, **kwargs):
+        return Generation(text=reply, finish_reason="stop", prompt_tokens=10,
+                          prompt_tokens_evaluated=10, completion_tokens=5, seconds=0.01,
+                          model_id=model.spec.id, model_sha256=model.sha256, max_tokens=48)
+
+    monkeypatch.setattr(model, "generate", forced)
+    result = pipeline(runtime, glossary, tmp_path, relevance_threshold=-1.0).run(
+        SUMMARY, "How long should I take ticagrelor?" if "ticagrelor" in reply else QUESTION)
+    assert result.source == "evidence" and result.answer == result.trace.evidence_answer
+    assert reply.strip() not in result.answer
+    failed_checks = {c["name"] for a in result.trace.attempts for c in a.checks if not c["passed"]}
+    assert caught in failed_checks
+    assert caught in result.trace.fallback_reason
+
+
+def force_checks(monkeypatch, passed: bool):
+    """Support, coverage and degeneracy forced (they are tested on forced texts in
+    test_evidence.py) so that the loops can be tested with the real model."""
+    from desktop_app.core.pipelines import ask
+
+    verdict = ask.Check("support", passed, "" if passed else "forced to fail")
+    monkeypatch.setattr(ask, "check_answer", lambda *a, **k: [verdict])
+
+
+def retried_or_repeated(attempts, limit):
+    """Tries stop at the limit, or earlier when the model repeats itself (at temperature 0
+    it would go on doing so)."""
+    assert 1 <= len(attempts) <= limit
+    if len(attempts) < limit and not attempts[-1].passed:
+        assert attempts[-1].text in [a.text for a in attempts[:-1]]
+
+
+def test_checks_that_pass_take_one_attempt_each(runtime, glossary, tmp_path, monkeypatch):
+    force_checks(monkeypatch, True)
+    result = pipeline(runtime, glossary, tmp_path, relevance_threshold=-1.0, evidence_margin=-2.0,
+                      readability_limit=1000.0).run(SUMMARY, QUESTION)
+    trace = result.trace
+    if all(a.text for a in trace.attempts):
+        assert [a.stage for a in trace.attempts] == ["extraction", "simplification"]
+        assert [c.purpose for c in trace.calls()] == ["extract", "simplify"]
+        assert result.source == "model" and result.answer == trace.attempts[1].text
+        assert trace.shown_attempt == 1
+
+
+def test_failed_extractions_retry_with_the_reviewer_then_show_the_evidence(runtime, glossary,
+                                                                         tmp_path, monkeypatch):
+    force_checks(monkeypatch, False)
+    result = pipeline(runtime, glossary, tmp_path).run(SUMMARY, QUESTION)
+    trace = result.trace
+    extractions = stages(trace, "extraction")
+    retried_or_repeated(extractions, 3)
+    assert all(purposes(a) == ["extract", "review"] for a in extractions[:-1])
+    assert purposes(extractions[-1]) == ["extract"]
+    assert all("forced to fail" in a.feedback for a in extractions[:-1])
+    if len(extractions) > 1:
+        assert extractions[1].calls[0].prompt == "extract_retry"
+        retry = extractions[1].calls[0]
+        assert retry.prompt_tokens_evaluated < retry.prompt_tokens  # the evidence is reused
+    assert stages(trace, "simplification") == []  # nothing that failed goes on
+    assert result.source == "evidence" and "no extraction passed" in trace.fallback_reason
+
+
+def test_a_simplification_that_fails_the_readability_gate_is_not_shown(runtime, glossary,
+                                                                       tmp_path, monkeypatch):
+    force_checks(monkeypatch, True)
+    result = pipeline(runtime, glossary, tmp_path, relevance_threshold=-1.0, evidence_margin=-2.0,
+                      readability_limit=-100.0).run(SUMMARY, QUESTION)
+    simplifications = stages(result.trace, "simplification")
+    retried_or_repeated(simplifications, 3)
+    assert all(purposes(a) == ["simplify", "verify"] for a in simplifications[:-1])
+    assert not any(a.passed for a in simplifications)
+    assert result.source == "evidence"  # the extraction fails the grade too
+
+
+def test_attempt_limits_are_settings(runtime, glossary, tmp_path, monkeypatch):
+    force_checks(monkeypatch, False)
+    trace = pipeline(runtime, glossary, tmp_path, extraction_attempts=2).run(SUMMARY, QUESTION).trace
+    retried_or_repeated(stages(trace, "extraction"), 2)
+
+
+@pytest.mark.parametrize("method,extraction_tries,simplification_tries", [
+    ("lamp-no-reviewer", 1, 3), ("lamp-no-verifier", 3, 1), ("lamp-no-loops", 1, 1)])
+def test_ablations_switch_loops_off(runtime, glossary, tmp_path, monkeypatch, method,
+                                    extraction_tries, simplification_tries):
+    force_checks(monkeypatch, True)
+    shut = dict(relevance_threshold=-1.0, evidence_margin=-2.0, readability_limit=-100.0)
+    trace = pipeline(runtime, glossary, tmp_path, **shut).run(SUMMARY, QUESTION, method=method).trace
     assert trace.method == method
-    assert len(stages(trace, "extraction")) == extractions
-    assert len(stages(trace, "simplification")) == simplifications
-    assert [c.purpose for c in trace.calls()] == calls
+    assert len(stages(trace, "extraction")) == 1  # the extraction passed
+    simplifications = stages(trace, "simplification")
+    retried_or_repeated(simplifications, simplification_tries)
+    verify = [c for c in trace.calls() if c.purpose == "verify"]
+    assert bool(verify) == (method == "lamp-no-reviewer" and len(simplifications) > 1)
+    force_checks(monkeypatch, False)
+    trace = pipeline(runtime, glossary, tmp_path, **shut).run(SUMMARY, QUESTION, method=method).trace
+    extractions = stages(trace, "extraction")
+    retried_or_repeated(extractions, extraction_tries)
+    assert bool([c for c in trace.calls() if c.purpose == "review"]) == (
+        method == "lamp-no-verifier" and len(extractions) > 1)
+
+
+def test_the_evidence_method_uses_no_model(runtime, glossary, tmp_path):
+    result = pipeline(runtime, glossary, tmp_path).run(SUMMARY, QUESTION, method="evidence")
+    assert result.trace.calls() == [] and set(result.trace.models) == {"embedder"}
+    assert result.source == "evidence" and result.answer == result.trace.evidence_answer
+    assert "no model was used" in result.note
 
 
 @pytest.mark.parametrize("method", ["zero-shot", "one-shot"])
@@ -137,31 +236,38 @@ def test_single_model_baselines_make_one_call(runtime, glossary, tmp_path, metho
     calls = result.trace.calls()
     assert len(calls) == 1 and calls[0].prompt == method.replace("-", "_")
     assert result.trace.attempts[0].stage == "answer" and result.trace.variant == "-"
+    shows_what_passed(result)
 
 
-def test_glossary_variant_hands_definitions_to_the_simplifier(runtime, glossary, tmp_path):
-    helped = pipeline(runtime, glossary, tmp_path, relevance_threshold=-1.0).run(
+def test_glossary_variant_hands_definitions_to_the_simplifier(runtime, glossary, tmp_path,
+                                                              monkeypatch):
+    force_checks(monkeypatch, True)
+    open_gates = dict(relevance_threshold=-1.0, evidence_margin=-2.0)
+    helped = pipeline(runtime, glossary, tmp_path, **open_gates).run(
         SUMMARY, "What does HFrEF with an EF of 30% and CKD mean for me?", variant="glossary").trace
     simplify_call = stages(helped, "simplification")[0].calls[0]
     extraction = next(a for a in stages(helped, "extraction") if a.chosen).text
     found = {m.key for m in glossary.match(extraction)}
     assert {t["key"] for t in helped.glossary_terms} <= found
     assert simplify_call.prompt == ("simplify_glossary" if helped.glossary_terms else "simplify")
-    plain = pipeline(runtime, glossary, tmp_path, relevance_threshold=-1.0).run(
+    plain = pipeline(runtime, glossary, tmp_path, **open_gates).run(
         SUMMARY, QUESTION, variant="plain").trace
     assert plain.glossary_terms == [] and stages(plain, "simplification")[0].calls[0].prompt == "simplify"
 
 
-def test_long_summary_uses_the_most_relevant_parts_and_says_so(runtime, glossary, tmp_path):
+def test_a_long_summary_gives_the_baseline_its_most_relevant_parts_and_says_so(runtime, glossary,
+                                                                               tmp_path):
     others = [i["summary"] for i in ITEMS if i["summary_id"] in ("demo-05", "demo-09", "demo-20", "demo-24")]
     long_summary = "\n\n".join([*others[:2], SUMMARY, *others[2:]])
-    result = pipeline(runtime, glossary, tmp_path, relevance_threshold=-1.0,
-                      readability_limit=1000.0).run(long_summary, QUESTION)
+    result = pipeline(runtime, glossary, tmp_path).run(long_summary, QUESTION, method="zero-shot")
     context = result.trace.context
     assert context["whole"] is False and context["document_tokens"] > context["budget_tokens"]
     assert 0 < len(context["chunks_used"]) < context["chunks_total"]
     assert "too long for the model" in context["note"]
     assert result.trace.calls()[0].prompt_tokens < 2048
+    # The full pipeline reads only the evidence, whatever the summary's length.
+    full = pipeline(runtime, glossary, tmp_path).run(long_summary, QUESTION, method="evidence")
+    assert len(full.trace.evidence) == Settings().evidence_lines
 
 
 def test_fit_document_keeps_order_and_marks_gaps():

@@ -308,7 +308,10 @@ class AskPipeline(Pipeline):
                               relevance=True, readability=False)
             extractions.append(attempt)
             trace.attempts.append(attempt)
-            if not attempt.passed and use_reviewer and number < tries:
+            if attempt.passed or _repeats(attempt, extractions):
+                emit("attempt", {"attempt": attempt})
+                break
+            if use_reviewer and number < tries:
                 report(progress, 1, 4, "Reviewer checking the answer")
                 emit("stage", {"stage": "review", "attempt": number})
                 problems = "; ".join(attempt.problems())
@@ -321,8 +324,6 @@ class AskPipeline(Pipeline):
                 attempt.feedback = feedback
                 attempt.calls.append(review)
             emit("attempt", {"attempt": attempt})
-            if attempt.passed or _repeats(attempt, extractions):
-                break
             previous = text
         best = _best(extractions)
         best.chosen = True
@@ -363,7 +364,10 @@ class AskPipeline(Pipeline):
                               relevance=False, readability=True)
             simplifications.append(attempt)
             trace.attempts.append(attempt)
-            if not attempt.passed and use_verifier and number < tries:
+            if attempt.passed or _repeats(attempt, simplifications):
+                emit("attempt", {"attempt": attempt})
+                break
+            if use_verifier and number < tries:
                 notes = [p for p in attempt.problems() if not p.startswith("readability")]
                 if not attempt.gate.passed:
                     report(progress, 3, 4, "Verifier checking readability")
@@ -378,8 +382,6 @@ class AskPipeline(Pipeline):
                 feedback = " ".join(notes)
                 attempt.feedback = feedback
             emit("attempt", {"attempt": attempt})
-            if attempt.passed or _repeats(attempt, simplifications):
-                break
             previous = text
         best = _best(simplifications)
         if not best.passed:

@@ -86,16 +86,48 @@ def _known(fact: Fact, facts: list[Fact]) -> bool:
     return False
 
 
+_CLAUSE = re.compile(r"(?<=[.!?;])\s+|\n")
+
+
+def _doses_of_medicines(text: str, facts: list[Fact]) -> list[tuple[Fact, Fact]]:
+    """(medicine, dose) pairs: each dose with the medicine named last before it in the same
+    sentence or line ("Take torsemide 40 mg" pairs torsemide with 40 mg)."""
+    pairs = []
+    for clause in _CLAUSE.split(text):
+        start = text.find(clause)
+        end = start + len(clause)
+        medicine = None
+        for fact in facts:
+            if not start <= fact.start < end:
+                continue
+            if fact.kind == "medicine":
+                medicine = fact
+            elif fact.kind == "quantity" and medicine is not None and \
+                    fact.value.split()[-1] in vocabulary().dose_units:
+                pairs.append((medicine, fact))
+    return pairs
+
+
 @functools.lru_cache(maxsize=8)
-def _source_facts(source: str, glossary: Glossary | None) -> tuple[list[Fact], set[str], str]:
-    """A source's facts, numbers and lower-case text, read once however many answers are
-    checked against it (a handout checks every section and gloss against one summary)."""
-    return extract_facts(source, glossary), _numbers(source), source.lower()
+def _source_facts(source: str, glossary: Glossary | None
+                  ) -> tuple[list[Fact], set[str], str, set[tuple[str, str]]]:
+    """A source's facts, numbers, lower-case text and the doses it gives each medicine (in
+    any line that names both), read once however many answers are checked against it."""
+    facts = extract_facts(source, glossary)
+    doses = set()
+    for line in _CLAUSE.split(source):
+        line_facts = extract_facts(line, glossary)
+        medicines = [f.value for f in line_facts if f.kind == "medicine"]
+        quantities = [f.value for f in line_facts if f.kind == "quantity"]
+        doses |= {(m, q) for m in medicines for q in quantities}
+    return facts, _numbers(source), source.lower(), doses
 
 
 def unsupported_facts(answer: str, source: str, glossary: Glossary | None) -> list[Fact]:
-    """Facts in `answer` that `source` does not contain (the grounding flags)."""
-    known, source_numbers, lowered_source = _source_facts(source, glossary)
+    """Facts in `answer` that `source` does not contain (the grounding flags), and doses the
+    answer gives a medicine that the source gives it nowhere ("torsemide 400 mg" when 400 mg
+    is the ibuprofen)."""
+    known, source_numbers, lowered_source, source_doses = _source_facts(source, glossary)
     flags = []
     for fact in extract_facts(answer, glossary, bare_numbers=True):
         if _known(fact, known) or (fact.kind == "number" and fact.value in source_numbers):
@@ -103,7 +135,15 @@ def unsupported_facts(answer: str, source: str, glossary: Glossary | None) -> li
         if fact.kind == "medicine" and fact.text.lower() in lowered_source:
             continue
         flags.append(fact)
-    return flags
+    flagged = {(f.start, f.end) for f in flags}
+    answer_facts = extract_facts(answer, glossary)
+    for medicine, dose in _doses_of_medicines(answer, answer_facts):
+        if (medicine.start, medicine.end) in flagged or (dose.start, dose.end) in flagged:
+            continue  # already flagged on its own
+        if (medicine.value, dose.value) not in source_doses:
+            flags.append(Fact("dose", answer[medicine.start:dose.end], f"{medicine.value} {dose.value}",
+                              medicine.start, dose.end))
+    return sorted(flags, key=lambda f: f.start)
 
 
 def missing_facts(source: str, rewrite: str, glossary: Glossary | None) -> list[Fact]:
