@@ -225,3 +225,12 @@ def test_stop_when_ends_generation_early(shared_models, tmp_path):
     assert generation.finish_reason == "stopped"
     assert len(generation.text) > 8 and generation.completion_tokens < 64
     assert re.sub(r"\s", "", generation.text)
+
+
+def test_recent_vectors_are_the_embedder_s_own(embedder):
+    texts = ["Take aspirin daily.", "Call 911 for chest pain.", "Take aspirin daily."]
+    fresh = embedder.embed(texts)
+    # Batches of other shapes may round the last bits differently on some CPUs.
+    assert abs(embedder.embed_recent(texts) - fresh).max() < 1e-5
+    assert abs(embedder.embed_recent(texts[::-1]) - fresh[::-1]).max() < 1e-5
+    assert embedder.embed_recent([]).shape[0] == 0

@@ -5,6 +5,7 @@ sentence-transformers MiniLM models were trained with)."""
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,7 @@ from ..errors import ModelError
 from ..progress import CancelToken, ProgressCallback, report
 
 REQUIRED_INPUTS = {"input_ids", "attention_mask"}
+RECENT_TEXTS = 4096  # vectors kept by embed_recent (about 6 MB at 384 dimensions)
 
 
 class Embedder:
@@ -31,6 +33,8 @@ class Embedder:
         self.model_path = Path(model_path)
         self.batch_size = max(1, batch_size)
         self._lock = threading.Lock()
+        self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._recent_lock = threading.Lock()
         fix = ("Lumen's embedder must be a sentence-embedding ONNX model with its tokenizer.json; "
                "run 'lumen models provision' to restore the default one.")
         options = onnxruntime.SessionOptions()
@@ -97,6 +101,23 @@ class Embedder:
 
     def embed_one(self, text: str) -> np.ndarray:
         return self.embed([text])[0]
+
+    def embed_recent(self, texts: list[str]) -> np.ndarray:
+        """As `embed`, remembering the vectors of the last RECENT_TEXTS texts in memory, so
+        the lines of a summary asked about again are not embedded again."""
+        if not texts:
+            return np.zeros((0, self.dimensions or 0), dtype=np.float32)
+        with self._recent_lock:
+            missing = list(dict.fromkeys(t for t in texts if t not in self._recent))
+            if missing:
+                for text, vector in zip(missing, self.embed(missing)):
+                    self._recent[text] = vector
+            found = np.stack([self._recent[t] for t in texts])
+            for text in texts:
+                self._recent.move_to_end(text)
+            while len(self._recent) > RECENT_TEXTS:
+                self._recent.popitem(last=False)
+        return found
 
 
 def cosine(a: np.ndarray, b: np.ndarray) -> float:

@@ -222,7 +222,7 @@ class AskPipeline(Pipeline):
         safety = inspect_document(summary)
         trace.safety = safety.to_dict()
         facts = read_summary(summary, self.glossary)
-        evidence = find_evidence(summary, question, embed=embedder.embed, glossary=self.glossary,
+        evidence = find_evidence(summary, question, embed=embedder.embed_recent, glossary=self.glossary,
                                  facts=facts, count=s.evidence_lines)
         trace.evidence = [e.to_dict() for e in evidence]
         trace.evidence_answer = evidence_answer(evidence, facts, self.glossary, summary)
