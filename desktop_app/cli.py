@@ -537,19 +537,29 @@ def cmd_simplify(args, paths, settings) -> int:
 
 def cmd_calibrate(args, paths, settings) -> int:
     from .core.models.runtime import ModelRuntime
-    from .core.pipelines.calibration import (balanced_accuracy, calibrate_relevance,
-                                             demo_benchmark, load_items)
+    from .core.pipelines.calibration import (balanced_accuracy, calibrate_evidence_margin,
+                                             calibrate_relevance, demo_benchmark,
+                                             evidence_margin_accuracy, load_items)
 
     dataset = Path(args.dataset) if args.dataset else demo_benchmark()
     embedder = ModelRuntime(paths, settings).embedder()
-    result = calibrate_relevance(load_items(dataset, args.split), embedder.embed,
-                                 dataset=dataset.name, split=args.split)
+    items = load_items(dataset, args.split)
+    result = calibrate_relevance(items, embedder.embed, dataset=dataset.name, split=args.split)
+    margin = calibrate_evidence_margin(items, embedder.embed_recent, _glossary(paths, settings),
+                                       settings.evidence_lines, dataset=dataset.name,
+                                       split=args.split)
     held_out = (balanced_accuracy(load_items(dataset, args.check_split), embedder.embed,
                                   result.threshold) if args.check_split else None)
+    margin_held_out = (evidence_margin_accuracy(
+        load_items(dataset, args.check_split), embedder.embed_recent, _glossary(paths, settings),
+        settings.evidence_lines, margin.threshold) if args.check_split else None)
     if args.apply:
-        settings.with_value("relevance_threshold", result.threshold).save(paths)
+        settings.with_value("relevance_threshold", result.threshold).with_value(
+            "evidence_margin", margin.threshold).save(paths)
     if args.json:
-        _print_json({"calibration": result.to_dict(), "held_out": held_out, "applied": args.apply})
+        _print_json({"calibration": result.to_dict(), "evidence_margin": margin.to_dict(),
+                     "held_out": held_out, "evidence_margin_held_out": margin_held_out,
+                     "applied": args.apply})
         return EXIT_OK
     print(f"τ = {result.threshold:.3f} on {dataset.name} ({args.split}): balanced accuracy "
           f"{result.balanced_accuracy:.3f} (sensitivity {result.sensitivity:.3f}, specificity "
@@ -558,8 +568,17 @@ def cmd_calibrate(args, paths, settings) -> int:
     if held_out:
         print(f"On the '{args.check_split}' split, τ = {result.threshold:.3f} gives balanced "
               f"accuracy {held_out['balanced_accuracy']:.3f}.")
-    print("Saved as the relevance threshold." if args.apply else
-          "Run again with --apply to use it (Settings: Relevance threshold).")
+    print(f"Evidence margin = {margin.threshold:.3f}: balanced accuracy "
+          f"{margin.balanced_accuracy:.3f} (reference answers passing {margin.sensitivity:.3f}, "
+          f"echoes, refusals and talk about the reader refused {margin.specificity:.3f}).")
+    if margin_held_out:
+        print(f"On the '{args.check_split}' split, margin {margin.threshold:.3f} gives balanced "
+              f"accuracy {margin_held_out['balanced_accuracy']:.3f} (reference answers passing "
+              f"{margin_held_out['sensitivity']:.3f}, the others refused "
+              f"{margin_held_out['specificity']:.3f}).")
+    print("Saved as the relevance threshold and evidence margin." if args.apply else
+          "Run again with --apply to use them (Settings: Relevance threshold, Evidence "
+          "closeness margin).")
     return EXIT_OK
 
 

@@ -76,13 +76,13 @@ def test_a_reply_cut_off_or_stopped_in_a_loop_is_caught():
     text = "Take ticagrelor 90 mg by mouth twice a day for 12"
     assert "the reply is cut off" in degeneracy_problems(text, QUESTION, "length")
     assert "the reply is cut off" in degeneracy_problems(text, QUESTION, "stop")  # no full stop
-    looping = "Take it with food. " * 3
+    looping = "Take it with food now. " * 3
     assert any("again and again" in p for p in degeneracy_problems(looping, QUESTION, "stopped"))
 
 
 def test_a_loop_is_found_as_it_is_written():
-    assert repeated_phrase("take it with food. take it with food. take it with food.") \
-        == "take it with food"
+    assert repeated_phrase("take it with food now. take it with food now. take it with food now.") \
+        == "take it with food now"
     twice = "Take the aspirin every morning with a full glass of water."
     assert repeated_phrase(f"{twice}\n{twice}") == "take the aspirin every morning with a full glass of water"
     assert repeated_phrase("This is a new medicine. Take it daily. This is a new medicine.") == ""
@@ -206,7 +206,7 @@ def test_a_text_that_failed_already_stops_at_the_sentence_that_failed(glossary):
     assert not stop("Take ticagrelor 90 mg by mouth twice a day.")
     assert stop("Take ticagrelor 180 mg by mouth twice a day.")  # a dose the summary lacks
     assert stop("Here is the answer.")  # talk about the text
-    assert stop("take it with food " * 3)  # a loop, even mid-sentence
+    assert stop("take it with food now " * 3)  # a loop, even mid-sentence
     assert not failing_early()("Here is the answer.")  # feedback: only loops stop it
 
 

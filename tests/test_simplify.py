@@ -240,3 +240,7 @@ def test_calibrate_command(profile):
     data = json.loads(result.stdout)
     assert data["calibration"]["split"] == "dev" and data["held_out"]["positives"] == 63
     assert data["applied"] is False
+    margin = data["evidence_margin"]
+    assert (margin["positives"], margin["negatives"]) == (21, 84)
+    assert abs(margin["threshold"] - Settings().evidence_margin) < 0.02  # the documented default
+    assert margin["specificity"] > 0.9 and data["evidence_margin_held_out"]["positives"] == 63

@@ -94,6 +94,62 @@ def calibrate_relevance(items: list[dict], embed, *, dataset: str = "", split: s
                        len(pos), len(neg), dataset, split)
 
 
+NOT_ANSWERS = ("The patient's question was: {question}", "{question}",
+               "I'm unable to provide details about that.",
+               "The patient can read this answer at an 8th-grade reading level.")
+
+
+def evidence_margin_scores(items: list[dict], embed, glossary, evidence_lines: int
+                           ) -> tuple[np.ndarray, np.ndarray]:
+    """How much closer to the evidence than the question (ask.evidence_margin) each
+    reference answer is (positives), and each of four texts that answer nothing: an echo
+    with and without a label, a refusal and talk about the reader (negatives)."""
+    from .ask import evidence_margin
+    from .evidence import find_evidence
+
+    positive, negative = [], []
+    for item in items:
+        evidence = find_evidence(item["summary"], item["question"], embed=embed,
+                                 glossary=glossary, count=evidence_lines)
+        if not evidence:
+            continue
+        lines = embed([e.text for e in evidence] + [" ".join(e.text for e in evidence)])
+        texts = [item["answer"], item["question"]] + [t.format(question=item["question"])
+                                                       for t in NOT_ANSWERS]
+        vectors = embed(texts)
+        question = vectors[1]
+        positive.append(evidence_margin(vectors[0], question, lines))
+        negative += [evidence_margin(v, question, lines) for v in vectors[2:]]
+    return np.array(positive), np.array(negative)
+
+
+def evidence_margin_accuracy(items: list[dict], embed, glossary, evidence_lines: int,
+                             margin: float) -> dict:
+    """How a fixed margin separates the texts of another split (no refitting)."""
+    pos, neg = evidence_margin_scores(items, embed, glossary, evidence_lines)
+    sensitivity, specificity = float((pos >= margin).mean()), float((neg < margin).mean())
+    return {"threshold": margin, "balanced_accuracy": round((sensitivity + specificity) / 2, 4),
+            "sensitivity": round(sensitivity, 4), "specificity": round(specificity, 4),
+            "positives": len(pos), "negatives": len(neg)}
+
+
+def calibrate_evidence_margin(items: list[dict], embed, glossary, evidence_lines: int, *,
+                              dataset: str = "", split: str = "") -> Calibration:
+    """The margin that best separates reference answers from texts that answer nothing,
+    by balanced accuracy, as τ is tuned."""
+    pos, neg = evidence_margin_scores(items, embed, glossary, evidence_lines)
+    candidates = np.unique(np.concatenate([pos, neg]))
+    thresholds = (candidates[:-1] + candidates[1:]) / 2
+    sensitivity = np.array([(pos >= t).mean() for t in thresholds])
+    specificity = np.array([(neg < t).mean() for t in thresholds])
+    balanced = (sensitivity + specificity) / 2
+    best = np.flatnonzero(np.isclose(balanced, balanced.max()))
+    chosen = best[len(best) // 2]
+    return Calibration(round(float(thresholds[chosen]), 3), round(float(balanced[chosen]), 4),
+                       round(float(sensitivity[chosen]), 4), round(float(specificity[chosen]), 4),
+                       len(pos), len(neg), dataset, split)
+
+
 def demo_benchmark() -> Path:
     from ..config import resource_root
 

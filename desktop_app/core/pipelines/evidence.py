@@ -215,7 +215,9 @@ class Explainer:
         self.glossed: set[str] = set()
 
     def _shorthand(self, text: str) -> str:
-        """Timings, routes and durations in the words Lumen writes for patients."""
+        """Timings, routes and durations in the words Lumen writes for patients, each
+        between _OPEN and _CLOSE so that the glossary leaves Lumen's own words alone
+        ("into a vein (IV)" is not explained again)."""
         vocab = self.vocab
 
         def plain(table):
@@ -225,13 +227,15 @@ class Explainer:
                 written = m.group(0)
                 shorthand = " " not in written and (len(written) <= 3 or written.isupper()
                                                     or any(c.isdigit() for c in written))
-                return table[m.group(1).lower()].plain if shorthand else written
+                if not shorthand:
+                    return written
+                return f"{_OPEN}{table[m.group(1).lower()].plain}{_CLOSE}"
             return replace
         text = vocab.frequency.sub(plain(vocab.frequencies), text)
         text = vocab.route.sub(plain(vocab.routes), text)
         return re.sub(r"\bx\s*(\d+)\s*(days?|weeks?|months?|d|wks?)\b",
-                      lambda m: f"for {m.group(1)} {_unit_word(m.group(2), m.group(1))}", text,
-                      flags=re.IGNORECASE)
+                      lambda m: f"{_OPEN}for {m.group(1)} {_unit_word(m.group(2), m.group(1))}{_CLOSE}",
+                      text, flags=re.IGNORECASE)
 
     def _gloss(self, entry) -> str:
         if (entry.key in self.glossed or len(self.glossed) >= GLOSSES_PER_ANSWER
@@ -249,10 +253,12 @@ class Explainer:
             text = ", ".join(c.strip() for c in text.strip("| ").split("|") if c.strip())
         text = self._shorthand(text)
         if self.glossary is None:
-            return _sentence(text)
-        # Doses and dates stay as written ("5.6 mEq/L" is not "5.6 milliequivalent/L").
+            return _sentence(_unmarked(text))
+        # Doses and dates stay as written ("5.6 mEq/L" is not "5.6 milliequivalent/L"), and
+        # so does what Lumen wrote out itself.
         kept = [(m.start(), m.end()) for m in self.vocab.quantity.finditer(text)]
         kept += [(m.start(), m.end()) for m in DATE.finditer(text)]
+        kept += [(m.start(), m.end()) for m in _MARKED.finditer(text)]
         explain = {m.start for m, _e in self.glossary.terms_to_explain(text, limit=40)}
         out, meanings, position = [], [], 0
         for match in self.glossary.match(text):
@@ -273,12 +279,12 @@ class Explainer:
             if gloss:
                 # A sentence of its own after the line, not brackets inside it: shorter
                 # sentences read more easily (and grade lower) than one long one.
-                meanings.append(f"{_capital(text[match.start:match.end])} means {gloss}.")
+                meanings.append(f"{_capital(_unmarked(replacement))} means {gloss}.")
             out.append(text[position:match.start])
             out.append(replacement)
             position = match.end
         out.append(text[position:])
-        return " ".join([_sentence("".join(out)), *meanings])
+        return " ".join([_sentence(_unmarked("".join(out))), *meanings])
 
     def meaning(self, name: str) -> str:
         """What a word means, from the glossary ('' when it has no gloss worth giving)."""
@@ -326,6 +332,14 @@ def _unit_word(unit: str, count: str) -> str:
     return base if count == "1" else base + "s"
 
 
+_OPEN, _CLOSE = "\ue000", "\ue001"  # private-use marks around Lumen's own words
+_MARKED = re.compile(f"{_OPEN}[^{_CLOSE}]*{_CLOSE}")
+
+
+def _unmarked(text: str) -> str:
+    return text.replace(_OPEN, "").replace(_CLOSE, "")
+
+
 def _capital(text: str) -> str:
     return text[:1].upper() + text[1:]
 
@@ -336,7 +350,7 @@ def _sentence(text: str) -> str:
     if not text:
         return ""
     text = re.sub(r"(^|[.!?]\s+)([a-z])", lambda m: m.group(1) + m.group(2).upper(), text)
-    return text if re.search(r"[.!?)]$", text) else text + "."
+    return text if re.search(r"[.!?]\)?$", text) else text + "."
 
 
 def _medication_of(line: EvidenceLine, facts: SummaryFacts) -> Medication | None:

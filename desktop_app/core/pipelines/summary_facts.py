@@ -324,7 +324,8 @@ def section_items(summary: str, section: SummarySection) -> list[tuple[int, int]
         if block is None:
             continue
         a, b, bulleted = block
-        if b - a > 160 and not bulleted:
+        # Running text is cut into sentences; a list item stays whole unless it runs on.
+        if not bulleted and (prose or b - a > 160):
             spans.extend(_sentences(summary, a, b))
         else:
             spans.append((a, b))
