@@ -647,7 +647,8 @@ def cmd_bench_run(args, paths, settings) -> int:
             else:
                 dataset = evaluations.find_dataset(args.dataset)
                 run_id = start_run(evaluations, runtime, settings, dataset.id, args.system,
-                                   args.scorer or ["reference", "similarity-judge"], args.limit)
+                                   args.scorer or ["reference", "similarity-judge", "key-facts"],
+                                   args.limit)
             if not args.json:
                 print(f"Run {run_id} (resume with 'lumen bench run --resume {run_id}').", file=sys.stderr)
 
@@ -1184,8 +1185,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = bsub.add_parser("run", help="run a system over a dataset (or --resume a run)")
     p.add_argument("dataset", nargs="?", help="dataset name or id (see 'lumen bench list')")
     p.add_argument("--system", default="lamp:glossary")
-    p.add_argument("--scorer", action="append",
-                   choices=tuple(SCORERS))
+    p.add_argument("--scorer", action="append", choices=tuple(SCORERS),
+                   help="repeat for several (default: reference, similarity-judge, key-facts)")
     p.add_argument("--limit", type=int, help="only the first N samples")
     p.add_argument("--resume", metavar="RUN", help="continue a paused or interrupted run")
     p.add_argument("--json", action="store_true")

@@ -234,3 +234,19 @@ def test_recent_vectors_are_the_embedder_s_own(embedder):
     assert abs(embedder.embed_recent(texts) - fresh).max() < 1e-5
     assert abs(embedder.embed_recent(texts[::-1]) - fresh[::-1]).max() < 1e-5
     assert embedder.embed_recent([]).shape[0] == 0
+
+
+def test_a_question_the_summary_does_not_answer_says_so(embedder, glossary):
+    from desktop_app.core.pipelines.evidence import NO_EVIDENCE
+
+    facts, evidence = evidence_for(CAPS, "Which football team won the cup last year?", embedder,
+                                   glossary)
+    assert evidence  # the closest lines are still listed
+    assert evidence_answer(evidence, facts, glossary, CAPS) == NO_EVIDENCE
+    assert degeneracy_problems(NO_EVIDENCE, "Which football team won the cup last year?") == []
+
+
+def test_an_abbreviation_after_its_own_name_is_not_written_twice(glossary):
+    text = Explainer(glossary, "").explain("Placed on high-flow nasal cannula (HFNC), max 8 L/min.")
+    assert "(HFNC)" not in text and "high-flow nasal cannula (high-flow" not in text
+    assert "8 L/min" in text

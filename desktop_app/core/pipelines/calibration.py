@@ -70,17 +70,17 @@ def _pair_scores(items: list[dict], embed) -> tuple[np.ndarray, np.ndarray]:
     return np.array(positive), np.array(negative)
 
 
-def balanced_accuracy(items: list[dict], embed, threshold: float) -> dict:
-    """How a fixed τ separates the pairs of another split (no refitting)."""
-    pos, neg = _pair_scores(items, embed)
+def rates_at(pos: np.ndarray, neg: np.ndarray, threshold: float) -> dict:
+    """How a fixed threshold separates positives (≥ passes) from negatives (< is refused)."""
     sensitivity, specificity = float((pos >= threshold).mean()), float((neg < threshold).mean())
     return {"threshold": threshold, "balanced_accuracy": round((sensitivity + specificity) / 2, 4),
             "sensitivity": round(sensitivity, 4), "specificity": round(specificity, 4),
             "positives": len(pos), "negatives": len(neg)}
 
 
-def calibrate_relevance(items: list[dict], embed, *, dataset: str = "", split: str = "") -> Calibration:
-    pos, neg = _pair_scores(items, embed)
+def best_threshold(pos: np.ndarray, neg: np.ndarray, *, dataset: str, split: str) -> Calibration:
+    """The threshold with the highest balanced accuracy (every midpoint between observed
+    scores, and just beyond both ends), the middle one among ties."""
     candidates = np.unique(np.concatenate([pos, neg]))
     thresholds = np.concatenate([[candidates[0] - 1e-6], (candidates[:-1] + candidates[1:]) / 2,
                                  [candidates[-1] + 1e-6]])
@@ -92,6 +92,15 @@ def calibrate_relevance(items: list[dict], embed, *, dataset: str = "", split: s
     return Calibration(round(float(thresholds[chosen]), 3), round(float(balanced[chosen]), 4),
                        round(float(sensitivity[chosen]), 4), round(float(specificity[chosen]), 4),
                        len(pos), len(neg), dataset, split)
+
+
+def balanced_accuracy(items: list[dict], embed, threshold: float) -> dict:
+    """How a fixed τ separates the pairs of another split (no refitting)."""
+    return rates_at(*_pair_scores(items, embed), threshold)
+
+
+def calibrate_relevance(items: list[dict], embed, *, dataset: str = "", split: str = "") -> Calibration:
+    return best_threshold(*_pair_scores(items, embed), dataset=dataset, split=split)
 
 
 NOT_ANSWERS = ("The patient's question was: {question}", "{question}",
@@ -126,28 +135,15 @@ def evidence_margin_scores(items: list[dict], embed, glossary, evidence_lines: i
 def evidence_margin_accuracy(items: list[dict], embed, glossary, evidence_lines: int,
                              margin: float) -> dict:
     """How a fixed margin separates the texts of another split (no refitting)."""
-    pos, neg = evidence_margin_scores(items, embed, glossary, evidence_lines)
-    sensitivity, specificity = float((pos >= margin).mean()), float((neg < margin).mean())
-    return {"threshold": margin, "balanced_accuracy": round((sensitivity + specificity) / 2, 4),
-            "sensitivity": round(sensitivity, 4), "specificity": round(specificity, 4),
-            "positives": len(pos), "negatives": len(neg)}
+    return rates_at(*evidence_margin_scores(items, embed, glossary, evidence_lines), margin)
 
 
 def calibrate_evidence_margin(items: list[dict], embed, glossary, evidence_lines: int, *,
                               dataset: str = "", split: str = "") -> Calibration:
     """The margin that best separates reference answers from texts that answer nothing,
     by balanced accuracy, as τ is tuned."""
-    pos, neg = evidence_margin_scores(items, embed, glossary, evidence_lines)
-    candidates = np.unique(np.concatenate([pos, neg]))
-    thresholds = (candidates[:-1] + candidates[1:]) / 2
-    sensitivity = np.array([(pos >= t).mean() for t in thresholds])
-    specificity = np.array([(neg < t).mean() for t in thresholds])
-    balanced = (sensitivity + specificity) / 2
-    best = np.flatnonzero(np.isclose(balanced, balanced.max()))
-    chosen = best[len(best) // 2]
-    return Calibration(round(float(thresholds[chosen]), 3), round(float(balanced[chosen]), 4),
-                       round(float(sensitivity[chosen]), 4), round(float(specificity[chosen]), 4),
-                       len(pos), len(neg), dataset, split)
+    return best_threshold(*evidence_margin_scores(items, embed, glossary, evidence_lines),
+                          dataset=dataset, split=split)
 
 
 def demo_benchmark() -> Path:

@@ -48,6 +48,10 @@ MEDICINE_BONUS = 0.25
 PAST_SECTIONS = ("history", "header")
 PAST_PENALTY = 0.15
 ANSWER_SHARE_OF_BEST = 0.6
+# Below this best score no line answers the question; the closest are still listed.
+EVIDENCE_FLOOR = 0.25
+NO_EVIDENCE = ("Lumen found no line in your summary that answers what you asked. The closest "
+               "lines are listed below; please ask your care team.")
 ANSWER_LINES = 3
 GLOSSES_PER_ANSWER = 3
 GLOSS_WORDS = 14  # longest gloss
@@ -263,8 +267,9 @@ class Explainer:
         out, meanings, position = [], [], 0
         for match in self.glossary.match(text):
             if (match.start < position or any(a < match.end and match.start < b for a, b in kept)
-                    or text[match.start - 1:match.start] == "/" or text[match.end:match.end + 1] == "/"):
-                continue  # inside a dose, a date or a unit such as ng/mL
+                    or text[match.start - 1:match.start] == "/" or text[match.end:match.end + 1] == "/"
+                    or re.search(r"\d\s?$", text[max(0, match.start - 2):match.start])):
+                continue  # inside a dose, a date or a unit such as ng/mL or "8 L/min"
             entry = self.glossary.by_key[match.key]
             replacement = text[match.start:match.end]
             if match.form == "abbreviation":
@@ -274,6 +279,9 @@ class Explainer:
                         and _syllables(entry.term) >= 4)
                 meaning = short_gloss(entry.definition) if hard else ""
                 replacement = meaning or entry.term
+                if (text[match.start - 1:match.start] == "(" and text[match.end:match.end + 1] == ")"
+                        and text[:match.start - 1].rstrip().lower().endswith(entry.term.lower())):
+                    replacement = ""  # "nasal cannula (HFNC)": the name is written already
             # An alias is plain words already ("kidney infection").
             gloss = self._gloss(entry) if match.start in explain and match.form != "alias" else ""
             if gloss:
@@ -284,7 +292,8 @@ class Explainer:
             out.append(replacement)
             position = match.end
         out.append(text[position:])
-        return " ".join([_sentence(_unmarked("".join(out))), *meanings])
+        written = re.sub(r"\s*\(\s*\)", "", _unmarked("".join(out)))
+        return " ".join([_sentence(written), *meanings])
 
     def meaning(self, name: str) -> str:
         """What a word means, from the glossary ('' when it has no gloss worth giving)."""
@@ -372,7 +381,10 @@ def answer_lines(evidence: list[EvidenceLine]) -> list[EvidenceLine]:
 
 def evidence_answer(evidence: list[EvidenceLine], facts: SummaryFacts,
                     glossary: Glossary | None, summary: str = "") -> str:
-    """The top evidence as plain sentences, without a model."""
+    """The top evidence as plain sentences, without a model; when no line scores at least
+    EVIDENCE_FLOOR, a sentence saying that the summary does not seem to answer."""
+    if not evidence or evidence[0].score < EVIDENCE_FLOOR:
+        return NO_EVIDENCE
     explainer = Explainer(glossary, summary)
     sentences = []
     for line in answer_lines(evidence):
