@@ -603,10 +603,12 @@ def cmd_bench_import(args, paths, settings) -> int:
     with _open_store_for_glossary(paths, required=True) as store:
         saved = EvaluationStore(store).save_dataset(dataset)
     if args.json:
-        _print_json(saved.to_dict())
+        _print_json({**saved.to_dict(), "notes": dataset.notes})
     else:
         print(f"{'Imported' if saved.new else 'Already imported'} {saved.name}: {saved.sample_count} "
               f"samples ({saved.format}), dataset id {saved.id}.")
+        for note in dataset.notes:
+            print(f"  {note[:1].upper()}{note[1:]}.")
     return EXIT_OK
 
 
@@ -661,54 +663,38 @@ def cmd_bench_run(args, paths, settings) -> int:
             run = continue_run(evaluations, evaluator, run_id, on_sample=on_sample)
         finally:
             runtime.close()
-        from .core.evaluation.report import summarize
+        from .core.evaluation.report import ReportRules, summarize
 
-        summary = summarize(evaluations, run_id, resamples=settings.bootstrap_resamples)
+        summary = summarize(evaluations, run_id, ReportRules.from_settings(settings))
     if args.json:
         _print_json(summary)
     else:
         print(f"Run {run['id']} {run['status']}: {summary['counts']['samples']} samples.")
         for name, row in summary["metrics"].items():
             mean = "—" if row["mean"] is None else f"{row['mean']:.2f}"
-            interval = ("no interval (one sample)" if row["ci_low"] is None else
-                        f"95% CI {row['ci_low']:.2f} – {row['ci_high']:.2f}")
+            interval = (row["no_interval"] if row["ci_low"] is None else
+                        f"95% CI {row['ci_low']:.2f} – {row['ci_high']:.2f}, {row['interval']}")
             print(f"  {row['label']:28} {mean:>8}  ({interval}; n={row['n']})")
     return EXIT_OK
 
 
 def cmd_bench_report(args, paths, settings) -> int:
-    from .core.evaluation import metrics
-    from .core.evaluation.report import (check_criteria, compare, parse_criteria, summarize,
-                                         to_csv, to_html)
+    from .core.evaluation.report import ReportRules, build_report, report_kind
     from .core.evaluation.runs import EvaluationStore
+    from .export import write_report
 
     out = Path(args.out)
-    kind = out.suffix.lower().lstrip(".")
-    if kind not in ("html", "htm", "pdf", "csv"):
-        raise LumenError(f"Lumen cannot write a report as '{out.suffix or out.name}'.",
-                         "Use a file name ending in .html, .pdf or .csv.")
-    criteria = parse_criteria(args.accept if args.accept is not None else settings.acceptance_criteria)
+    report_kind(out.name)  # refused before any work
+    criteria = args.accept if args.accept is not None else settings.acceptance_criteria
     with _open_store_for_glossary(paths, required=True) as store:
-        evaluations = EvaluationStore(store)
-        summary = summarize(evaluations, args.run, resamples=settings.bootstrap_resamples)
-        comparison = (compare(evaluations, args.baseline, args.run,
-                              resamples=settings.bootstrap_resamples) if args.baseline else None)
-    checked = check_criteria(summary, criteria)
-    if kind == "csv":
-        out.write_text(to_csv(summary), encoding="utf-8")
-    else:
-        page = to_html(summary, checked, comparison, bertscore_note=metrics.BERTSCORE_ENCODER_NOTE)
-        if kind == "pdf":
-            from .export import html_to_pdf
-
-            html_to_pdf(page, out)
-        else:
-            out.write_text(page, encoding="utf-8")
-    failed = [c for c in checked if not c["passed"]]
-    print(f"Report written to {out}. Acceptance: "
-          + ("all criteria met." if not failed else
-             "NOT met: " + "; ".join(f"{c['criterion']} (actual {c['actual']})" for c in failed)))
-    return EXIT_OK if not failed else EXIT_PROBLEM
+        report = build_report(EvaluationStore(store), args.run, ReportRules.from_settings(settings),
+                              criteria, args.baseline)
+    write_report(report, out)
+    decided = report.verdict
+    print(f"Report written to {out}. {decided['headline']}")
+    for note in decided["notes"] + report.summary["not_measured"]:
+        print(f"  {note}")
+    return EXIT_PROBLEM if decided["status"] == "failed" else EXIT_OK
 
 
 def cmd_bench_compare(args, paths, settings) -> int:
@@ -1170,21 +1156,34 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = sub.add_parser("bench", help="validate models on medical QA benchmarks")
     bsub = bench.add_subparsers(dest="bench_command", metavar="ACTION", required=True)
-    p = bsub.add_parser("import", help="import a benchmark file into the encrypted database")
-    p.add_argument("--format", required=True,
-                   help="medisumqa, hivmedqa, permedcqa, medquad, generic or cases")
+    from .core.evaluation.importers import FORMATS
+
+    p = bsub.add_parser(
+        "import", help="import a benchmark file into the encrypted database",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="formats:\n" + "\n".join(f"  {name:10} {text}" for name, text in FORMATS.items()))
+    p.add_argument("--format", required=True, choices=tuple(FORMATS), metavar="FORMAT",
+                   help="the file's layout (listed below)")
     p.add_argument("file", help="file or folder")
     p.add_argument("--map", action="append", metavar="FIELD=COLUMN",
-                   help="column mapping, e.g. --map input=question --map target=answer")
+                   help="column mapping, e.g. --map input=question --map target=answer (generic: "
+                        "found by itself when the columns have the usual names: question/answer, "
+                        "query/response, input/output, in any case)")
     p.add_argument("--name", help="a name for the dataset")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench_import)
     p = bsub.add_parser("list", help="datasets, runs, systems and scorers")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench_list)
-    p = bsub.add_parser("run", help="run a system over a dataset (or --resume a run)")
+    from .core.evaluation.runner import systems
+
+    p = bsub.add_parser(
+        "run", help="run a system over a dataset (or --resume a run)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="systems:\n" + "\n".join(f"  {name:26} {text}" for name, text in systems().items()))
     p.add_argument("dataset", nargs="?", help="dataset name or id (see 'lumen bench list')")
-    p.add_argument("--system", default="lamp:glossary")
+    p.add_argument("--system", default="lamp:glossary", metavar="SYSTEM",
+                   help="the system to run (listed below; default lamp:glossary)")
     p.add_argument("--scorer", action="append", choices=tuple(SCORERS),
                    help="repeat for several (default: reference, similarity-judge, key-facts)")
     p.add_argument("--limit", type=int, help="only the first N samples")

@@ -46,6 +46,24 @@ def html_to_pdf(html: str, path: Path, title: str = "") -> None:
                          "Check that the folder is writable and the disk is not full.")
 
 
+def write_report(report, path: Path) -> None:
+    """A validation report (core.evaluation.report.ValidationReport) as HTML, PDF or CSV,
+    by the file's suffix."""
+    from .core.evaluation.report import report_kind
+
+    kind = report_kind(path.name)
+    try:
+        if kind == "csv":
+            path.write_text(report.to_csv(), encoding="utf-8")
+        elif kind == "pdf":
+            html_to_pdf(report.to_html(), path)
+        else:
+            path.write_text(report.to_html(), encoding="utf-8")
+    except OSError as exc:
+        raise LumenError(f"The report {path} could not be written ({exc.strerror or exc}).",
+                         "Choose a folder you may write to.") from None
+
+
 def write_handout(handout: Handout, path: Path) -> None:
     kind = handout_file_kind(path)
     try:

@@ -13,7 +13,7 @@ from desktop_app.core.evaluation.importers import import_dataset
 from desktop_app.core.evaluation.judges import (HIV_DIMENSIONS, RubricJudge,
                                                 calibrate_hivmedqa_judge, hivmedqa_scores,
                                                 label_distributions, load_paper_scores)
-from desktop_app.core.evaluation.report import summarize, to_html
+from desktop_app.core.evaluation.report import ReportRules, summarize, to_html
 from desktop_app.core.evaluation.runner import Evaluator, continue_run, start_run
 from desktop_app.core.evaluation.runs import EvaluationStore
 from desktop_app.core.glossary.glossary import load_glossary
@@ -85,7 +85,7 @@ def test_hivmedqa_run_with_rubric_judges(profile, passphrase_env, runtime):
         run_id = start_run(evaluations, runtime, settings, dataset.id, "qa",
                            ["medjudge", "hivmedqa-judge"], limit=2)
         continue_run(evaluations, evaluator, run_id)
-        summary = summarize(evaluations, run_id, resamples=1000)
+        summary = summarize(evaluations, run_id, ReportRules(resamples=1000))
     assert summary["counts"]["samples"] == 2
     distributions = summary["medjudge"]
     assert (sum(distributions["correctness"].values()) + distributions["unparseable"]["count"]

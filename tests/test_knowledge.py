@@ -336,7 +336,7 @@ def test_a_database_from_before_the_knowledge_base_keeps_its_saved_runs(tmp_path
 
 def test_evaluation_replays_a_labelled_case_set_in_diagnosis_mode(rag, tmp_path):
     from desktop_app.core.evaluation.importers import import_dataset
-    from desktop_app.core.evaluation.report import summarize
+    from desktop_app.core.evaluation.report import ReportRules, summarize
     from desktop_app.core.evaluation.runner import Evaluator, continue_run, start_run, systems
     from desktop_app.core.evaluation.runs import EvaluationStore
 
@@ -351,7 +351,7 @@ def test_evaluation_replays_a_labelled_case_set_in_diagnosis_mode(rag, tmp_path)
     run_id = start_run(evaluations, rag.runtime, rag.settings, saved.id, "doctorrag:full",
                        ["diagnosis-accuracy"], limit=3)
     continue_run(evaluations, evaluator, run_id)
-    summary = summarize(evaluations, run_id, resamples=1000)
+    summary = summarize(evaluations, run_id, ReportRules(resamples=1000))
     free = evaluator.score(["diagnosis-accuracy"], dataclasses.replace(dataset.samples[0], metadata={}),
                            dataset.samples[0].target, None)[0]
     assert "diagnosis_accuracy" not in free  # a question set without labels is not scored

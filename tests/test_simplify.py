@@ -14,7 +14,7 @@ from desktop_app.core.pipelines.grounding import missing_facts
 from desktop_app.core.pipelines.simplify import SimplifyPipeline
 from desktop_app.core.pipelines.summary_facts import read_summary
 from desktop_app.export import html_to_pdf, write_handout
-from helpers import TEST_PASSPHRASE, run_lumen
+from helpers import TEST_PASSPHRASE, assert_fills_the_page, run_lumen
 
 SHORT = """Admission Date: 02/03/2025
 Discharge Date: 02/06/2025
@@ -155,6 +155,10 @@ def test_handout_files(runtime, glossary, tmp_path):
         write_handout(handout, tmp_path / name)
     assert (tmp_path / "handout.pdf").read_bytes().startswith(b"%PDF")
     assert read_document(tmp_path / "handout.pdf").count("Your medicines") >= 1
+    from pypdf import PdfReader
+
+    assert PdfReader(str(tmp_path / "handout.pdf")).metadata.title == "Your hospital stay"
+    assert_fills_the_page(tmp_path / "handout.pdf")
     with pytest.raises(LumenError, match="cannot write a handout"):
         write_handout(handout, tmp_path / "handout.docx")
     trace = handout.trace

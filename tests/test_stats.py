@@ -8,7 +8,8 @@ import pytest
 from scipy import stats as scipy_stats
 
 from desktop_app.core.evaluation.stats import (
-    benjamini_hochberg, bonferroni, mean_ci, paired_bootstrap, wilcoxon)
+    benjamini_hochberg, bonferroni, bootstrap_interval, metric_interval, paired_bootstrap, wilcoxon,
+    wilson_interval)
 
 # Benjamini and Hochberg (1995), section 3.2: the 15 p-values of their worked example.
 BH_1995_P = [0.0001, 0.0004, 0.0019, 0.0095, 0.0201, 0.0278, 0.0298, 0.0344, 0.0459,
@@ -141,23 +142,48 @@ def test_adjustments_refuse_values_that_are_not_p_values():
         benjamini_hochberg([-0.1])
 
 
-# --- confidence interval of a mean ---------------------------------------------------------
+# --- a metric's own interval --------------------------------------------------------------
 
-def test_mean_ci_is_the_t_interval():
-    # mean 3, s = sqrt(2.5), sem = s / sqrt(5) = 0.70711, t(0.975, 4) = 2.776445
-    mean, low, high = mean_ci([1, 2, 3, 4, 5])
-    assert mean == 3.0
-    assert low == pytest.approx(3 - 2.776445 * math.sqrt(0.5), abs=1e-5)
-    assert high == pytest.approx(3 + 2.776445 * math.sqrt(0.5), abs=1e-5)
-
-
-def test_mean_ci_narrows_with_lower_confidence_and_handles_degenerate_input():
-    values = np.random.default_rng(1).normal(10, 2, 40)
-    _, low95, high95 = mean_ci(values)
-    _, low80, high80 = mean_ci(values, confidence=0.80)
-    assert low95 < low80 < high80 < high95
-    assert mean_ci([4.0, 4.0, 4.0]) == (4.0, 4.0, 4.0)
-    mean, low, high = mean_ci([7.0])
-    assert mean == 7.0 and math.isnan(low) and math.isnan(high)
+def test_wilson_interval_matches_the_formula_and_stays_within_zero_and_one():
+    z = 1.959963984540054
+    # 0 of 10: low 0, high z^2 / (n + z^2)
+    low, high = wilson_interval(0, 10)
+    assert low == pytest.approx(0.0, abs=1e-12) and high == pytest.approx(z * z / (10 + z * z), abs=1e-6)
+    low, high = wilson_interval(5, 10)
+    centre, half = (5 + z * z / 2) / (10 + z * z), z / (10 + z * z) * math.sqrt(10 * 0.25 + z * z / 4)
+    assert (low, high) == (pytest.approx(centre - half, abs=1e-6), pytest.approx(centre + half, abs=1e-6))
+    assert wilson_interval(10, 10)[1] == pytest.approx(1.0)
     with pytest.raises(ValueError):
-        mean_ci([])
+        wilson_interval(0, 0)
+
+
+def test_bootstrap_interval_never_leaves_the_range_of_the_scores():
+    # A small run of BLEU-like scores, most of them 0: a t-interval goes below 0 here.
+    values = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 12.5]
+    t_low = np.mean(values) - 2.36 * np.std(values, ddof=1) / math.sqrt(len(values))
+    assert t_low < 0
+    low, high = bootstrap_interval(values, resamples=2000)
+    assert 0.0 <= low <= np.mean(values) <= high <= 12.5
+    assert bootstrap_interval([4.0, 4.0, 4.0]) == (4.0, 4.0)
+    assert bootstrap_interval(values, resamples=2000) == (low, high)  # seeded
+    wide = bootstrap_interval(np.random.default_rng(1).normal(10, 2, 40), resamples=4000)
+    narrow = bootstrap_interval(np.random.default_rng(1).normal(10, 2, 40), resamples=4000,
+                                confidence=0.8)
+    assert wide[0] < narrow[0] < narrow[1] < wide[1]
+    with pytest.raises(ValueError):
+        bootstrap_interval([7.0])
+
+
+def test_metric_interval_picks_wilson_for_rates_and_refuses_too_few_samples():
+    rate = metric_interval([1, 0, 1, 1, 0, 1, 1, 1, 1, 1], min_samples=10, resamples=2000)
+    assert rate["interval"] == "Wilson" and rate["n"] == 10 and rate["mean"] == pytest.approx(0.8)
+    assert (rate["ci_low"], rate["ci_high"]) == pytest.approx(wilson_interval(8, 10))
+    scores = metric_interval([0.2, 0.5, 0.9, 0.4, 0.7, 0.1, 0.3, 0.8, 0.6, 0.5],
+                             min_samples=10, resamples=2000)
+    assert scores["interval"] == "bootstrap percentile" and 0.1 <= scores["ci_low"] < scores["ci_high"] <= 0.9
+    few = metric_interval([0.2, 0.5, 0.9], min_samples=10)
+    assert few["ci_low"] is None and few["ci_high"] is None and few["mean"] == pytest.approx(1.6 / 3)
+    assert "too few samples (3" in few["no_interval"]
+    assert metric_interval([7.0], min_samples=1)["no_interval"]  # one value has no spread
+    with pytest.raises(ValueError):
+        metric_interval([], min_samples=1)

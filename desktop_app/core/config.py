@@ -103,10 +103,15 @@ class Paths:
 
 def _setting(default: Any, label: str, help: str, *, group: str = "General",
              minimum: float | None = None, maximum: float | None = None,
-             choices: tuple[str, ...] | None = None) -> Any:
+             choices: tuple[str, ...] | None = None, technical: str = "",
+             choice_labels: dict[str, str] | None = None) -> Any:
+    """`label` and `help` in plain words (the Settings dialog shows them, with the default);
+    `technical`: the term or symbol of the paper or library (τ, FKGL, top-p), shown only
+    in the tooltip; `choice_labels`: plain names for coded choices."""
     return field(default=default, metadata={
         "label": label, "help": help, "group": group,
         "minimum": minimum, "maximum": maximum, "choices": choices,
+        "technical": technical, "choice_labels": choice_labels or {},
     })
 
 
@@ -137,25 +142,27 @@ class Settings:
 
     # llama.cpp runtime.
     context_size: int = _setting(
-        4096, "Context size (tokens)",
+        4096, "Longest text a model reads at once (tokens)",
         "Tokens of prompt plus answer a model can hold. Larger uses more memory; "
         "it is capped at the model's own context length.",
-        group="Generation", minimum=512, maximum=131072)
+        group="Generation", minimum=512, maximum=131072, technical="context size, n_ctx")
     threads: int = _setting(
         0, "CPU threads", "Threads for generation and embedding. 0 means one per CPU core.",
         group="Generation", minimum=0, maximum=256)
     batch_size: int = _setting(
-        512, "Prompt batch size", "Prompt tokens evaluated per step.",
-        group="Generation", minimum=32, maximum=4096)
+        512, "Tokens read per step", "Prompt tokens the model reads in one step; larger is "
+        "faster and uses more memory.", group="Generation", minimum=32, maximum=4096,
+        technical="prompt batch size, n_batch")
     max_answer_tokens: int = _setting(
         512, "Longest answer (tokens)", "Most tokens a model may write in one reply.",
         group="Generation", minimum=16, maximum=8192)
     temperature: float = _setting(
-        0.0, "Temperature", "0 gives the same answer every time (deterministic); higher varies more.",
-        group="Generation", minimum=0.0, maximum=2.0)
+        0.0, "Variety of wording", "0 gives the same answer every time; higher varies more.",
+        group="Generation", minimum=0.0, maximum=2.0, technical="temperature")
     top_p: float = _setting(
-        0.95, "Top-p", "Nucleus sampling cut-off; used only when temperature is above 0.",
-        group="Generation", minimum=0.05, maximum=1.0)
+        0.95, "Share of likely words considered", "Only the most likely next words that add up to "
+        "this share are considered; used only when variety of wording is above 0.",
+        group="Generation", minimum=0.05, maximum=1.0, technical="top-p (nucleus sampling)")
     seed: int = _setting(
         42, "Random seed", "Seed for sampling, so runs can be repeated.",
         group="Generation", minimum=0, maximum=2**31 - 1)
@@ -179,21 +186,27 @@ class Settings:
     # Ask and Simplify (LAMP-MedQA).
     ask_system: str = _setting(
         "lamp", "Answering method",
-        "lamp: the full pipeline (extract, relevance check, reviewer, simplify, readability "
-        "check, verifier). The others switch parts off (as in the paper's ablation) or ask one "
-        "model directly.", group="Ask",
+        "The full pipeline finds the answer in the evidence, has it reviewed, rewrites it "
+        "plainly and checks its reading level; the others switch parts off (as in the paper's "
+        "ablation) or ask one model directly.", group="Ask",
         choices=("lamp", "lamp-no-reviewer", "lamp-no-verifier", "lamp-no-loops",
-                 "zero-shot", "one-shot"))
+                 "zero-shot", "one-shot"), technical="LAMP-MedQA method",
+        choice_labels={"lamp": "Full pipeline (recommended)", "lamp-no-reviewer": "Without reviewer",
+                       "lamp-no-verifier": "Without reading-level check",
+                       "lamp-no-loops": "Without reviewer or reading-level check",
+                       "zero-shot": "One model, no example", "one-shot": "One model, one example"})
     ask_variant: str = _setting(
-        "glossary", "Simplifier help",
-        "glossary: the simplifier gets plain definitions of the medical words it meets "
-        "(the paper's best variant); plain: it works without them.",
-        group="Ask", choices=("glossary", "plain"))
+        "glossary", "Help for the plain rewrite",
+        "Give the model that rewrites answers plainly the glossary's definitions of the medical "
+        "words it meets (the paper's best variant), or nothing.",
+        group="Ask", choices=("glossary", "plain"), technical="LAMP-MedQA variant",
+        choice_labels={"glossary": "Glossary definitions", "plain": "None"})
     relevance_threshold: float = _setting(
-        0.37, "Relevance threshold (τ)",
+        0.37, "How closely an answer must fit the question",
         "Least cosine similarity between an extracted answer and the question for the answer "
         "to pass. Calibrated for Lumen's embedder (docs/CALIBRATION.md); the paper's 0.671 "
-        "belongs to a different embedder.", group="Ask", minimum=0.0, maximum=1.01)
+        "belongs to a different embedder.", group="Ask", minimum=0.0, maximum=1.01,
+        technical="relevance threshold τ (LAMP-MedQA)")
     evidence_lines: int = _setting(
         4, "Evidence lines",
         "Lines of the summary that answer a question, found without a model, shown as quotes "
@@ -206,9 +219,10 @@ class Settings:
         "fails. Calibrated on the demo benchmark (docs/CALIBRATION.md).", group="Ask",
         minimum=-1.0, maximum=1.0)
     readability_limit: float = _setting(
-        10.0, "Readability limit (FKGL)",
-        "An answer passes when its Flesch-Kincaid grade is below this (the paper uses 10).",
-        group="Ask", minimum=1.0, maximum=20.0)
+        10.0, "Hardest school grade an answer may read at",
+        "An answer passes when its reading grade (Flesch-Kincaid) is below this; the paper uses "
+        "10.", group="Ask", minimum=1.0, maximum=20.0,
+        technical="readability limit, Flesch-Kincaid grade level (FKGL)")
     extraction_attempts: int = _setting(
         3, "Extraction attempts", "Most tries at an answer that passes the relevance check.",
         group="Ask", minimum=1, maximum=10)
@@ -239,8 +253,31 @@ class Settings:
         "(judge_unparseable, errors), an operator (<, <=, >, >=, ==) and a number.",
         group="Evaluation")
     bootstrap_resamples: int = _setting(
-        10000, "Bootstrap resamples", "Resamples for confidence intervals and paired tests.",
-        group="Evaluation", minimum=1000, maximum=100000)
+        10000, "Resamples for intervals and comparisons",
+        "How many times results are resampled to estimate intervals and to compare runs; more "
+        "is steadier and slower.", group="Evaluation", minimum=1000, maximum=100000,
+        technical="bootstrap resamples")
+    report_min_samples: int = _setting(
+        10, "Fewest samples for an interval",
+        "A metric measured on fewer samples is reported with its mean and 'too few samples' "
+        "instead of a confidence interval.", group="Evaluation", minimum=2, maximum=1000)
+    report_fail_correctness: str = _setting(
+        "contradictory", "Judge correctness that fails a run",
+        "A MedJudge answer judged this wrong or worse is a finding (incorrect < contradictory; "
+        "'off' ignores correctness).", group="Evaluation",
+        choices=("incorrect", "contradictory", "off"))
+    report_fail_impact: str = _setting(
+        "critical", "Judge clinical impact that fails a run",
+        "A MedJudge answer judged to have this clinical impact or worse is a finding "
+        "(moderate < significant < critical; 'off' ignores impact).", group="Evaluation",
+        choices=("moderate", "significant", "critical", "off"))
+    report_allowed_findings: int = _setting(
+        0, "Findings a run may have",
+        "How many judge findings (see the two settings above) a validation run may have and "
+        "still pass; 0: any finding fails it.", group="Evaluation", minimum=0, maximum=100000)
+    report_worst_answers: int = _setting(
+        5, "Worst answers shown", "How many of the worst-judged answers a report shows, with "
+        "their question and reference.", group="Evaluation", minimum=0, maximum=100)
 
     # Glossary.
     glossary_fuzzy_cutoff: int = _setting(
@@ -251,6 +288,12 @@ class Settings:
         0.45, "Meaning lookup minimum",
         "Least cosine similarity for the embedder to offer an entry for a word the glossary "
         "does not know.", group="Glossary", minimum=0.0, maximum=1.0)
+    glossary_plain_grade: int = _setting(
+        8, "Plain words up to grade",
+        "A one-word glossary term that everyday English uses at or below this school grade "
+        "(\"normal\", \"stable\", \"discharge\") is not highlighted or explained; rarer "
+        "words, names of several words and abbreviations are.", group="Glossary",
+        minimum=1, maximum=16)
     glossary_language: str = _setting(
         "English", "Imported topics language",
         "Which language of imported MedlinePlus topics joins the glossary.",
@@ -258,9 +301,10 @@ class Settings:
 
     # Knowledge (DoctorRAG).
     kb_top_k: int = _setting(
-        4, "Sources per kind (k)",
+        4, "Sources per answer, of each kind",
         "How many knowledge statements and how many similar cases each answer is given "
-        "(DoctorRAG: accuracy levels off above 4).", group="Knowledge", minimum=1, maximum=20)
+        "(DoctorRAG: accuracy levels off above 4).", group="Knowledge", minimum=1, maximum=20,
+        technical="k (DoctorRAG)")
     kb_chunk_words: int = _setting(
         120, "Chunk length (words)",
         "About how many words each piece of an added document holds. The embedder reads at "
@@ -275,7 +319,8 @@ class Settings:
         "fill: fewer than k statements tagged with the question's ICD-10 chapter are topped up "
         "with the most similar statements from other chapters, marked as such; strict: only "
         "same-chapter statements are used, as in the paper (a wrong tag can leave none).",
-        group="Knowledge", choices=("fill", "strict"))
+        group="Knowledge", choices=("fill", "strict"), technical="kb_tag_fallback (DoctorRAG's hard filter)",
+        choice_labels={"fill": "Top up from other chapters", "strict": "Same chapter only"})
     kb_near_duplicate: float = _setting(
         0.99, "Near-duplicate cut-off",
         "Sources more similar than this to the question are left out, as the question's own "
@@ -285,12 +330,12 @@ class Settings:
         "Most tokens for an answer on the Knowledge tab.", group="Knowledge",
         minimum=32, maximum=4096)
     kb_refine: bool = _setting(
-        False, "Refine answers (Med-TextGrad)",
+        False, "Refine answers by self-critique",
         "Improve each answer with critics, textual gradients and prompt updates. About 8 model "
-        "calls per round; off by default.", group="Knowledge")
+        "calls per round; off by default.", group="Knowledge", technical="Med-TextGrad")
     kb_refine_rounds: int = _setting(
-        3, "Refinement rounds (T)", "Med-TextGrad iterations (the paper uses 3).",
-        group="Knowledge", minimum=1, maximum=10)
+        3, "Refinement rounds", "How many rounds of self-critique (the paper uses 3).",
+        group="Knowledge", minimum=1, maximum=10, technical="T (Med-TextGrad)")
     kb_critique_tokens: int = _setting(
         200, "Longest critique (tokens)",
         "Most tokens for each Med-TextGrad critique, gradient and prompt update.",

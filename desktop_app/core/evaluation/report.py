@@ -11,7 +11,7 @@ import io
 import math
 import operator
 import re
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..errors import LumenError
@@ -69,9 +69,125 @@ def parse_criteria(text: str) -> list[Criterion]:
     return criteria
 
 
-def summarize(evaluations: EvaluationStore, run_id: str, *, resamples: int = 10000) -> dict[str, Any]:
+@dataclass(frozen=True)
+class ReportRules:
+    """What a report holds a run to (Settings, group Evaluation): the intervals' resamples
+    and fewest samples, and which MedJudge labels are findings that fail a run."""
+
+    resamples: int = 10_000
+    min_samples: int = 10
+    fail_correctness: str = "contradictory"  # a CORRECTNESS label, or "off"
+    fail_impact: str = "critical"  # a CLINICAL_IMPACT label, or "off"
+    allowed_findings: int = 0
+    worst_answers: int = 5
+
+    @classmethod
+    def from_settings(cls, settings) -> "ReportRules":
+        return cls(settings.bootstrap_resamples, settings.report_min_samples,
+                   settings.report_fail_correctness, settings.report_fail_impact,
+                   settings.report_allowed_findings, settings.report_worst_answers)
+
+    def is_finding(self, labels: dict[str, Any]) -> bool:
+        from .judges import CLINICAL_IMPACT, CORRECTNESS
+
+        wrong = (self.fail_correctness in CORRECTNESS and CORRECTNESS.index(labels["correctness"])
+                 >= CORRECTNESS.index(self.fail_correctness))
+        harmful = (self.fail_impact in CLINICAL_IMPACT and CLINICAL_IMPACT.index(labels["clinical_impact"])
+                   >= CLINICAL_IMPACT.index(self.fail_impact))
+        return wrong or harmful
+
+    def describe(self) -> str:
+        """The finding rule in words, as the report states it."""
+        parts = []
+        if self.fail_correctness != "off":
+            parts.append(f"judged {self.fail_correctness.replace('_', ' ')}"
+                         + (" or worse" if self.fail_correctness != "contradictory" else ""))
+        if self.fail_impact != "off":
+            parts.append(f"of {self.fail_impact} clinical impact"
+                         + (" or worse" if self.fail_impact != "critical" else ""))
+        return "an answer " + " or ".join(parts) if parts else "no judge label (findings are off)"
+
+
+def _severity(labels: dict[str, Any]) -> tuple[int, int]:
+    from .judges import CLINICAL_IMPACT, CORRECTNESS
+
+    return CLINICAL_IMPACT.index(labels["clinical_impact"]), CORRECTNESS.index(labels["correctness"])
+
+
+def _clip(text: str | None, limit: int = 600) -> str:
+    text = (text or "").strip()
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"
+
+
+# Without a MedJudge verdict, the worst answers are those with the lowest of these scores.
+_WORST_BY = ("judge_similarity", "hiv_overall", "key_fact_recall")
+
+
+def _worst_answers(results: list[dict[str, Any]], rules: ReportRules) -> list[dict[str, Any]]:
+    """The answers a reader should look at first: by MedJudge severity (clinical impact,
+    then correctness), else by the lowest judge or key-fact score."""
+    judged = [(r, r["judge"]["medjudge"]["labels"]) for r in results
+              if (r["judge"].get("medjudge") or {}).get("labels")]
+    if judged:
+        # An answer judged correct and harmless is no one's worst answer.
+        judged = [(r, labels) for r, labels in judged if _severity(labels) != (0, 0)]
+        ranked = sorted(judged, key=lambda pair: _severity(pair[1]), reverse=True)
+        worst = [(r, {"correctness": labels["correctness"], "clinical impact": labels["clinical_impact"],
+                      "coverage": labels["coverage"]}, labels.get("brief_analysis", ""),
+                  rules.is_finding(labels)) for r, labels in ranked]
+    else:
+        metric = next((m for m in _WORST_BY if any(r["scores"].get(m) is not None for r in results)), None)
+        if metric is None:
+            return []
+        scored = sorted((r for r in results if r["scores"].get(metric) is not None),
+                        key=lambda r: r["scores"][metric])
+        label = metric_info()[metric]["label"]
+        worst = [(r, {label: round(r["scores"][metric], 2)}, "", False) for r in scored]
+    return [{"sample_id": r["sample_id"], "question": _clip(r["input"]),
+             "reference": _clip(r["target"]), "answer": _clip(r["output"]) or "(no answer)",
+             "labels": labels, "analysis": _clip(analysis, 300), "finding": finding}
+            for r, labels, analysis, finding in worst[:rules.worst_answers]]
+
+
+_SCORER_MEASURES = {
+    "reference": "similarity to the reference answers (SARI, BLEU, ROUGE-L, SBERT, BERTScore) "
+                 "and reading grade",
+    "similarity-judge": "the LLM judge's similarity to the reference (1-5)",
+    "medjudge": "clinical correctness and impact of each answer (MedJudge)",
+    "hivmedqa-judge": "the HIVMedQA judge's five dimensions",
+    "key-facts": "key facts of the reference kept in the answer, and facts the document lacks",
+}
+
+
+def _not_measured(run: dict[str, Any], dataset: dict[str, Any], results: list[dict[str, Any]],
+                  table: dict[str, Any], counts: dict[str, int]) -> list[str]:
+    """What this report cannot speak for, in plain sentences."""
+    notes = [f"Not measured: {what}." for scorer, what in _SCORER_MEASURES.items()
+             if scorer not in run["scorers"]]
+    expected = min(dataset["sample_count"], run["limit"] or dataset["sample_count"])
+    if len(results) < expected:
+        notes.append(f"Only {len(results)} of {expected} samples were answered (run {run['status']}).")
+    if run["limit"] and run["limit"] < dataset["sample_count"]:
+        notes.append(f"The run was limited to {run['limit']} of the dataset's "
+                     f"{dataset['sample_count']} samples.")
+    no_reference = sum(1 for r in results if not (r["target"] or "").strip())
+    if no_reference:
+        notes.append(f"{no_reference} samples have no reference answer: no reference metric or "
+                     "judge scored them.")
+    if counts["errors"]:
+        notes.append(f"{counts['errors']} samples failed with an error; they score as the worst case.")
+    if counts["judge_unparseable"]:
+        notes.append(f"{counts['judge_unparseable']} judge replies could not be read: those "
+                     "answers are unjudged on that judge (missing, not 0).")
+    notes += [f"{row['label']}: {row['no_interval']}." for row in table.values() if row["no_interval"]]
+    return notes
+
+
+def summarize(evaluations: EvaluationStore, run_id: str, rules: ReportRules | None = None
+              ) -> dict[str, Any]:
     from . import stats
 
+    rules = rules or ReportRules()
     run = evaluations.run(run_id)
     results = evaluations.results(run_id)
     info = metric_info()
@@ -81,12 +197,12 @@ def summarize(evaluations: EvaluationStore, run_id: str, *, resamples: int = 100
         present = [v for v in values if v is not None]
         if not values:
             continue
-        mean, low, high = stats.mean_ci(present) if present else (None, None, None)
-        # One sample has no interval (NaN): stored and shown as missing, and valid JSON.
-        low, high = (None if v is None or math.isnan(v) else v for v in (low, high))
-        table[name] = {"label": meta["label"], "n": len(present), "missing": len(values) - len(present),
-                       "mean": mean, "ci_low": low, "ci_high": high,
-                       "higher_is_better": meta["higher_is_better"]}
+        row = (stats.metric_interval(present, min_samples=rules.min_samples,
+                                     resamples=rules.resamples) if present else
+               {"mean": None, "n": 0, "ci_low": None, "ci_high": None, "interval": "",
+                "no_interval": "no sample was scored"})
+        table[name] = {"label": meta["label"], "missing": len(values) - len(present),
+                       "higher_is_better": meta["higher_is_better"], "scale": meta["scale"], **row}
     seconds = sum(r["seconds"] for r in results)
     counts = {"samples": len(results),
               "errors": sum(1 for r in results if r["error"]),
@@ -101,12 +217,50 @@ def summarize(evaluations: EvaluationStore, run_id: str, *, resamples: int = 100
 
         distributions = label_distributions([m["labels"] for m in medjudge if not m.get("blank")])
         distributions["blank answers"] = {"count": sum(1 for m in medjudge if m.get("blank"))}
-    dataset = evaluations.dataset(run["dataset_id"])
-    return {"run": run, "dataset": dataset.to_dict(), "metrics": table, "counts": counts,
-            "medjudge": distributions,
+    counts["findings"] = sum(1 for m in medjudge if m.get("labels") and rules.is_finding(m["labels"]))
+    dataset = evaluations.dataset(run["dataset_id"]).to_dict()
+    return {"run": run, "dataset": dataset, "metrics": table, "counts": counts,
+            "medjudge": distributions, "judged": sum(1 for m in medjudge if m.get("labels")),
+            "rules": asdict(rules) | {"finding": rules.describe()},
+            "worst": _worst_answers(results, rules),
+            "not_measured": _not_measured(run, dataset, results, table, counts),
             "timing": {"seconds": round(seconds, 2),
                        "model_seconds": round(sum(r["model_seconds"] for r in results), 2),
                        "samples_per_minute": round(60 * len(results) / seconds, 2) if seconds else None}}
+
+
+def verdict(summary: dict[str, Any], checked: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the report may say of the run, and why: never more than its data.
+
+    failed: a criterion failed, or more judge findings than allowed;
+    passed: every criterion met and, if MedJudge ran, findings within what is allowed;
+    no claim: no criterion set and no answer judged.
+    The notes say what the verdict does not cover."""
+    rules, counts = summary["rules"], summary["counts"]
+    reasons = [f"{c['criterion']} is not met (actual {_fmt(c['actual'])})"
+               for c in checked if not c["passed"]]
+    judged = summary.get("judged", 0)
+    if counts.get("findings", 0) > rules["allowed_findings"]:
+        reasons.append(f"{counts['findings']} of {judged} judged answers are findings "
+                       f"({rules['finding']}); {rules['allowed_findings']} allowed")
+    notes = []
+    if not judged:
+        notes.append("No answer was judged for clinical correctness or impact (MedJudge not run "
+                     "or no reply readable), so this run could not fail on it.")
+    if counts.get("errors"):
+        notes.append(f"{counts['errors']} samples ended in an error.")
+    if reasons:
+        status, headline = "failed", "Validation FAILED: " + "; ".join(reasons) + "."
+    elif not checked and not judged:
+        status, headline = ("no claim", "No acceptance criteria were set and no answer was "
+                            "judged: this report makes no claim of acceptance.")
+    else:
+        met = f"all {len(checked)} acceptance criteria met" if checked else "no criteria set"
+        judged_text = (f"; no judge finding beyond the {rules['allowed_findings']} allowed among "
+                       f"{judged} judged answers" if judged else "")
+        status = "passed"
+        headline = f"Passed on what was measured: {met}{judged_text}."
+    return {"status": status, "headline": headline, "reasons": reasons, "notes": notes}
 
 
 def check_criteria(summary: dict[str, Any], criteria: list[Criterion]) -> list[dict[str, Any]]:
@@ -168,74 +322,148 @@ def _fmt(value: Any, digits: int = 2) -> str:
 def to_csv(summary: dict[str, Any]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    writer.writerow(["metric", "label", "n", "missing", "mean", "ci_low", "ci_high"])
+    writer.writerow(["metric", "label", "n", "missing", "mean", "ci_low", "ci_high", "interval",
+                     "no_interval"])
     for name, row in summary["metrics"].items():
         writer.writerow([name, row["label"], row["n"], row["missing"], row["mean"], row["ci_low"],
-                         row["ci_high"]])
+                         row["ci_high"], row["interval"], row["no_interval"]])
     for name, value in summary["counts"].items():
-        writer.writerow([name, name.replace("_", " "), value, "", "", "", ""])
+        writer.writerow([name, name.replace("_", " "), value, "", "", "", "", "", ""])
     return buffer.getvalue()
 
 
+def charts(runs: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, str]]:
+    """One SVG bar chart per metric scale, every run side by side in each metric:
+    (title, svg). `runs` are (name shown in the legend, summary)."""
+    from .chart import Bar, axis_label, axis_range, bar_chart_svg
+
+    by_scale: dict[str, dict[str, list[Bar]]] = {}
+    labels: dict[str, str] = {}
+    for name, summary in runs:
+        for metric, row in summary["metrics"].items():
+            if row["mean"] is None:
+                continue
+            labels[metric] = row["label"]
+            by_scale.setdefault(row.get("scale", ""), {}).setdefault(metric, []).append(
+                Bar(name, row["mean"], row["ci_low"], row["ci_high"]))
+    drawn = []
+    for scale, metrics in by_scale.items():
+        highest = max(max(b.mean, b.high or b.mean) for bars in metrics.values() for b in bars)
+        title = f"Results on the {scale} scale" if scale[:1].isdigit() else f"Results ({scale})"
+        svg = bar_chart_svg(title, axis_label(scale),
+                            [(labels[m], bars) for m, bars in metrics.items()],
+                            axis_range(scale, highest))
+        drawn.append((title, svg))
+    return drawn
+
+
+_STATUS_COLOURS = {"passed": "#1b7a3a", "failed": "#b3261e", "no claim": "#555555"}
+
+
 def to_html(summary: dict[str, Any], criteria: list[dict[str, Any]],
-            comparison: dict[str, Any] | None = None, *, bertscore_note: str = "") -> str:
+            comparison: dict[str, Any] | None = None, *, bertscore_note: str = "",
+            baseline: dict[str, Any] | None = None) -> str:
+    """The validation report as one HTML page; `baseline`, the summary of the run compared
+    with, draws it beside this run in the charts."""
+    from .chart import svg_data_uri
+
     esc = html.escape
     run, config, dataset = summary["run"], summary["run"]["config"], summary["dataset"]
+    decided = verdict(summary, criteria)
+    table = "<table width='100%' cellspacing='0' cellpadding='4'>"
     models = "".join(f"<tr><td>{esc(role)}</td><td>{esc(m['id'])}</td><td>{esc(m.get('quantisation') or '—')}"
                      f"</td><td><code>{esc(m['sha256'])}</code></td></tr>"
                      for role, m in config["models"].items())
+
+    def interval(row: dict[str, Any]) -> str:
+        if row["ci_low"] is None:
+            return f"<i>{esc(row['no_interval'] or 'none')}</i>"
+        return f"{_fmt(row['ci_low'])} – {_fmt(row['ci_high'])}"
+
     metric_rows = "".join(
-        f"<tr><td>{esc(row['label'])}</td><td>{row['n']}</td><td>{row['missing']}</td>"
-        f"<td><b>{_fmt(row['mean'])}</b></td><td>{_fmt(row['ci_low'])} – {_fmt(row['ci_high'])}</td></tr>"
-        for row in summary["metrics"].values())
+        f"<tr><td>{esc(row['label'])} {'↑' if row['higher_is_better'] else '↓'}</td><td>{row['n']}</td>"
+        f"<td>{row['missing']}</td><td><b>{_fmt(row['mean'])}</b></td><td>{interval(row)}</td>"
+        f"<td>{esc(row['interval'])}</td></tr>" for row in summary["metrics"].values())
     criteria_rows = "".join(
         f"<tr><td>{esc(c['criterion'])}</td><td>{_fmt(c['actual'])}</td>"
         f"<td style='color:{'#1b7a3a' if c['passed'] else '#b3261e'}'><b>"
         f"{'PASS' if c['passed'] else 'FAIL'}</b></td></tr>" for c in criteria)
-    verdict = all(c["passed"] for c in criteria) if criteria else None
     machine = config.get("machine", {})
+    colour = _STATUS_COLOURS[decided["status"]]
+    title = f"Lumen validation report, run {run['id']}"
     parts = [
-        "<html><head><meta charset='utf-8'><title>Lumen validation report</title><style>"
-        "body{font-family:sans-serif;font-size:11pt;max-width:60em}table{border-collapse:collapse;"
-        "margin:.5em 0}td,th{border:1px solid #bbb;padding:3px 8px;text-align:left}"
-        "th{background:#eee}code{font-size:9pt}</style></head><body>",
+        f"<html><head><meta charset='utf-8'><title>{esc(title)}</title><style>"
+        "body{font-family:sans-serif;font-size:10pt}table{border-collapse:collapse;margin:4px 0}"
+        "td,th{border:1px solid #999;padding:3px 6px;text-align:left;vertical-align:top}"
+        "th{background:#e6e6e6}code{font-size:8pt}h1{font-size:18pt}h2{font-size:13pt}"
+        "h3{font-size:11pt}</style></head><body>",
         "<h1>Lumen validation report</h1>",
         f"<p>Run <code>{esc(run['id'])}</code>, system <b>{esc(run['system'])}</b>, status "
         f"{esc(run['status'])}, started {esc(run['created_at'])}.</p>",
-        (f"<p style='font-size:14pt'>Overall: <b style='color:{'#1b7a3a' if verdict else '#b3261e'}'>"
-         f"{'all acceptance criteria met' if verdict else 'acceptance criteria NOT met'}</b></p>"
-         if verdict is not None else ""),
-        "<h2>Environment</h2><table>",
+        f"<p style='font-size:13pt;color:{colour}'><b>{esc(decided['headline'])}</b></p>",
+    ]
+    if decided["notes"] or summary["not_measured"]:
+        parts.append("<p>This verdict covers only what was measured; see “Not measured” below."
+                     + "".join(f" {esc(note)}" for note in decided["notes"]) + "</p>")
+    parts += [
+        f"<h2>Environment</h2>{table}",
         f"<tr><th>Lumen</th><td>{esc(config['app_version'])}</td></tr>",
         f"<tr><th>Machine</th><td>{esc(str(machine.get('cpu', '')))}, {machine.get('cores')} cores, "
         f"{esc(str(machine.get('system', '')))}, Python {esc(str(machine.get('python', '')))}</td></tr>",
         f"<tr><th>Prompts</th><td>{esc(', '.join(f'{k} {v}' for k, v in config['prompt_versions'].items()))}</td></tr>",
         f"<tr><th>Seed, temperature</th><td>{config['seed']}, {config['settings'].get('temperature')}</td></tr>",
-        "</table><h2>Models</h2><table><tr><th>role</th><th>model</th><th>quantisation</th><th>sha256</th></tr>",
-        models, "</table>",
+        f"</table><h2>Models</h2>{table}<thead><tr><th>role</th><th>model</th><th>quantisation</th>"
+        "<th>sha256</th></tr></thead>", models, "</table>",
         f"<h2>Dataset</h2><p>{esc(dataset['name'])} ({esc(dataset['format'])}, "
         f"{dataset['sample_count']} samples; file {esc(dataset['source_file'])}, sha256 "
         f"<code>{esc(dataset['source_sha256'])}</code>); {summary['counts']['samples']} scored"
         + (f" (limit {run['limit']})" if run["limit"] else "") + ".</p>",
-        "<h2>Results</h2><table><tr><th>metric</th><th>n</th><th>missing</th><th>mean</th>"
-        "<th>95% CI</th></tr>", metric_rows, "</table>",
-        f"<p>Errors: {summary['counts']['errors']}; unparseable judge replies (stored as missing, "
+        f"<h2>Results</h2>{table}<thead><tr><th>metric (↑ higher is better)</th><th>n</th>"
+        "<th>missing</th><th>mean</th><th>95% interval</th><th>interval</th></tr></thead>",
+        metric_rows, "</table>",
+        f"<p>Intervals: Wilson for rates (scores of 0 or 1), percentile bootstrap "
+        f"({summary['rules']['resamples']} resamples) otherwise, so no interval leaves the "
+        f"metric's range; none below {summary['rules']['min_samples']} samples. "
+        f"Errors: {summary['counts']['errors']}; unparseable judge replies (stored as missing, "
         f"not 0): {summary['counts']['judge_unparseable']}"
         + (f", of which {summary['counts']['judge_cut_off']} cut off at their token limit"
-           if summary["counts"].get("judge_cut_off") else "") + ". Time: {summary['timing']['seconds']} s "
+           if summary["counts"].get("judge_cut_off") else "") + f". Time: {summary['timing']['seconds']} s "
         f"({summary['timing']['samples_per_minute']} samples/min).</p>",
     ]
     if bertscore_note:
         parts.append(f"<p><small>{esc(bertscore_note)}</small></p>")
+    shown = [(f"{run['system']} ({run['id'][:8]})", summary)]
+    if baseline is not None:
+        shown.insert(0, (f"{baseline['run']['system']} ({baseline['run']['id'][:8]}, baseline)", baseline))
+    for chart_title, svg in charts(shown):
+        parts.append(f"<p><img src='{svg_data_uri(svg)}' alt='{esc(chart_title)}'></p>")
     if summary.get("medjudge"):
         rows = "".join(f"<tr><th>{esc(dimension.replace('_', ' '))}</th><td>"
                        + ", ".join(f"{esc(label)}: {count}" for label, count in labels.items())
                        + "</td></tr>" for dimension, labels in summary["medjudge"].items())
         parts += ["<h2>MedJudge labels (counts; no single score, as the protocol says)</h2>",
-                  f"<table>{rows}</table>"]
+                  f"{table}{rows}</table>",
+                  f"<p>A finding is {esc(summary['rules']['finding'])}: "
+                  f"{summary['counts']['findings']} of {summary['judged']} judged answers; "
+                  f"{summary['rules']['allowed_findings']} allowed.</p>"]
+    if summary.get("judged") and not summary.get("worst"):
+        parts.append("<h2>Worst answers</h2><p>The judge found every answer correct and of "
+                     "negligible clinical impact.</p>")
+    if summary.get("worst"):
+        parts.append("<h2>Worst answers</h2>")
+        for index, item in enumerate(summary["worst"], 1):
+            labels = ", ".join(f"{esc(k)}: {esc(str(v).replace('_', ' '))}" for k, v in item["labels"].items())
+            parts.append(
+                f"<h3>{index}. Sample {esc(item['sample_id'])}"
+                + (" <span style='color:#b3261e'>(finding)</span>" if item["finding"] else "")
+                + f"</h3><p><b>Judged:</b> {labels}"
+                + (f". {esc(item['analysis'])}" if item["analysis"] else "") + "</p>"
+                f"<p><b>Question:</b> {esc(item['question'])}</p>"
+                f"<p><b>Reference:</b> {esc(item['reference'] or '(none)')}</p>"
+                f"<p><b>Answer:</b> {esc(item['answer'])}</p>")
     if criteria:
-        parts += ["<h2>Acceptance criteria</h2><table><tr><th>criterion</th><th>actual</th>"
-                  "<th>result</th></tr>", criteria_rows, "</table>"]
+        parts += [f"<h2>Acceptance criteria</h2>{table}<thead><tr><th>criterion</th><th>actual</th>"
+                  "<th>result</th></tr></thead>", criteria_rows, "</table>"]
     if comparison:
         rows = "".join(
             f"<tr><td>{esc(r['label'])}</td><td>{_fmt(r['mean_a'])}</td><td>{_fmt(r['mean_b'])}</td>"
@@ -247,9 +475,60 @@ def to_html(summary: dict[str, Any], criteria: list[dict[str, Any]],
                   f"<p>{comparison['shared_samples']} samples in common; paired bootstrap "
                   f"(per-sample differences), Bonferroni over {comparison['tests']} tests; "
                   "* significant at α = 0.05 after correction.</p>",
-                  "<table><tr><th>metric</th><th>baseline</th><th>this run</th><th>difference [95% CI]"
-                  "</th><th>p (Bonferroni)</th><th>p (BH)</th><th>p (Wilcoxon)</th></tr>", rows,
-                  "</table>"]
+                  f"{table}<thead><tr><th>metric</th><th>baseline</th><th>this run</th><th>difference "
+                  "[95% CI]</th><th>p (Bonferroni)</th><th>p (BH)</th><th>p (Wilcoxon)</th></tr></thead>",
+                  rows, "</table>"]
+    if summary["not_measured"]:
+        parts += ["<h2>Not measured</h2><ul>",
+                  "".join(f"<li>{esc(note)}</li>" for note in summary["not_measured"]), "</ul>"]
     parts.append("<p><small>Lumen supports clinical decisions; it does not make them. Scores from "
                  "small local judges are indicative, not a clinical validation.</small></p></body></html>")
     return "\n".join(parts)
+
+
+REPORT_KINDS = {".html": "html", ".htm": "html", ".pdf": "pdf", ".csv": "csv"}
+
+
+def report_kind(name: str) -> str:
+    """html, pdf or csv from a file name; anything else is refused before any work."""
+    suffix = "." + name.rsplit(".", 1)[-1].lower() if "." in name else ""
+    if suffix not in REPORT_KINDS:
+        raise LumenError(f"Lumen cannot write a report as '{suffix or name}'.",
+                         "Use a file name ending in .html, .pdf or .csv.")
+    return REPORT_KINDS[suffix]
+
+
+@dataclass
+class ValidationReport:
+    summary: dict[str, Any]
+    criteria: list[dict[str, Any]]  # as check_criteria returns them
+    comparison: dict[str, Any] | None = None
+    baseline: dict[str, Any] | None = None  # the baseline run's summary
+    bertscore_note: str = ""
+
+    @property
+    def verdict(self) -> dict[str, Any]:
+        return verdict(self.summary, self.criteria)
+
+    def to_html(self) -> str:
+        return to_html(self.summary, self.criteria, self.comparison,
+                       bertscore_note=self.bertscore_note, baseline=self.baseline)
+
+    def to_csv(self) -> str:
+        return to_csv(self.summary)
+
+
+def build_report(evaluations: EvaluationStore, run_id: str, rules: ReportRules,
+                 criteria_text: str, baseline_id: str | None = None) -> ValidationReport:
+    """Everything a validation report says of a run, the same for the window and `lumen
+    bench report`: its summary, the criteria checked, and the comparison with a baseline."""
+    from . import metrics
+
+    criteria = parse_criteria(criteria_text)
+    summary = summarize(evaluations, run_id, rules)
+    comparison = baseline = None
+    if baseline_id and baseline_id != run_id:
+        comparison = compare(evaluations, baseline_id, run_id, resamples=rules.resamples)
+        baseline = summarize(evaluations, baseline_id, rules)
+    return ValidationReport(summary, check_criteria(summary, criteria), comparison, baseline,
+                            metrics.BERTSCORE_ENCODER_NOTE)

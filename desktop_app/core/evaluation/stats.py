@@ -3,13 +3,17 @@ reports them: per-sample paired bootstrap (Koehn 2004; Berg-Kirkpatrick et al. 2
 with 10,000 resamples, Wilcoxon signed-rank as a robustness check, Bonferroni across
 all tests; Benjamini-Hochberg is offered as the less conservative alternative.
 
-Inputs are per-sample scores of system A and system B in the same sample order;
+A metric's own interval (`metric_interval`) respects the metric's range: Wilson for
+rates, percentile bootstrap for bounded scores, none below a sample count IT sets.
+
+Inputs to the paired tests are per-sample scores of system A and system B in the same sample order;
 differences are always A - B.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from scipy import stats as scipy_stats
@@ -107,22 +111,55 @@ def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
     return [float(x) for x in scipy_stats.false_discovery_control(p, method="bh")]
 
 
-def mean_ci(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float, float]:
-    """(mean, low, high): Student's t-interval for the mean, mean +/- t(n-1) x s/sqrt(n).
+def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval for a rate of `successes` in `n` (Wilson 1927), by
+    `scipy.stats.binomtest(...).proportion_ci(method="wilson")`: it stays inside 0 to 1
+    and keeps a width at 0 and n successes, where a normal interval collapses."""
+    if n < 1:
+        raise ValueError("A rate needs at least one sample.")
+    interval = scipy_stats.binomtest(int(successes), int(n)).proportion_ci(
+        confidence_level=confidence, method="wilson")
+    return float(interval.low), float(interval.high)
 
-    A t-interval rather than a bootstrap: it is deterministic and needs no seed, and at
-    the sample sizes of an evaluation (tens to hundreds) the mean is close to normal.
-    One value has no spread to estimate: its bounds are NaN. Identical values give a
-    zero-width interval.
-    """
+
+def bootstrap_interval(values: Sequence[float], resamples: int = 10_000, seed: int = 0, *,
+                       confidence: float = 0.95) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean (`scipy.stats.bootstrap`,
+    method="percentile"): its bounds are means of resampled values, so they never leave
+    the range the values themselves lie in (a BLEU interval never goes below 0).
+    Identical values give a zero-width interval."""
+    x = np.asarray(values, dtype=np.float64).reshape(-1)
+    if x.size < 2:
+        raise ValueError("An interval needs at least two values.")
+    if not np.isfinite(x).all():
+        raise ValueError("Scores contain NaN or infinite values.")
+    if np.ptp(x) == 0.0:
+        return float(x[0]), float(x[0])
+    result = scipy_stats.bootstrap((x,), np.mean, n_resamples=resamples, method="percentile",
+                                   confidence_level=confidence, random_state=seed,
+                                   vectorized=True)
+    low, high = result.confidence_interval
+    # Rounding in the resampled means can land a hair outside the data's range.
+    return float(max(low, x.min())), float(min(high, x.max()))
+
+
+def metric_interval(values: Sequence[float], *, min_samples: int, resamples: int = 10_000,
+                    confidence: float = 0.95) -> dict[str, Any]:
+    """The mean of one metric's per-sample scores with the interval that suits it:
+    Wilson for a rate (every score 0 or 1), percentile bootstrap otherwise. With fewer
+    than `min_samples` scores there is no interval, and the reason says so."""
     x = np.asarray(values, dtype=np.float64).reshape(-1)
     if x.size == 0:
         raise ValueError("No values to average.")
-    mean = float(x.mean())
-    if x.size == 1:
-        return mean, float("nan"), float("nan")
-    sem = float(scipy_stats.sem(x))
-    if sem == 0.0:
-        return mean, mean, mean
-    low, high = scipy_stats.t.interval(confidence, df=x.size - 1, loc=mean, scale=sem)
-    return mean, float(low), float(high)
+    row: dict[str, Any] = {"mean": float(x.mean()), "n": int(x.size), "ci_low": None,
+                           "ci_high": None, "interval": "", "no_interval": ""}
+    if x.size < max(2, min_samples):
+        row["no_interval"] = f"too few samples ({x.size}; an interval needs {max(2, min_samples)})"
+        return row
+    if np.isin(x, (0.0, 1.0)).all():
+        row["ci_low"], row["ci_high"] = wilson_interval(int(x.sum()), int(x.size), confidence)
+        row["interval"] = "Wilson"
+    else:
+        row["ci_low"], row["ci_high"] = bootstrap_interval(x, resamples, confidence=confidence)
+        row["interval"] = "bootstrap percentile"
+    return row
