@@ -433,6 +433,55 @@ def test_medquad_duplicate_qids_and_missing_question(tmp_path):
         import_dataset(other, "medquad")
 
 
+MEDQUAD_LAYOUTS = {
+    # The usual layout, as in the fixture.
+    "0000001.xml": None,
+    # Lower-case pairs under a <doc> root, as some early MedQuAD files are written.
+    "0000002.xml": """<?xml version="1.0" encoding="UTF-8"?>
+<doc docid="9000002" corpus="LumenTestOld" url="https://example.org/lumen-test/gout">
+<doctitle-focus>Gout</doctitle-focus>
+<qaPairs>
+  <pair pid="1"><question qid="9000002-1" qtype="information">What is gout ?</question>
+  <answer>Gout is a painful swelling of a joint caused by crystals of uric acid.</answer></pair>
+</qaPairs>
+</doc>""",
+    # A <DiseaseFile> root, as in part of the CDC collection.
+    "0000003.xml": """<?xml version="1.0" encoding="UTF-8"?>
+<DiseaseFile fid="9000003" source="LumenTestCDC" url="https://example.org/lumen-test/flu">
+<Focus>Flu</Focus>
+<QAPairs>
+  <QAPair pid="1"><Question qid="9000003-1" qtype="prevention">How to prevent Flu ?</Question>
+  <Answer>A yearly flu shot is the best way to lower the chance of catching the flu.</Answer></QAPair>
+</QAPairs>
+</DiseaseFile>""",
+    # A document with no pairs at all: skipped with a note.
+    "0000004.xml": """<?xml version="1.0" encoding="UTF-8"?>
+<Document id="9000004" source="LumenTest" url="https://example.org/lumen-test/empty">
+<Focus>Nothing here</Focus>
+</Document>""",
+}
+
+
+def test_medquad_folder_reads_every_published_layout_and_skips_files_without_pairs(tmp_path):
+    folder = tmp_path / "6_CDC_QA"
+    folder.mkdir()
+    for name, text in MEDQUAD_LAYOUTS.items():
+        (folder / name).write_text(text or (FIXTURES / "medquad_sample.xml").read_text(encoding="utf-8"),
+                                   encoding="utf-8")
+    dataset = import_dataset(folder, "medquad")
+    assert [s.id for s in dataset.samples] == ["9000001-1", "9000001-2", "9000002-1", "9000003-1"]
+    gout, flu = dataset.samples[2], dataset.samples[3]
+    assert gout.input == "What is gout ?" and gout.target.startswith("Gout is a painful swelling")
+    assert gout.metadata == {"focus": "Gout", "qtype": "information", "document": "9000002",
+                             "url": "https://example.org/lumen-test/gout", "source": "LumenTestOld"}
+    assert flu.metadata["document"] == "9000003" and flu.metadata["source"] == "LumenTestCDC"
+    assert flu.metadata["focus"] == "Flu" and flu.target.startswith("A yearly flu shot")
+    assert "1 files have no question-answer pairs and were skipped: 0000004.xml" in dataset.notes
+    assert any("1 questions have no answer in the file" in note for note in dataset.notes)
+    with pytest.raises(DatasetFormatError, match="holds no questions .*no question-answer pairs"):
+        import_dataset(folder / "0000004.xml", "medquad")
+
+
 # ---- generic --------------------------------------------------------------------------
 
 
@@ -467,15 +516,46 @@ def test_generic_csv_jsonl_and_parquet_agree(tmp_path):
     assert with_context.samples[0].context == "heart" and with_context.samples[0].id == "rec-00001"
 
 
-def test_generic_needs_a_mapping():
+def test_generic_finds_the_usual_columns_and_refuses_others_with_what_to_do(tmp_path):
+    found = import_dataset(FIXTURES / "generic_sample.json", "generic")  # prompt / reference
+    assert found.samples == import_dataset(FIXTURES / "generic_sample.json", "generic",
+                                           mapping={"input": "prompt", "target": "reference"}).samples
+    assert "question from 'prompt', reference answer from 'reference'" in found.notes[0]
+    odd = write_jsonl(tmp_path / "odd.jsonl", [{"q": "One?", "a": "1"}])
+    with pytest.raises(DatasetFormatError) as caught:
+        import_dataset(odd, "generic")
+    assert "no column looks like the question or the reference answer (columns: 'q', 'a')" in \
+        caught.value.reason and "--map input=COLUMN" in caught.value.fix
     path = FIXTURES / "generic_sample.json"
-    with pytest.raises(DatasetFormatError, match="column mapping"):
-        import_dataset(path, "generic")
     with pytest.raises(DatasetFormatError, match="target"):
         import_dataset(path, "generic", mapping={"input": "prompt"})
     with pytest.raises(DatasetFormatError, match="'answer_col'"):
         import_dataset(path, "generic", mapping={"input": "prompt", "target": "reference",
                                                  "answer_col": "x"})
+
+
+@pytest.mark.parametrize("question, answer", [("question", "answer"), ("Question", "Answer"),
+                                              (" QUESTION ", "Answer "), ("query", "response"),
+                                              ("Input", "Output")])
+def test_generic_csv_and_jsonl_with_usual_column_names_import_without_a_map(tmp_path, question, answer):
+    rows = [{question: "What is a normal resting heart rate?", answer: "Sixty to a hundred beats a minute.",
+             "Focus": "heart"},
+            {question: "Is this tablet safe with food?", answer: "", "Focus": "medicines"},
+            {question: "How long do stitches stay in?", answer: "About ten days.", "Focus": "wounds"}]
+    csv_path = tmp_path / "qa.csv"
+    with csv_path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    for path in (csv_path, write_jsonl(tmp_path / "qa.jsonl", rows)):
+        dataset = import_dataset(path, "generic")
+        assert [s.input for s in dataset.samples] == [r[question] for r in rows]
+        assert [s.target for s in dataset.samples] == ["Sixty to a hundred beats a minute.", "",
+                                                       "About ten days."]
+        assert dataset.samples[0].metadata == {"Focus": "heart"}
+        assert f"question from {question.strip()!r}, reference answer from {answer.strip()!r}" \
+            in dataset.notes[0]
+        assert '1 of 3 questions have no reference answer ("no reference")' in dataset.notes[1]
 
 
 def test_generic_missing_mapped_column_names_first_record_lacking_it(tmp_path):
@@ -515,3 +595,24 @@ def test_non_utf8_file_is_refused(tmp_path):
     path.write_bytes("q,a\nCaf\xe9?,yes\n".encode("latin-1"))
     with pytest.raises(DatasetFormatError, match="UTF-8"):
         import_dataset(path, "generic", mapping={"input": "q", "target": "a"})
+
+
+def test_command_line_import_shows_the_columns_it_chose_and_help_lists_the_systems(
+        profile, passphrase_env, tmp_path):
+    from desktop_app.core.evaluation.runner import systems
+    from helpers import run_lumen
+
+    path = write_jsonl(tmp_path / "consumer-questions.jsonl", [
+        {"Question": "Can I drink coffee with this tablet?", "Answer": "Yes, with water."},
+        {"Question": "What does this cream do?", "Answer": "  "}])
+    imported = run_lumen("bench", "import", "--format", "generic", str(path))
+    assert imported.returncode == 0, imported.stderr
+    assert "Imported consumer-questions: 2 samples" in imported.stdout
+    assert "question from 'Question', reference answer from 'Answer'" in imported.stdout
+    assert '1 of 2 questions have no reference answer ("no reference")' in imported.stdout
+    shown = run_lumen("bench", "run", "--help")
+    assert shown.returncode == 0
+    lines = shown.stdout.splitlines()
+    for name, description in systems().items():
+        assert any(line.split()[:1] == [name] and description in " ".join(line.split())
+                   for line in lines), name

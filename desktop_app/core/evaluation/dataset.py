@@ -27,6 +27,9 @@ class Dataset:
     source_sha256: str  # of the file, or of the folder's files in name order
     samples: list[Sample]
     language: str = "en"  # "en", "fa" (Persian, shown right to left), ...
+    # What the importer decided or skipped, said to the user at import (the columns it
+    # chose, records with no reference answer, files with no questions).
+    notes: list[str] = field(default_factory=list)
 
 
 class DatasetFormatError(LumenError):

@@ -32,7 +32,8 @@ FORMATS: dict[str, str] = {
     "hivmedqa": "HIVMedQA: the category files HIV_evaluation_questionare_category_N.json, or their folder",
     "permedcqa": "PerMedCQA: Persian consumer questions with expert answers (JSON, JSONL or Parquet)",
     "medquad": "MedQuAD: NIH question-answer XML documents, one file or a folder of them",
-    "generic": "Any JSONL, JSON array, CSV or Parquet file, with a column mapping for input and target",
+    "generic": "Any JSONL, JSON array, CSV or Parquet file: question and answer columns found by "
+               "their usual names (question/answer, query/response, input/output), or mapped",
     "cases": "Labelled patient cases (CSV or JSONL: id, complaint, diagnosis, ...) for diagnosis "
              "accuracy; de-identified as read",
 }
@@ -68,14 +69,48 @@ def import_dataset(path: Path, format: str, *, mapping: dict[str, str] | None = 
     if mapping is not None and format not in ("generic", "medisumqa", "cases"):
         raise DatasetFormatError(path.name, None, f"the {format} format takes no column mapping",
                                  "Leave the mapping out, or import the file with the generic format.")
-    samples, language = importer(path, mapping)
+    notes: list[str] = []
+    samples, language = importer(path, mapping, notes)
     if not samples:
-        raise DatasetFormatError(path.name, None, "it holds no questions",
+        raise DatasetFormatError(path.name, None, "it holds no questions"
+                                 + (f" ({'; '.join(notes)})" if notes else ""),
                                  "Check that this is the right file and format.")
     _check_unique(samples, path.name)
+    no_reference = sum(1 for sample in samples if not sample.target)
+    if no_reference:
+        notes.append(f"{no_reference} of {len(samples)} questions have no reference answer "
+                     "(\"no reference\"): they are answered, but no reference metric or judge "
+                     "scores them")
     return Dataset(name=name or (path.stem if path.is_file() else path.name), format=format,
                    source_file=path.name, source_sha256=sha256_path(path), samples=samples,
-                   language=language)
+                   language=language, notes=notes)
+
+
+# Column names benchmarks use, compared trimmed and case-folded, in order of preference.
+USUAL_COLUMNS = {"input": ("question", "query", "input", "prompt"),
+                 "target": ("answer", "response", "output", "reference", "target",
+                            "expert_answer", "true_answer", "reference_answer"),
+                 "context": ("context", "summary", "discharge_summary", "document"),
+                 "id": ("id",)}
+FIELD_NAMES = {"input": "question", "target": "reference answer", "context": "document",
+               "id": "id"}
+
+
+def detect_mapping(names: list[str]) -> dict[str, str]:
+    """The usual columns among `names`: question/answer, Question/Answer, query/response,
+    input/output, ... in any case and with spaces around; each field's first match."""
+    folded = {name.strip().casefold().replace(" ", "_"): name for name in names}
+    chosen = {}
+    for field, usual in USUAL_COLUMNS.items():
+        column = next((folded[u] for u in usual if u in folded), None)
+        if column is not None and column not in chosen.values():
+            chosen[field] = column
+    return chosen
+
+
+def describe_mapping(mapping: dict[str, str]) -> str:
+    return "columns: " + ", ".join(f"{FIELD_NAMES[field]} from {column.strip()!r}"
+                                   for field, column in mapping.items())
 
 
 def columns(path: Path) -> list[str]:
@@ -296,10 +331,11 @@ def _text_value(value: Any, source: str, number: int, column: str) -> str:
 
 
 def _field(record: Record, column: str, source: str, number: int, *, required: bool = True,
-           what: str = "") -> str:
-    """The stripped text of a column; a missing column or (if required) empty text is an error."""
+           what: str = "", column_required: bool = False) -> str:
+    """The stripped text of a column; a missing column or (if required) empty text is an
+    error; `column_required`: the column must exist even when its text may be empty."""
     if column not in record:
-        if not required:
+        if not required and not column_required:
             return ""
         raise DatasetFormatError(source, number, f"it has no {column!r} field" + (f" ({what})" if what else ""),
                                  "Check the column names, or set the column mapping.")
@@ -370,6 +406,7 @@ def _check_mapping(mapping: dict[str, str], source: str, required: tuple[str, ..
 
 
 def _mapped_samples(path: Path, mapping: dict[str, str], *, context_required: bool,
+                    target_required: bool = True,
                     normalise: Callable[[str], str] = lambda text: text) -> list[Sample]:
     source = path.name
     records = _read_records(path)
@@ -383,7 +420,8 @@ def _mapped_samples(path: Path, mapping: dict[str, str], *, context_required: bo
             context = _field(record, mapping["context"], source, number, required=context_required,
                              what="the context")
         question = _field(record, mapping["input"], source, number, what="the question")
-        answer = _field(record, mapping["target"], source, number, what="the reference answer")
+        answer = _field(record, mapping["target"], source, number, what="the reference answer",
+                        required=target_required, column_required=True)
         metadata = {key: _plain(value) for key, value in record.items() if key not in used}
         samples.append(Sample(id=sample_id, input=normalise(question), target=normalise(answer),
                               context=normalise(context), metadata=metadata))
@@ -398,7 +436,8 @@ def _mapped_samples(path: Path, mapping: dict[str, str], *, context_required: bo
 _MEDISUMQA_CONTEXT = ("summary", "discharge_summary", "context")
 
 
-def _import_medisumqa(path: Path, mapping: dict[str, str] | None) -> tuple[list[Sample], str]:
+def _import_medisumqa(path: Path, mapping: dict[str, str] | None,
+                      notes: list[str]) -> tuple[list[Sample], str]:
     """MeDiSumQA: context = the discharge summary, input = the patient's question, target =
     the reference answer; ``split`` and every other column go to metadata."""
     records = _read_records(path)
@@ -424,7 +463,8 @@ def _import_medisumqa(path: Path, mapping: dict[str, str] | None) -> tuple[list[
 _HIV_FILE = re.compile(r"^HIV_evaluation_questionn?ai?re_category_(\d+)\.json$", re.IGNORECASE)
 
 
-def _import_hivmedqa(path: Path, mapping: dict[str, str] | None) -> tuple[list[Sample], str]:
+def _import_hivmedqa(path: Path, mapping: dict[str, str] | None,
+                     notes: list[str]) -> tuple[list[Sample], str]:
     """HIVMedQA: JSON arrays of {question, true_answer}, one file per category; the
     category comes from the file name; ids are ``hiv-c<category>-q<position>``."""
     if path.is_dir():
@@ -460,7 +500,8 @@ _PERMEDCQA_FIELDS = ("instance_id", "Title", "Question", "Expert_Answer", "Categ
                      "Age", "Weight", "Sex", "dataset_source", "Tag", "QuestionType")
 
 
-def _import_permedcqa(path: Path, mapping: dict[str, str] | None) -> tuple[list[Sample], str]:
+def _import_permedcqa(path: Path, mapping: dict[str, str] | None,
+                      notes: list[str]) -> tuple[list[Sample], str]:
     """PerMedCQA: input = Title, a line break, and Question (Title may be empty); target =
     Expert_Answer; the other fields go to metadata.  Every text field, metadata included,
     goes through `normalise_persian`."""
@@ -494,12 +535,17 @@ def _xml_text(element: ET.Element | None, *, paragraphs: bool = False) -> str:
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
 
 
-def _import_medquad(path: Path, mapping: dict[str, str] | None) -> tuple[list[Sample], str]:
-    """MedQuAD: one sample per <QAPair> with a non-empty <Answer>.
+def _import_medquad(path: Path, mapping: dict[str, str] | None,
+                    notes: list[str]) -> tuple[list[Sample], str]:
+    """MedQuAD: one sample per question-answer pair with a non-empty answer.
 
-    Pairs whose answer is empty are skipped: MedQuAD removed the answers of three
-    MedlinePlus collections (A.D.A.M. encyclopedia, drugs, herbs) for copyright, and
-    those pairs cannot be scored.  A folder is read with its sub-folders (MedQuAD's
+    The published folders use three layouts: <Document id source url> (most), <doc docid
+    corpus url> with lower-case <qaPairs><pair><question>/<answer> and <doctitle-focus>,
+    and <DiseaseFile fid source url> (part of the CDC collection); all are read.  A file
+    with no pairs is skipped with a note, not a refusal of the folder.  Pairs whose
+    answer is empty are skipped and counted: MedQuAD removed the answers of three
+    MedlinePlus collections (A.D.A.M. encyclopedia, drugs, herbs) for copyright, and those
+    pairs cannot be scored.  A folder is read with its sub-folders (MedQuAD's
     collections); ids are the question's qid, prefixed with the sub-folder for files
     below the chosen folder.  Metadata: focus, qtype, document (its id), url, source.
     """
@@ -513,6 +559,8 @@ def _import_medquad(path: Path, mapping: dict[str, str] | None) -> tuple[list[Sa
         files = [path]
     samples = []
     seen: dict[str, str] = {}
+    without_pairs: list[str] = []
+    without_answer = 0
     for file in files:
         prefix = "/".join(file.relative_to(path).parts[:-1]) if path.is_dir() else ""
         try:
@@ -521,13 +569,18 @@ def _import_medquad(path: Path, mapping: dict[str, str] | None) -> tuple[list[Sa
             line, column = exc.position
             raise DatasetFormatError(file.name, None, f"not well-formed XML at line {line}, column {column}",
                                      "The file may be cut short or damaged; copy it again.") from None
-        if root.tag != "Document":
+        layout = _MEDQUAD_ROOTS.get(root.tag)
+        if layout is None:
             raise DatasetFormatError(file.name, None, f"not a MedQuAD document (its root element is "
-                                     f"<{root.tag}>, not <Document>)")
-        focus = _xml_text(root.find("Focus"))
-        pairs = root.findall("./QAPairs/QAPair")
+                                     f"<{root.tag}>, not " + ", ".join(f"<{t}>" for t in _MEDQUAD_ROOTS) + ")")
+        id_attribute, source_attribute = layout
+        focus = _xml_text(_first(root, "Focus", "doctitle-focus"))
+        pairs = root.findall("./QAPairs/QAPair") + root.findall("./qaPairs/pair")
+        if not pairs:
+            without_pairs.append(f"{prefix}/{file.name}" if prefix else file.name)
+            continue
         for number, pair in enumerate(pairs, 1):
-            question_element = pair.find("Question")
+            question_element = _first(pair, "Question", "question")
             if question_element is None:
                 raise DatasetFormatError(file.name, number, "the question-answer pair has no <Question>")
             question = _xml_text(question_element)
@@ -536,8 +589,9 @@ def _import_medquad(path: Path, mapping: dict[str, str] | None) -> tuple[list[Sa
             qid = (question_element.get("qid") or "").strip()
             if not qid:
                 raise DatasetFormatError(file.name, number, "its <Question> has no qid")
-            answer = _xml_text(pair.find("Answer"), paragraphs=True)
+            answer = _xml_text(_first(pair, "Answer", "answer"), paragraphs=True)
             if not answer:
+                without_answer += 1
                 continue
             sample_id = f"{prefix}/{qid}" if prefix else qid
             if sample_id in seen:
@@ -546,22 +600,48 @@ def _import_medquad(path: Path, mapping: dict[str, str] | None) -> tuple[list[Sa
             seen[sample_id] = file.name
             samples.append(Sample(id=sample_id, input=question, target=answer, metadata={
                 "focus": focus, "qtype": question_element.get("qtype") or "",
-                "document": root.get("id") or file.stem, "url": root.get("url") or "",
-                "source": root.get("source") or ""}))
+                "document": root.get(id_attribute) or file.stem, "url": root.get("url") or "",
+                "source": root.get(source_attribute) or ""}))
+    if without_pairs:
+        notes.append(f"{len(without_pairs)} files have no question-answer pairs and were skipped: "
+                     + ", ".join(without_pairs[:5]) + (" …" if len(without_pairs) > 5 else ""))
+    if without_answer:
+        notes.append(f"{without_answer} questions have no answer in the file (MedQuAD removed some "
+                     "collections' answers) and were skipped")
     return samples, "en"
 
 
-def _import_generic(path: Path, mapping: dict[str, str] | None) -> tuple[list[Sample], str]:
+# MedQuAD's root elements: (the attribute holding the document's id, the one naming its source).
+_MEDQUAD_ROOTS = {"Document": ("id", "source"), "doc": ("docid", "corpus"),
+                  "DiseaseFile": ("fid", "source")}
+
+
+def _first(element: ET.Element, *tags: str) -> ET.Element | None:
+    """The first child with one of `tags` (the layouts differ in case)."""
+    return next((found for tag in tags if (found := element.find(tag)) is not None), None)
+
+
+def _import_generic(path: Path, mapping: dict[str, str] | None,
+                    notes: list[str]) -> tuple[list[Sample], str]:
     """Any tabular file: the mapping names the columns for input and target (required)
     and context and id (optional); every other column goes to metadata."""
     if mapping is None:
-        raise DatasetFormatError(path.name, None, "the generic format needs a column mapping",
-                                 "Say which columns hold the question (input) and the answer (target).")
+        names = columns(path)
+        mapping = detect_mapping(names)
+        missing = [FIELD_NAMES[f] for f in ("input", "target") if f not in mapping]
+        if missing:
+            raise DatasetFormatError(
+                path.name, None, f"no column looks like the {' or the '.join(missing)} (columns: "
+                + ", ".join(repr(n) for n in names[:12]) + ("…" if len(names) > 12 else "") + ")",
+                "Name the columns with --map input=COLUMN --map target=COLUMN (in the window: "
+                "the column dialog).")
+        notes.append("Chose the " + describe_mapping(mapping))
     chosen = _check_mapping(mapping, path.name, ("input", "target"))
-    return _mapped_samples(path, chosen, context_required=False), "en"
+    return _mapped_samples(path, chosen, context_required=False, target_required=False), "en"
 
 
-def _import_cases(path: Path, mapping: dict[str, str] | None) -> tuple[list[Sample], str]:
+def _import_cases(path: Path, mapping: dict[str, str] | None,
+                  notes: list[str]) -> tuple[list[Sample], str]:
     """A labelled case set: the complaint is the input, the diagnosis the target, and every
     sample carries the set's diagnoses as the labels to choose from (DoctorRAG's diagnosis mode)."""
     from ..knowledge.cases import read_cases
@@ -580,7 +660,7 @@ def _import_cases(path: Path, mapping: dict[str, str] | None) -> tuple[list[Samp
                     "removed": len(r.removals)}) for r in case_file.records], "en"
 
 
-_IMPORTERS: dict[str, Callable[[Path, dict[str, str] | None], tuple[list[Sample], str]]] = {
+_IMPORTERS: dict[str, Callable[[Path, dict[str, str] | None, list[str]], tuple[list[Sample], str]]] = {
     "medisumqa": _import_medisumqa,
     "hivmedqa": _import_hivmedqa,
     "permedcqa": _import_permedcqa,

@@ -29,7 +29,8 @@ from ..config import Settings
 from ..errors import Cancelled, LumenError, ModelOutputError
 from ..glossary.glossary import Glossary
 from ..models.runtime import ModelRuntime
-from ..pipelines.ask import METHODS, AskPipeline, clean_reply
+from ..pipelines.ask import (METHOD_DESCRIPTIONS, METHODS, VARIANT_DESCRIPTIONS, VARIANTS,
+                             AskPipeline, clean_reply)
 from ..pipelines.base import Pipeline
 from ..progress import CancelToken, ProgressCallback, report
 from ..prompts import load_prompts
@@ -57,14 +58,20 @@ JUDGE_MAX_TOKENS = 150  # the paper's judge setting (far above what the grammar 
 def systems() -> dict[str, str]:
     from ..knowledge.doctorrag import ABLATIONS
 
-    described = {"qa": "one model answers the question alone (no document)"}
-    for setup in ABLATIONS:
-        described[f"doctorrag:{setup}"] = (f"Knowledge diagnosis mode (DoctorRAG), "
-                                           f"{'full retrieval' if setup == 'full' else setup}")
+    described = {}
     for method in METHODS:
-        variants = (":glossary", ":plain") if method.startswith("lamp") else ("",)
+        variants = VARIANTS if method.startswith("lamp") else ("",)
         for variant in variants:
-            described[method + variant] = f"Ask method {method}{' with ' + variant[1:] if variant else ''}"
+            name = f"{method}:{variant}" if variant else method
+            described[name] = METHOD_DESCRIPTIONS[method] + (
+                f"; {VARIANT_DESCRIPTIONS[variant]}" if variant else "")
+    described["qa"] = "one model answers the question alone, with no document (open question sets)"
+    for setup, uses in ABLATIONS.items():
+        sources = " and ".join(what for what, key in (("knowledge", "knowledge"),
+                                                      ("similar cases", "cases")) if uses[key])
+        described[f"doctorrag:{setup}"] = (
+            f"DoctorRAG diagnosis of labelled cases from {sources}, "
+            + ("filtered by ICD-10 chapter" if uses["tags"] else "no chapter filter"))
     return described
 
 

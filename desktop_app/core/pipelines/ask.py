@@ -46,6 +46,17 @@ from .trace import Attempt, CallRecord, Gate, Trace, sha256_text
 METHODS = ("lamp", "lamp-no-reviewer", "lamp-no-verifier", "lamp-no-loops", "zero-shot",
            "one-shot", "evidence")
 VARIANTS = ("glossary", "plain")
+# One line each, for `lumen bench run --help`, the Evaluation tab and the Ask tab's tooltips.
+METHOD_DESCRIPTIONS = {
+    "lamp": "LAMP-MedQA on the evidence (extract, review, rewrite, verify), shown if checked",
+    "lamp-no-reviewer": "LAMP-MedQA without the reviewer's feedback loop",
+    "lamp-no-verifier": "LAMP-MedQA without the readability verifier's loop",
+    "lamp-no-loops": "LAMP-MedQA with neither loop: one extraction, one rewrite",
+    "zero-shot": "one model answers from the whole summary, with no example",
+    "one-shot": "one model answers from the whole summary, after one worked example",
+    "evidence": "no model: the summary's lines that answer, medical words explained",
+}
+VARIANT_DESCRIPTIONS = {"glossary": "with glossary definitions", "plain": "without glossary"}
 MAX_GLOSSARY_TERMS = 12
 EVIDENCE_NOTE = ("No model answer passed Lumen's checks, so this is your summary's own "
                  "words, with medical words explained.")
@@ -135,7 +146,7 @@ class AskPipeline(Pipeline):
         if budget < 200:
             raise LumenError(
                 f"The model's context ({min(m.n_ctx for m in models.values())} tokens) leaves no "
-                "room for the summary.", "Raise 'Context size (tokens)' in Settings.")
+                "room for the summary.", "Raise 'Longest text a model reads at once' in Settings (Generation).")
         embedder = self.runtime.embedder()
         return fit_document(summary, question, budget_tokens=budget,
                             count_tokens=lambda t: max(len(m.tokenize(t)) for m in models.values()),
@@ -157,7 +168,7 @@ class AskPipeline(Pipeline):
                     raise LumenError(
                         f"The model's context ({min(m.n_ctx for m in models.values())} tokens) "
                         "cannot hold even one line of evidence and an answer.",
-                        "Raise 'Context size (tokens)' in Settings.")
+                        "Raise 'Longest text a model reads at once' in Settings (Generation).")
                 return block
             lines = lines[:-1]
 
