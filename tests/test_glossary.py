@@ -328,3 +328,46 @@ def test_glossary_commands(profile, tmp_path):
     broken.write_text(MPLUS_XML.read_text(encoding="utf-8")[:200_000], encoding="utf-8")
     failed = run_lumen("glossary", "import", str(broken), env=env)
     assert failed.returncode == 2 and "line" in failed.stderr and "Traceback" not in failed.stderr
+
+
+# ---- senses and plain words (what a reader sees highlighted) ---------------------------
+
+
+def test_a_phrase_wins_over_its_word_and_a_neighbour_can_rule_a_sense_out(builtin):
+    glossary = Glossary(builtin)
+    mood = "major depressive disorder"  # "depression" is one of its names
+    found = {m.text: m.term for m in glossary.match("ECG: 1 mm ST depressions in V5. Hx of depression.")}
+    assert found["ST depressions"] == "ST depression" and found["depression"] == mood
+    for text in ("Respiratory depression after opioids.", "ST-segment depression on the tracing.",
+                 "Bone marrow depression from chemotherapy."):
+        assert mood not in {m.term for m in glossary.match(text)}, text
+    assert [m.term for m in glossary.match("Depression is treated.")] == [mood]
+
+
+def test_senses_file_names_real_entries_or_other_names_and_loads():
+    from desktop_app.core.glossary.entries import load_senses
+
+    senses = load_senses()
+    assert {"depression", "elevation", "stroke"} <= {s.term for s in senses}
+    assert all(s.before or s.after for s in senses)
+
+
+def test_only_words_above_the_readers_grade_are_jargon(builtin):
+    glossary = Glossary(builtin)  # plain_grade 8, the default
+    text = ("Discharge home, stable, normal exam. History of gout. Cellulitis of the leg, "
+            "SOB on exertion, heart failure. Take twice a day.")
+    shown = {m.text for m in glossary.jargon(text)}
+    assert {"Cellulitis", "SOB", "heart failure", "gout"} <= shown
+    assert not {"Discharge", "stable", "normal", "twice a day"} & shown
+    assert {m.text for m in glossary.match(text)} >= shown | {"Discharge", "twice a day"}
+    strict = Glossary(builtin, plain_grade=3)  # a reader of grade 3 gets "discharge" explained
+    assert "Discharge" in {m.text for m in strict.jargon(text)}
+    explained = {entry.term for _m, entry in glossary.terms_to_explain(text)}
+    assert "cellulitis" in explained and "discharge" not in explained
+
+
+def test_word_grades_follow_how_common_a_word_is():
+    from desktop_app.core.readability import RARE_WORD_GRADE, word_grade
+
+    assert word_grade("history") <= word_grade("discharge") <= 8 < word_grade("pneumonia")
+    assert word_grade("cellulitis") == RARE_WORD_GRADE

@@ -30,3 +30,20 @@ def _textstat(cache_dir: Path):
 def flesch_kincaid_grade(text: str, cache_dir: Path) -> float:
     """Flesch-Kincaid grade level (FKGL) of English text."""
     return float(_textstat(cache_dir).flesch_kincaid_grade(text))
+
+
+# A word's school grade from how often it is written in everyday English (wordfreq's Zipf
+# scale: 7 is "the", 3 is once in a million words, 0 not in its list of the most common
+# words). The steps are Lumen's: words a 13-year-old reads every day ("normal", "history",
+# "stable", "discharge") land at grade 8 or below, clinical words ("cellulitis", "sepsis",
+# "edema") above it. A proxy for a reading level, not a measured one.
+WORD_GRADES = ((5.0, 4), (4.5, 6), (3.9, 8), (3.4, 10), (3.0, 12))
+RARE_WORD_GRADE = 14
+
+
+def word_grade(word: str) -> int:
+    """The school grade at which `word` is a familiar word (WORD_GRADES)."""
+    from wordfreq import zipf_frequency
+
+    zipf = zipf_frequency(word, "en", wordlist="small")
+    return next((grade for least, grade in WORD_GRADES if zipf >= least), RARE_WORD_GRADE)

@@ -172,7 +172,7 @@ def highlighted_html(text: str, glossary: Glossary, flags: list[dict] | None = N
         if flag.get("start", -1) >= 0:
             marks.append((flag["start"], flag["end"], "flag", flag.get("kind", "")))
     taken = {i for start, end, _, _ in marks for i in range(start, end)}
-    for match in glossary.match(text):
+    for match in glossary.jargon(text):  # words above the reader's grade only
         if not taken.intersection(range(match.start, match.end)):
             marks.append((match.start, match.end, "term", match.key))
     marks.sort()

@@ -68,6 +68,22 @@ def builtin_file() -> Path:
     return resource_root() / "glossary" / "glossary.toml"
 
 
+def load_senses(path: Path | None = None) -> list["Sense"]:
+    """glossary/senses.toml: the senses an entry does not cover, by the words around it."""
+    from .matcher import Sense, normalise_form
+
+    path = path or resource_root() / "glossary" / "senses.toml"
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return [Sense(normalise_form(raw["term"]),
+                      tuple(normalise_form(w) for w in raw.get("before", ())),
+                      tuple(normalise_form(w) for w in raw.get("after", ())))
+                for raw in data.get("sense", [])]
+    except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
+        raise GlossaryError(f"Lumen's glossary senses {path} cannot be read: {exc}.",
+                            "Reinstall Lumen; the file ships with it.") from exc
+
+
 def load_builtin(path: Path | None = None) -> list[GlossaryEntry]:
     path = path or builtin_file()
     try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import numpy as np
 
 from ..config import Settings
 from ..store import Store
-from .entries import GlossaryEntry, load_builtin, load_imported, load_local, merge
+from .entries import GlossaryEntry, load_builtin, load_imported, load_local, load_senses, merge
 from .matcher import GlossaryMatch, JargonMatcher, normalise_form, term_variants
 
 log = logging.getLogger(__name__)
@@ -33,8 +34,11 @@ class LookupResult:
 
 
 class Glossary:
-    def __init__(self, entries: list[GlossaryEntry]) -> None:
+    def __init__(self, entries: list[GlossaryEntry], *, plain_grade: int = 8) -> None:
         self.entries = entries
+        # Words familiar at or below this school grade are plain English: not highlighted
+        # or explained (Settings.glossary_plain_grade).
+        self.plain_grade = plain_grade
         self.by_key = {entry.key: entry for entry in entries}
         self._matcher: JargonMatcher | None = None
         self._terms: dict[str, list[GlossaryEntry]] = {}
@@ -54,20 +58,41 @@ class Glossary:
     @property
     def matcher(self) -> JargonMatcher:
         if self._matcher is None:
-            self._matcher = JargonMatcher(self.entries)
+            self._matcher = JargonMatcher(self.entries, load_senses())
         return self._matcher
 
     def match(self, text: str) -> list[GlossaryMatch]:
         return self.matcher.match(text)
 
+    def is_hard(self, name: str, form: str = "term", category: str = "") -> bool:
+        """Whether a glossary name, as written, is above the reader's grade. Shorthand is;
+        so is a name of several words (a term of art: "heart failure"), unless it is the
+        written-out form of shorthand in plain words ("history of"); one word is when
+        everyday English uses it too rarely for `plain_grade` (readability.word_grade), so
+        "normal", "stable" and "history" are not jargon and "cellulitis" is."""
+        from ..readability import word_grade
+
+        words = [w.lower() for w in re.findall(r"[A-Za-z]+", name)]
+        if form == "abbreviation" or not words:
+            return True
+        plain = all(word_grade(w) <= self.plain_grade for w in words)
+        if len(words) > 1:
+            return not (plain and category in ("care", "abbreviation"))
+        return not plain
+
+    def jargon(self, text: str) -> list[GlossaryMatch]:
+        """The matches a reader may need explained: those above the reader's grade."""
+        return [m for m in self.match(text) if self.is_hard(m.text, m.form, m.category)]
+
     def terms_to_explain(self, text: str, limit: int = 15) -> list[tuple[GlossaryMatch, GlossaryEntry]]:
         """The glossary terms in `text` worth a plain definition, each once, in order.
 
         A match through an alias of a care or shorthand entry ("every day" for "once a
-        day") is plain language already and needs none."""
+        day") is plain language already and needs none, and so is a word familiar at the
+        reader's grade (`is_hard`)."""
         chosen: list[tuple[GlossaryMatch, GlossaryEntry]] = []
         seen: set[str] = set()
-        for match in self.match(text):
+        for match in self.jargon(text):
             entry = self.by_key[match.key]
             if match.key in seen or (match.form == "alias"
                                      and entry.category in ("care", "abbreviation")):
@@ -170,5 +195,6 @@ def load_glossary(store: Store | None, settings: Settings | None = None) -> Glos
     settings = settings or Settings()
     builtin = load_builtin()
     if store is None:
-        return Glossary(builtin)
-    return Glossary(merge(builtin, load_imported(store, settings.glossary_language), load_local(store)))
+        return Glossary(builtin, plain_grade=settings.glossary_plain_grade)
+    return Glossary(merge(builtin, load_imported(store, settings.glossary_language), load_local(store)),
+                    plain_grade=settings.glossary_plain_grade)

@@ -7,7 +7,9 @@ term broken across lines all match); one for abbreviations, case-sensitive over
 the original text, so "PE" matches and "pe" inside "pepper" or "Pe" does not.
 Term forms include plurals and simple inflections of their last word.  A match
 must start and end at word boundaries.  Overlapping matches are resolved longest
-first ("heart failure" beats "failure"); ties go to the leftmost.
+first ("heart failure" beats "failure"); ties go to the leftmost.  A match whose
+neighbouring words show a sense its entry does not cover (glossary/senses.toml: "ST"
+before "depression") is dropped.
 """
 
 from __future__ import annotations
@@ -99,8 +101,26 @@ def _is_word_char(char: str) -> bool:
     return char.isalnum()
 
 
+@dataclass(frozen=True)
+class Sense:
+    """Words around a term that show a sense its entry does not cover (glossary/senses.toml)."""
+
+    term: str  # normalise_form of the entry's term or of another of its names
+    before: tuple[str, ...] = ()  # normalise_form of each
+    after: tuple[str, ...] = ()
+
+
+def other_sense(text: str, start: int, end: int, sense: Sense) -> bool:
+    """Whether the words right before or after text[start:end] are among `sense`'s."""
+    before = normalise_form(text[max(0, start - 40):start])
+    after = normalise_form(text[end:end + 40])
+    return (any(before == w or before.endswith(" " + w) for w in sense.before)
+            or any(after == w or after.startswith(w + " ") for w in sense.after))
+
+
 class JargonMatcher:
-    def __init__(self, entries: Iterable[GlossaryEntry]) -> None:
+    def __init__(self, entries: Iterable[GlossaryEntry], senses: Iterable[Sense] = ()) -> None:
+        self._senses = {sense.term: sense for sense in senses}
         words: dict[str, tuple[int, GlossaryEntry, str]] = {}
         abbreviations: dict[str, tuple[int, GlossaryEntry, str]] = {}
 
@@ -162,6 +182,11 @@ class JargonMatcher:
         for start, end, entry, kind in candidates:
             if taken.find(1, start, end) != -1:
                 continue
+            written = normalise_form(text[start:end])
+            sense = (self._senses.get(normalise_form(entry.term)) or self._senses.get(written)
+                     or self._senses.get(written.rstrip("s")))
+            if sense is not None and other_sense(text, start, end, sense):
+                continue  # the entry's definition would be the wrong sense here
             taken[start:end] = b"\x01" * (end - start)
             chosen.append(GlossaryMatch(start, end, text[start:end], entry.key, entry.term,
                                         entry.category, entry.source, kind))

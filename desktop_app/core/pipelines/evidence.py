@@ -201,12 +201,6 @@ def _syllables(word: str) -> int:
     return len(re.findall(r"[aeiouy]+", word.lower().rstrip("e"))) or 1
 
 
-def worth_a_gloss(term: str) -> bool:
-    """A medical word a reader may not know: not a short everyday one ("pain", "cough")."""
-    parts = term.split()
-    return len(parts) > 1 or _syllables(term) >= 3
-
-
 class Explainer:
     """Turns summary lines into plain sentences: shorthand written out, medical words
     glossed once each (at most GLOSSES_PER_ANSWER per answer), and never a gloss that
@@ -243,7 +237,7 @@ class Explainer:
 
     def _gloss(self, entry) -> str:
         if (entry.key in self.glossed or len(self.glossed) >= GLOSSES_PER_ANSWER
-                or entry.category in ("abbreviation", "care") or not worth_a_gloss(entry.term)):
+                or entry.category in ("abbreviation", "care") or not self.glossary.is_hard(entry.term, category=entry.category)):
             return ""
         gloss = short_gloss(entry.definition)
         if not gloss or (self.summary and unsupported_facts(gloss, self.summary, self.glossary)):
