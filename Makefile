@@ -16,7 +16,7 @@ DIST_ARGS ?=
 LLAMA_CPU ?= portable
 LLAMA_STAMP := $(VENV)/.llama-$(LLAMA_CPU)
 
-.PHONY: run test install provision bench bench-cpu lock clean dist
+.PHONY: run test install provision bench bench-cpu lock clean dist screenshots
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -55,6 +55,11 @@ bench: provision
 	$(BIN)/python bench/bench_ask.py
 	$(BIN)/python bench/bench_evaluation.py
 	$(BIN)/python bench/bench_knowledge.py
+
+# Screenshots of every tab at 1280x800 in docs/screenshots (the Help menu's guides show
+# them), from a throw-away profile with the embedded models (a few minutes).
+screenshots: provision
+	$(BIN)/python -m desktop_app.gui.screenshots --out docs/screenshots
 
 # The portable llama.cpp against native and baseline builds (compiles each once, ~5 min).
 bench-cpu: provision

@@ -78,6 +78,9 @@ def data_files(root: Path, probe: str | None = None) -> list[tuple[str, str]]:
         (str(root / "models" / "README.md"), "models"),
         (str(root / "resources"), "resources"),
         (str(root / "glossary"), "glossary"),
+        # The Help menu's guides and the screenshots they show.
+        (str(root / "docs" / "guide"), "docs/guide"),
+        (str(root / "docs" / "screenshots"), "docs/screenshots"),
     ]
     if probe:
         if not Path(probe).is_file():

@@ -2,6 +2,7 @@
 
 import html
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -9,8 +10,8 @@ import sys
 import time
 
 import pytest
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QDialogButtonBox, QMessageBox
+from PySide6.QtCore import Qt, QUrl
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QMessageBox
 
 from desktop_app.core.config import Settings
 from desktop_app.core.session import Session
@@ -110,6 +111,7 @@ def test_settings_dialog_edits_the_settings_object(qtbot, window, profile):
     dialog.editors["threads"].setValue(3)
     dialog.editors["temperature"].setValue(0.4)
     assert dialog.editors["threads"].toolTip().startswith("Threads for generation")
+    assert "Default: one per CPU core." in dialog.descriptions["threads"].text()
     dialog.accept()
     saved = Settings.load(profile)
     assert saved.threads == 3 and abs(saved.temperature - 0.4) < 1e-9
@@ -119,6 +121,195 @@ def test_settings_dialog_edits_the_settings_object(qtbot, window, profile):
     again.restore_defaults()
     assert again.editors["threads"].value() == Settings().threads
     again.reject()
+
+
+def test_settings_speak_plainly_with_defaults_and_technical_names_in_tooltips(qtbot, window):
+    import dataclasses
+    import re
+
+    dialog = window.open_settings()
+    symbols = re.compile(r"τ|\bFKGL\b|[Tt]op-p|\((k|T)\)|Med-TextGrad|n_ctx|\bbootstrap\b")
+    for f in dataclasses.fields(Settings):
+        description = dialog.descriptions[f.name].text()
+        assert "Default: " in description and description.count(".") >= 1, f.name
+        editor = dialog.editors[f.name]
+        assert f"'{f.name}' in 'lumen settings'" in editor.toolTip(), f.name
+        assert not symbols.search(f.metadata["label"]), f.metadata["label"]
+        if f.metadata.get("technical"):
+            assert f.metadata["technical"] in editor.toolTip()
+    method = dialog.editors["ask_system"]
+    assert method.currentText() == "Full pipeline (recommended)" and method.currentData() == "lamp"
+    assert "Default: Full pipeline (recommended)." in dialog.descriptions["ask_system"].text()
+    assert "τ" in dialog.editors["relevance_threshold"].toolTip()
+    assert "Default: one per CPU core." in dialog.descriptions["threads"].text()
+    dialog.reject()
+
+
+def test_help_menu_opens_an_illustrated_guide_for_each_user(qtbot, window):
+    from PySide6.QtGui import QTextDocument
+
+    from desktop_app.gui.help_window import GUIDES, guide_file
+
+    from PySide6.QtGui import QAction
+
+    actions = {a.objectName(): a for a in window.findChildren(QAction)
+               if a.objectName().startswith("guide-")}
+    assert set(actions) == {f"guide-{name}" for name in GUIDES}
+    assert actions["guide-ward-staff"].shortcut().toString() == "F1"
+    for name in GUIDES:
+        actions[f"guide-{name}"].trigger()
+        dialog = window.findChildren(QDialog, "guideDialog")[-1]
+        text = dialog.browser.toPlainText()
+        assert text.startswith("Lumen for") and len(text) > 600, name
+        images = re.findall(r"\((\.\./screenshots/[a-z]+\.png)\)", guide_file(name).read_text())
+        assert images, name
+        for image in images:  # every picture the guide shows is there and loads
+            assert (guide_file(name).parent / image).resolve().is_file(), image
+            url = dialog.browser.source().resolved(QUrl(image))
+            picture = dialog.browser.loadResource(QTextDocument.ResourceType.ImageResource.value, url)
+            assert picture is not None and not picture.isNull(), image
+        dialog.reject()
+
+
+def test_summary_highlights_only_words_above_the_readers_grade(qtbot, window):
+    page = window.simplify_page
+    page.show_original("Discharge home, stable, normal exam. Cellulitis of the left leg. "
+                       "ECG: ST depressions in V5. Respiratory depression after morphine.")
+    shown = page.original.toHtml()
+    links = re.findall(r'href="gloss:([^"]+)"[^>]*>(?:<span[^>]*>)?([^<]+)<', shown)
+    linked = {text for _key, text in links}
+    assert {"Cellulitis", "ST depressions"} <= linked
+    assert not {"Discharge", "stable", "normal", "depression"} & linked
+    assert ("lumen:st-depression", "ST depressions") in links
+
+
+def test_the_window_fits_a_1280_by_800_screen(qtbot, window):
+    needed = window.minimumSizeHint()
+    assert needed.width() <= 1280 and needed.height() <= 800, needed
+    for index in range(window.tabs.count()):
+        assert window.tabs.widget(index).minimumSizeHint().width() <= 1260, window.tabs.tabText(index)
+
+
+def test_screenshots_are_taken_at_1280_by_800(qtbot, tmp_path, monkeypatch, shared_models):
+    from PySide6.QtGui import QImage
+
+    from desktop_app.gui import screenshots
+
+    monkeypatch.setenv("LUMEN_HOME", str(tmp_path / "user"))  # restored after the test
+    written = screenshots.take(tmp_path / "shots", ("models", "glossary"), models_dir=str(shared_models))
+    assert [p.name for p in written] == ["models.png", "glossary.png"]
+    for path in written:
+        image = QImage(str(path))
+        assert (image.width(), image.height()) == (1280, 800), path.name
+
+
+def test_ctrl_tab_switches_tabs_from_a_text_box_and_every_shortcut_is_listed(qtbot, window):
+    from PySide6.QtWidgets import QApplication
+
+    window.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=5_000)
+    window.tabs.setCurrentWidget(window.ask_page)
+    editor = window.ask_page.summary
+    editor.setFocus()
+    qtbot.keyClick(editor, Qt.Key.Key_Tab, Qt.KeyboardModifier.ControlModifier)
+    assert window.tabs.currentWidget() is window.simplify_page
+    assert "\t" not in editor.toPlainText()  # not typed into the box
+    qtbot.keyClick(window.simplify_page.editor, Qt.Key.Key_PageUp, Qt.KeyboardModifier.ControlModifier)
+    assert window.tabs.currentWidget() is window.ask_page
+    dialog = window.show_shortcuts()
+    table = dialog.table
+    rows = {(table.item(r, 0).text(), table.item(r, 1).text()): table.item(r, 2).text()
+            for r in range(table.rowCount())}
+    assert rows[("Anywhere", "Next tab")] == "Ctrl+Tab, Ctrl+PgDown"
+    assert rows[("Anywhere", "Go to the Ask tab")] == "Alt+A"
+    assert rows[("Ask", "Ask")] == "Ctrl+Return"
+    assert rows[("Ask", "Copy answer")] == "Ctrl+Shift+C"
+    assert rows[("Evaluation", "Report")] == "Ctrl+R"
+    assert rows[("Menus", "Settings")] == "Ctrl+,"
+    # Every button on every tab has a shortcut, except Cancel's Esc on progress bars.
+    from PySide6.QtWidgets import QAbstractButton, QCheckBox
+
+    for index in range(window.tabs.count()):
+        for button in window.tabs.widget(index).findChildren(QAbstractButton):
+            if button.text() and not isinstance(button, QCheckBox) and button.isVisibleTo(window):
+                assert not button.shortcut().isEmpty(), (window.tabs.tabText(index), button.text())
+    dialog.reject()
+
+
+def test_a_fresh_profile_gets_its_models_on_first_start_and_findings_offer_buttons(
+        qtbot, profile, passphrase_env, tmp_path):
+    from desktop_app.core.doctor import DoctorReport, Finding
+    from desktop_app.core.models.manage import embedded_missing
+
+    fresh = Settings(models_dir=str(tmp_path / "no-models-yet"))
+    fresh.save(profile)
+    session = Session(profile, fresh, open_store(profile.database_file))
+    main = MainWindow(session)
+    qtbot.addWidget(main)
+    main.show()
+    page = main.status_page
+    assert embedded_missing(profile, fresh)
+    with qtbot.waitSignal(page.checked, timeout=300_000) as checked:
+        main.first_checks()
+        assert main.tabs.currentWidget() is page and not page.progress.isHidden()
+        assert "embedded models" in page.summary.text()
+    assert not embedded_missing(profile, fresh)
+    report = checked.args[0]
+    assert report.ok, [f for f in report.failures()]
+    for row in range(page.table.rowCount()):
+        assert "Run 'lumen" not in page.table.item(row, 3).text()
+    # A finding the window can fix offers a button; pressing it does the work here.
+    page.show_report(DoctorReport([Finding("Models", "Embedder", "fail", "Vectors look wrong.",
+                                           "Run 'lumen models provision'.", action="restore-models")]))
+    assert "Press the button" in page.table.item(0, 3).text()
+    button = page.table.cellWidget(0, 4)
+    assert button.text() == "Restore embedded models"
+    with qtbot.waitSignal(page.models_restored, timeout=120_000) as restored:
+        button.click()
+    assert {r.action for r in restored.args[0]} == {"present"}  # already in place: nothing copied
+    qtbot.waitUntil(lambda: page.rerun.isEnabled() and page.report is not None
+                    and page.report.ok, timeout=300_000)
+    wait_for_all()
+
+
+QUIT_DURING_WORK = """
+import json, sys
+from desktop_app.core import offline
+offline.activate()
+from PySide6.QtCore import QTimer
+from desktop_app.core.config import Paths, Settings
+from desktop_app.core.pipelines.calibration import demo_benchmark
+from desktop_app.core.session import Session
+from desktop_app.core.store import open_store
+from desktop_app.gui.app import application, leave
+from desktop_app.gui.main_window import MainWindow
+app = application()
+paths = Paths.resolve()
+window = MainWindow(Session(paths, Settings.load(paths), open_store(paths.database_file)))
+window.show()
+row = json.loads(demo_benchmark().read_text().splitlines()[0])
+window.ask_page.summary.setPlainText(row["summary"])
+window.ask_page.question.setText(row["question"])
+window.ask_page.ask()
+window.simplify_page.editor.setPlainText(row["summary"])
+window.simplify_page.simplify()
+QTimer.singleShot(int(sys.argv[1]), window.close)  # Quit while both jobs use the model
+leave(window, app.exec())
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("after_ms", [300, 2500])
+def test_quitting_during_a_run_is_clean(profile, passphrase_env, after_ms):
+    """Lumen's own exit path (gui.app.leave) with jobs running: exit status 0, no fatal
+    error, the jobs cancelled, and the encrypted database intact afterwards."""
+    result = subprocess.run([sys.executable, "-c", QUIT_DURING_WORK, str(after_ms)], cwd=ROOT,
+                            env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "Fatal Python error" not in result.stderr and "Traceback" not in result.stderr
+    with open_store(profile.database_file) as store:
+        assert store.query("PRAGMA integrity_check")[0][0] == "ok"
 
 
 def test_unlock_dialog_refuses_a_wrong_passphrase(qtbot, profile):
@@ -331,6 +522,14 @@ def test_ask_tab_streams_an_answer_with_badges_and_timeline(qtbot, quick_window,
         for child, check in zip(checks, attempt.checks):
             assert child.text(1).startswith("passed" if check["passed"] else "failed")
             assert check["detail"] in child.text(1)
+    # A cell too narrow for its text is elided; its tooltip holds all of it.
+    pending = [page.timeline.topLevelItem(i) for i in range(page.timeline.topLevelItemCount())]
+    while pending:
+        item = pending.pop()
+        pending += [item.child(j) for j in range(item.childCount())]
+        for column in range(page.timeline.columnCount()):
+            if item.text(column):
+                assert item.toolTip(column), item.text(column)
     assert "does not make them" in page.notice.text()
     page.copy_answer()
     from PySide6.QtGui import QGuiApplication
@@ -574,6 +773,40 @@ def test_ask_tab_can_be_cancelled(qtbot, quick_window):
     assert page.findChild(QMessageBox, "errorDialog") is None  # cancelling is not an error
 
 
+def test_ask_tab_says_which_job_holds_the_model_and_cancels_while_waiting(qtbot, quick_window):
+    """Another job (named Simplify) holds the generator; the Ask tab shows "Waiting for the
+    model (Simplify is running)" with Cancel enabled, and Cancel ends the wait."""
+    import threading
+
+    from desktop_app.core.progress import job
+
+    page = quick_window.ask_page
+    model = quick_window.session.runtime.for_role("generator")
+    holding, gate = threading.Event(), threading.Event()
+
+    def simplify():
+        with job("Simplify"):
+            model.generate([{"role": "user", "content": "Say hello."}], max_tokens=2,
+                           on_token=lambda piece: (holding.set(), gate.wait(60)))
+    holder = threading.Thread(target=simplify)
+    holder.start()
+    try:
+        assert holding.wait(60)
+        page.summary.setPlainText(SHORT_SUMMARY)
+        page.question.setText("What medicine do I take?")
+        page.ask()
+        qtbot.waitUntil(lambda: "Waiting for the model (Simplify is running)"
+                        in page.progress.label.text(), timeout=60_000)
+        assert not page.progress.isHidden() and page.progress.cancel_button.isEnabled()
+        page.progress.cancel_button.click()
+        qtbot.waitUntil(lambda: page._task is None, timeout=10_000)
+        assert page.ask_button.isEnabled() and page.result is None
+        assert page.findChild(QMessageBox, "errorDialog") is None
+    finally:
+        gate.set()
+        holder.join(60)
+
+
 def test_ask_tab_reports_a_missing_question(qtbot, quick_window):
     page = quick_window.ask_page
     page.summary.setPlainText(SHORT_SUMMARY)
@@ -661,7 +894,8 @@ def test_evaluation_tab_runs_a_small_benchmark(qtbot, quick_window, tmp_path):
     assert statuses == {"complete"}
     header = [page.results.horizontalHeaderItem(c).text() for c in range(page.results.columnCount())]
     assert any(h.startswith("SARI") for h in header) and any("FKGL" in h for h in header)
-    assert "[" in page.results.item(0, 1).text()  # mean [CI]
+    cell = page.results.item(0, 1)  # 2 samples: a mean, and no interval
+    assert "(n=2)" in cell.text() and "too few samples" in cell.toolTip()
     page.runs.selectRow(0)
     assert page.samples.rowCount() == 2
     page.samples.selectRow(0)
@@ -669,8 +903,19 @@ def test_evaluation_tab_runs_a_small_benchmark(qtbot, quick_window, tmp_path):
     assert "Question" in shown and "Reference answer" in shown and "Trace" in shown
     run_id = page.selected_run()
     page.write_report(run_id, tmp_path / "report.html")
-    assert "Lumen validation report" in (tmp_path / "report.html").read_text()
-    assert page.chart.rows
+    qtbot.waitUntil(lambda: (tmp_path / "report.html").exists(), timeout=60_000)
+    written = (tmp_path / "report.html").read_text()
+    assert "Lumen validation report" in written and "Not measured" in written
+    assert html.escape(page.last_report.verdict["headline"]) in written
+    # The chart: both runs side by side, on the metric's axis, drawn (not blank).
+    assert len(page.chart.rows) == 2 and "score, 0 to 100" in page.chart.svg
+    image = page.chart.grab().toImage()
+    colours = {image.pixelColor(x, y).name() for x in range(0, image.width(), 4)
+               for y in range(0, image.height(), 4)}
+    assert len(colours) > 3
+    page.write_report(run_id, tmp_path / "report.docx")  # refused at once, with what to do
+    error = page.findChild(QMessageBox, "errorDialog")
+    assert error is not None and ".html, .pdf or .csv" in error.text() + error.informativeText()
 
 
 def test_persian_samples_are_shown_right_to_left(qtbot, quick_window):

@@ -219,3 +219,69 @@ def test_prompt_state_cache_counts_the_logits_each_state_keeps(shared_models, tm
         assert cache.cache_size <= 150 << 20
     finally:
         rt.close()
+
+
+def _until(condition, seconds: float = 5.0) -> None:
+    import time
+
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def test_a_job_waiting_for_the_model_says_who_holds_it_and_can_be_cancelled(runtime, monkeypatch):
+    """Simplify holds the model (its first token waits on a gate); Ask must wait, says so
+    through its own progress, and its Cancel works while it waits. Then Ask runs once
+    Simplify is done."""
+    import threading
+
+    from desktop_app.core.progress import job
+
+    model = runtime.for_role("generator")
+    schema = endless(model, monkeypatch)
+    holding, gate = threading.Event(), threading.Event()
+    held: dict = {}
+
+    def hold(piece):
+        holding.set()
+        gate.wait(30)
+
+    def simplify():
+        with job("Simplify"):
+            held["generation"] = model.generate(QUESTION, max_tokens=4, on_token=hold, json_schema=schema)
+    first = threading.Thread(target=simplify)
+    first.start()
+    assert holding.wait(60)
+    messages, token = [], CancelToken()
+    cancelled: dict = {}
+
+    def ask():
+        with job("Ask", progress=lambda update: messages.append(update.message), cancel=token):
+            try:
+                model.generate(QUESTION, max_tokens=4)
+            except Cancelled:
+                cancelled["yes"] = True
+    second = threading.Thread(target=ask)
+    second.start()
+    _until(lambda: messages)
+    assert messages == ["Waiting for the model (Simplify is running)"]
+    token.cancel()
+    second.join(10)
+    assert not second.is_alive() and cancelled == {"yes": True}
+    # Ask again, without cancelling: it waits, then runs when Simplify finishes.
+    messages.clear()
+    token = CancelToken()
+    result: dict = {}
+
+    def ask_again():
+        with job("Ask", progress=lambda update: messages.append(update.message), cancel=token):
+            result["generation"] = model.generate(QUESTION, max_tokens=4, temperature=0.0)
+    third = threading.Thread(target=ask_again)
+    third.start()
+    _until(lambda: messages)
+    gate.set()
+    first.join(60)
+    third.join(60)
+    assert held["generation"].completion_tokens == 4
+    assert result["generation"].completion_tokens >= 1
+    assert messages == ["Waiting for the model (Simplify is running)", "The model is free; Ask goes on"]

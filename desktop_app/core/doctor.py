@@ -37,6 +37,9 @@ class Finding:
     detail: str
     fix: str = ""
     data: dict[str, Any] = field(default_factory=dict)
+    # What the window can do about it with one button (the command line prints `fix`):
+    # restore-models, verify-models, add-model, verify-offline, import-glossary.
+    action: str = ""
 
 
 @dataclass
@@ -97,7 +100,7 @@ def offline_findings() -> list[Finding]:
         ("Another program, or a Lumen from before this check, ran that library with its "
          "telemetry on. Lumen keeps it off; delete the file(s) named, and run "
          "'lumen verify-offline' to check this installation.") if present else "",
-        {"files": [str(path) for _, path in present]}))
+        {"files": [str(path) for _, path in present]}, "verify-offline" if present else ""))
     return findings
 
 
@@ -178,7 +181,8 @@ def run_doctor(paths: Paths, settings: Settings, *, store: Store | None = None,
             label = f"{spec.name}" + (f" ({', '.join(roles)})" if roles else "")
             if bad:
                 return Finding("Models", label, FAIL if roles else WARN,
-                               "; ".join(s.describe() for s in bad), bad[0].fix(spec))
+                               "; ".join(s.describe() for s in bad), bad[0].fix(spec),
+                               action="restore-models" if spec.embedded else "add-model")
             return Finding("Models", label, OK, "; ".join(s.describe() for s in statuses),
                            data={"id": spec.id, "roles": roles})
         findings.append(_guarded("Models", spec.name, check_model))
@@ -198,7 +202,8 @@ def run_doctor(paths: Paths, settings: Settings, *, store: Store | None = None,
         if not np.allclose(norms, 1.0, atol=1e-3) or related <= unrelated:
             return Finding("Models", "Embedder", FAIL,
                            f"Vectors look wrong (related {related:.2f}, unrelated {unrelated:.2f}).",
-                           "Run 'lumen models provision' to restore the embedder.")
+                           "Run 'lumen models provision' to restore the embedder.",
+                           action="restore-models")
         return Finding("Models", "Embedder", OK,
                        f"{vectors.shape[1]}-dimensional vectors; related pair {related:.2f}, "
                        f"unrelated pair {unrelated:.2f}",
@@ -214,7 +219,8 @@ def run_doctor(paths: Paths, settings: Settings, *, store: Store | None = None,
                 max_tokens=24, temperature=0.0, cancel=cancel)
             if not generation.text.strip():
                 return Finding("Models", "Generation", FAIL, "The generator returned no text.",
-                               "Run 'lumen models verify', then try another generator model.")
+                               "Run 'lumen models verify', then try another generator model.",
+                               action="verify-models")
             return Finding("Models", "Generation", OK,
                            f"{generation.tokens_per_second:.0f} tokens/s with "
                            f"{settings.effective_threads()} threads "
@@ -271,7 +277,8 @@ def run_doctor(paths: Paths, settings: Settings, *, store: Store | None = None,
         if not counts.get("medlineplus"):
             return Finding("Offline", "Glossary", WARN, detail,
                            "Optional: import NLM's topics with 'lumen glossary import "
-                           "mplus_topics_YYYY-MM-DD.xml' (Glossary tab → Import).", counts)
+                           "mplus_topics_YYYY-MM-DD.xml' (Glossary tab → Import).", counts,
+                           "import-glossary")
         return Finding("Offline", "Glossary", OK, detail, data=counts)
     findings.append(_guarded("Offline", "Glossary", check_glossary))
 

@@ -42,7 +42,7 @@ class ContextOverflowError(LumenError):
         super().__init__(
             f"The text is too long for the model: the prompt needs {prompt_tokens} tokens "
             f"plus {max_tokens} for the answer, but the context holds {n_ctx}.",
-            "Shorten the text, or raise 'Context size (tokens)' in Settings if the model supports it.",
+            "Shorten the text, or raise 'Longest text a model reads at once' in Settings (Generation) if the model supports it.",
         )
 
 

@@ -9,8 +9,9 @@ them.
 from __future__ import annotations
 
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional
 
 from .errors import Cancelled
 
@@ -50,3 +51,33 @@ class CancelToken:
 def report(progress: ProgressCallback, done: int, total: int, message: str = "") -> None:
     if progress is not None:
         progress(ProgressReport(done, total, message))
+
+
+@dataclass(frozen=True)
+class Job:
+    """The work a thread is doing, by the name a user knows it by ("Simplify")."""
+
+    name: str
+    progress: ProgressCallback = None
+    cancel: CancelToken | None = None
+
+
+_current = threading.local()
+
+
+@contextmanager
+def job(name: str, progress: ProgressCallback = None,
+        cancel: CancelToken | None = None) -> Iterator[Job]:
+    """Name the work done in this thread: a task that must wait for a model another task
+    holds then says what it waits for ("Waiting for the model (Simplify is running)")
+    through this job's progress, and its Cancel still works while it waits."""
+    previous = getattr(_current, "job", None)
+    _current.job = Job(name, progress, cancel)
+    try:
+        yield _current.job
+    finally:
+        _current.job = previous
+
+
+def current_job() -> Job | None:
+    return getattr(_current, "job", None)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from typing import NoReturn
 
 from ..core.config import Paths, Settings
 from ..core.errors import LumenError, PassphraseRequired
@@ -85,8 +86,30 @@ def run_gui(paths: Paths, settings: Settings, *, selftest: bool = False) -> int:
         return 2
     window.show()
     log.info("Main window shown")
-    window.status_page.run_checks()
-    return app.exec()
+    window.first_checks()
+    return leave(window, app.exec())
+
+
+def leave(window, code: int) -> NoReturn:
+    """End the process after the window closed: running jobs cancelled and waited for, the
+    models unloaded and the database closed (closeEvent), the logs flushed; then exit at
+    once. Python's own teardown would then free Qt and llama.cpp objects in an order
+    PySide6 does not promise, which is where a quit after a run could die with "Fatal
+    Python error: bool_dealloc"; nothing is left for it to do."""
+    from .workers import cancel_all, wait_for_all
+
+    window.close()  # a no-op when it closed already; else cancels and waits (closeEvent)
+    cancel_all()
+    wait_for_all(60000)
+    window.session.close()
+    log.info("Lumen closed (exit status %s)", code)
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
 
 
 def show_startup_error(exc: LumenError) -> None:

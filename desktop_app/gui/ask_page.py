@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QBrush, QColor, QGuiApplication, QKeySequence, QShortcut
+from PySide6.QtGui import QBrush, QColor, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel,
                                QLineEdit, QListWidget, QListWidgetItem, QPushButton, QSplitter,
                                QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
@@ -27,6 +27,7 @@ from .messages import show_error
 from .progress_bar import TaskProgress
 from .summary_input import (EVIDENCE_BACKGROUND, EventBridge, GlossaryBrowser, SummaryEditor,
                             highlighted_html, print_html)
+from .shortcuts import keyboard_shortcut
 from .workers import run_in_background
 
 METHOD_LABELS = {
@@ -147,7 +148,7 @@ class AskPage(QWidget):
         self.ask_button.setDefault(True)
         self.ask_button.setToolTip("Answer the question (Enter, or Ctrl+Enter anywhere on this tab)")
         self.ask_button.clicked.connect(self.ask)
-        QShortcut(QKeySequence("Ctrl+Return"), self, self.ask)
+        self.ask_button.setShortcut(QKeySequence("Ctrl+Return"))
         self.progress = TaskProgress()
         self.badges = BadgeRow()
         self.badges.setObjectName("badges")
@@ -181,7 +182,7 @@ class AskPage(QWidget):
         self.evidence_list.itemActivated.connect(self.jump_to_evidence)
         self.evidence_label = QLabel("Evidence from the summary (Alt+V)")
         # Alt+V, not Alt+E: Alt+E is the Evaluation tab's mnemonic.
-        QShortcut(QKeySequence("Alt+V"), self, self.focus_evidence)
+        keyboard_shortcut(self, "Alt+V", self.focus_evidence, "Go to the evidence lines")
         self.evidence_label.setStyleSheet("font-weight:600")
         self.evidence_hint = QLabel("")
         self.evidence_hint.setObjectName("evidenceHint")
@@ -200,6 +201,7 @@ class AskPage(QWidget):
                                        QHeaderView.ResizeMode.ResizeToContents)):
             header.setSectionResizeMode(column, mode)
         self.copy_button = QPushButton("Copy answer")
+        self.copy_button.setShortcut(QKeySequence("Ctrl+Shift+C"))
         self.copy_button.setToolTip("Copy the answer, its note, the evidence lines and the notice")
         self.copy_button.clicked.connect(self.copy_answer)
         self.print_button = QPushButton("Print…")
@@ -315,7 +317,7 @@ class AskPage(QWidget):
         for button in (self.ask_button, self.copy_button, self.print_button):
             button.setEnabled(False)
         self._task = run_in_background(work, on_success=self._done, on_error=self._failed,
-                                       on_progress=self.progress.update_progress)
+                                       on_progress=self.progress.update_progress, name="Ask")
         self.progress.track(self._task, "Working on the answer…")
 
     def _on_event(self, kind: str, data: dict) -> None:
@@ -334,6 +336,7 @@ class AskPage(QWidget):
             self._show_draft()
         elif kind == "attempt":
             self.timeline.addTopLevelItem(self._attempt_item(data["attempt"], shown=False))
+            tip_every_cell(self.timeline)
         elif kind == "context" and data.get("note"):
             self.context_note.setText(data["note"])
 
@@ -476,6 +479,7 @@ class AskPage(QWidget):
             item.addChild(text_item)
             self.timeline.addTopLevelItem(item)
             item.setExpanded(True)
+        tip_every_cell(self.timeline)
 
     # ---- the result ----
 
@@ -605,3 +609,14 @@ class AskPage(QWidget):
     def print_answer(self) -> None:
         if self.result is not None:
             print_html(self, self.answer_html(), "Lumen answer")
+
+
+def tip_every_cell(tree: QTreeWidget) -> None:
+    """A cell too narrow for its text is elided by Qt; its tooltip holds the whole text."""
+    pending = [tree.topLevelItem(i) for i in range(tree.topLevelItemCount())]
+    while pending:
+        item = pending.pop()
+        pending.extend(item.child(i) for i in range(item.childCount()))
+        for column in range(tree.columnCount()):
+            if item.text(column) and not item.toolTip(column):
+                item.setToolTip(column, item.text(column))

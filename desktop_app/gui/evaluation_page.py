@@ -10,26 +10,30 @@ its input, output, trace, scores and judge replies.  Reports go to HTML, PDF or 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from pathlib import Path
 
-from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QColor, QPainter, QPen
+from PySide6.QtCore import QByteArray, QRectF, Qt
+from PySide6.QtGui import QKeySequence, QPainter
+from PySide6.QtSvg import QSvgRenderer
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFileDialog,
-                               QFormLayout, QHBoxLayout, QHeaderView, QLabel, QListWidget,
+                               QFormLayout, QGridLayout, QHBoxLayout, QHeaderView, QLabel,
+                               QListWidget,
                                QListWidgetItem, QPushButton, QSpinBox, QSplitter, QTableWidget,
                                QTableWidgetItem, QTextBrowser, QVBoxLayout, QWidget)
 
 from ..core.errors import LumenError
-from ..core.evaluation.importers import FORMATS, columns, import_dataset
-from ..core.evaluation.report import (check_criteria, compare, metric_info, parse_criteria,
-                                      summarize, to_csv, to_html)
+from ..core.evaluation.importers import FORMATS, columns, detect_mapping, import_dataset
+from ..core.evaluation.chart import Bar, axis_label, axis_range, bar_chart_svg
+from ..core.evaluation.report import (ReportRules, build_report, compare, metric_info, report_kind,
+                                      summarize)
 from ..core.evaluation.runner import SCORERS, Evaluator, continue_run, start_run, systems
 from ..core.evaluation.runs import EvaluationStore
 from ..core.glossary.glossary import Glossary
 from ..core.session import Session
-from ..export import html_to_pdf
+from ..export import write_report
 from .messages import show_error, show_info
 from .progress_bar import TaskProgress
 from .workers import run_in_background
@@ -47,6 +51,7 @@ class MappingDialog(QDialog):
         self.setWindowTitle(f"Columns of {path.name}")
         self.boxes: dict[str, QComboBox] = {}
         names = columns(path)
+        guessed = detect_mapping(names)  # the usual names, as `lumen bench import` detects them
         form = QFormLayout()
         for field, label, required in (("input", "Question", True), ("target", "Reference answer", True),
                                        ("context", "Document (optional)", False),
@@ -56,11 +61,8 @@ class MappingDialog(QDialog):
                 box.addItem("(none)", "")
             for name in names:
                 box.addItem(name, name)
-            guess = next((n for n in names if n.lower() in {
-                "input": ("question", "input", "query"), "target": ("answer", "target", "reference"),
-                "context": ("summary", "context", "document"), "id": ("id",)}[field]), None)
-            if guess:
-                box.setCurrentIndex(box.findData(guess))
+            if field in guessed:
+                box.setCurrentIndex(box.findData(guessed[field]))
             self.boxes[field] = box
             form.addRow(label + ":", box)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
@@ -75,39 +77,38 @@ class MappingDialog(QDialog):
 
 
 class BarChart(QWidget):
-    """Means with 95% intervals of one metric across runs (hand-drawn: Qt Charts is not
-    part of the Qt packages Lumen ships)."""
+    """One metric across runs: the same SVG chart the validation report prints
+    (core/evaluation/chart.py), with axis, unit and 95% intervals, scaled to the widget."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setMinimumHeight(150)
-        self.rows: list[tuple[str, float, float, float]] = []
+        self.setMinimumHeight(160)
+        self.rows: list[Bar] = []
         self.title = ""
+        self.svg = ""
+        self._renderer = QSvgRenderer(self)
 
-    def set_data(self, title: str, rows: list[tuple[str, float, float, float]]) -> None:
+    def set_data(self, title: str, scale: str, rows: list[Bar]) -> None:
         self.title, self.rows = title, rows
+        if rows:
+            highest = max(max(bar.mean, bar.high or bar.mean) for bar in rows)
+            self.svg = bar_chart_svg(title, axis_label(scale), [(title, rows)],
+                                     axis_range(scale, highest))
+        else:
+            self.svg = ""
+        self._renderer.load(QByteArray(self.svg.encode("utf-8")))
+        self.setToolTip(f"{title}: bars are means, whiskers 95% intervals" if rows else "")
         self.update()
 
     def paintEvent(self, _event) -> None:  # noqa: N802 (Qt's name)
         painter = QPainter(self)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        painter.drawText(6, 16, self.title)
         if not self.rows:
+            painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter,
+                             "Finished runs appear here, one bar each.")
             return
-        top = max(high for _, _, _, high in self.rows) or 1.0
-        label_width, row_height = 220, max(18, (self.height() - 26) // len(self.rows))
-        scale = (self.width() - label_width - 20) / top
-        for index, (label, mean, low, high) in enumerate(self.rows):
-            y = 24 + index * row_height
-            painter.setPen(QPen(QColor("#333")))
-            painter.drawText(QRectF(4, y, label_width - 8, row_height - 4),
-                             Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, label)
-            painter.fillRect(QRectF(label_width, y + 3, max(1.0, mean * scale), row_height - 8),
-                             QColor("#5b8def"))
-            painter.setPen(QPen(QColor("#111"), 1.5))
-            middle = y + row_height / 2 - 1
-            painter.drawLine(int(label_width + low * scale), int(middle), int(label_width + high * scale),
-                             int(middle))
+        size = self._renderer.defaultSize()
+        scale = min(self.width() / size.width(), self.height() / size.height())
+        self._renderer.render(painter, QRectF(0, 0, size.width() * scale, size.height() * scale))
 
 
 class EvaluationPage(QWidget):
@@ -122,6 +123,7 @@ class EvaluationPage(QWidget):
         self.dataset = QComboBox()
         self.dataset.setObjectName("datasetChoice")
         self.import_button = QPushButton("Import benchmark…")
+        self.import_button.setShortcut(QKeySequence("Ctrl+I"))
         self.import_button.clicked.connect(self.choose_import)
         self.systems = QListWidget()
         self.systems.setObjectName("systemChoice")
@@ -140,9 +142,11 @@ class EvaluationPage(QWidget):
         self.limit.setSpecialValueText("all samples")
         self.limit.setToolTip("Score only the first N samples (0: all)")
         self.run_button = QPushButton("Run")
+        self.run_button.setShortcut(QKeySequence("Ctrl+Return"))
         self.run_button.setObjectName("runButton")
         self.run_button.clicked.connect(self.start)
         self.resume_button = QPushButton("Resume selected run")
+        self.resume_button.setShortcut(QKeySequence("Ctrl+Shift+R"))
         self.resume_button.clicked.connect(self.resume_selected)
         self.progress = TaskProgress()
         self.eta = QLabel()
@@ -160,8 +164,9 @@ class EvaluationPage(QWidget):
         self.results.setObjectName("resultsTable")
         self.results.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.chart_metric = QComboBox()
+        labels = metric_info()
         for name in RESULT_METRICS:
-            self.chart_metric.addItem(name, name)
+            self.chart_metric.addItem(labels.get(name, {}).get("label", name), name)
         self.chart_metric.currentIndexChanged.connect(lambda _i: self.refresh_results())
         self.chart = BarChart()
         self.samples = QTableWidget(0, 3)
@@ -174,7 +179,10 @@ class EvaluationPage(QWidget):
         self.detail = QTextBrowser()
         self.detail.setObjectName("sampleDetail")
         self.report_button = QPushButton("Report…")
+        self.report_button.setShortcut(QKeySequence("Ctrl+R"))
         self.report_button.clicked.connect(self.choose_report)
+        self.report_button.setToolTip("Save the selected run's validation report as HTML, PDF or CSV")
+        self.report_status = QLabel()
 
         controls = QFormLayout()
         dataset_row = QHBoxLayout()
@@ -182,11 +190,10 @@ class EvaluationPage(QWidget):
         dataset_row.addWidget(self.import_button)
         controls.addRow("Dataset:", dataset_row)
         controls.addRow("Systems:", self.systems)
-        scorer_row = QHBoxLayout()
-        for box in self.scorer_boxes.values():
-            scorer_row.addWidget(box)
-        scorer_row.addStretch(1)
-        controls.addRow("Scorers:", scorer_row)
+        scorer_grid = QGridLayout()  # three to a row, so the tab fits a 1280-pixel screen
+        for index, box in enumerate(self.scorer_boxes.values()):
+            scorer_grid.addWidget(box, index // 3, index % 3)
+        controls.addRow("Scorers:", scorer_grid)
         controls.addRow("Limit:", self.limit)
         buttons = QHBoxLayout()
         buttons.addWidget(self.run_button)
@@ -203,11 +210,15 @@ class EvaluationPage(QWidget):
         left_widget.setLayout(left)
         right = QVBoxLayout()
         header = QHBoxLayout()
-        header.addWidget(QLabel("Results (mean [95% CI]; * differs from baseline):"))
+        results_label = QLabel("Results: mean [95% CI]; * differs from baseline")
+        results_label.setToolTip("A metric with too few samples for an interval shows its mean "
+                                 "and (n), the number of samples (Settings → Evaluation).")
+        header.addWidget(results_label)
         header.addStretch(1)
         header.addWidget(QLabel("Baseline:"))
         header.addWidget(self.baseline)
         header.addWidget(self.report_button)
+        header.addWidget(self.report_status)
         right.addLayout(header)
         right.addWidget(self.results, 1)
         chart_row = QHBoxLayout()
@@ -266,7 +277,9 @@ class EvaluationPage(QWidget):
     def refresh_results(self) -> None:
         """Summaries and paired bootstraps run in the background: with many large runs they
         take seconds, and the window must not pause for them."""
-        resamples = min(self.session.settings.bootstrap_resamples, 2000)
+        rules = ReportRules.from_settings(self.session.settings)
+        resamples = min(rules.resamples, 2000)
+        rules = dataclasses.replace(rules, resamples=resamples)
         evaluations = self.evaluations
         baseline = self.baseline.currentData()
         self._results_generation = getattr(self, "_results_generation", 0) + 1
@@ -276,7 +289,7 @@ class EvaluationPage(QWidget):
             rows = []
             for run in [r for r in evaluations.runs() if r["finished"]]:
                 cancel.raise_if_cancelled()
-                summary = summarize(evaluations, run["id"], resamples=resamples)
+                summary = summarize(evaluations, run["id"], rules)
                 significant: set[str] = set()
                 if baseline and baseline != run["id"]:
                     try:
@@ -310,19 +323,21 @@ class EvaluationPage(QWidget):
             self.results.setItem(row, 0, QTableWidgetItem(f"{run['system']} ({run['id']})"))
             for column, metric in enumerate(shown, start=1):
                 values = summary["metrics"].get(metric)
-                if not values or values["mean"] is None:
-                    text = "—"
-                else:
-                    interval = ("" if values["ci_low"] is None else
+                item = QTableWidgetItem("—")
+                if values and values["mean"] is not None:
+                    interval = (f" (n={values['n']})" if values["ci_low"] is None else
                                 f" [{values['ci_low']:.2f}, {values['ci_high']:.2f}]")
-                    text = f"{values['mean']:.2f}{interval}" + (" *" if metric in significant else "")
-                self.results.setItem(row, column, QTableWidgetItem(text))
+                    item.setText(f"{values['mean']:.2f}{interval}" + (" *" if metric in significant else ""))
+                    item.setToolTip(f"{values['n']} samples; " + (
+                        values["no_interval"] if values["ci_low"] is None else
+                        f"95% interval by {values['interval']}"))
+                self.results.setItem(row, column, item)
                 if metric == chart_metric and values and values["mean"] is not None:
-                    low = values["mean"] if values["ci_low"] is None else values["ci_low"]
-                    high = values["mean"] if values["ci_high"] is None else values["ci_high"]
-                    bars.append((f"{run['system']} ({run['id'][:6]})", values["mean"], low, high))
+                    bars.append(Bar(f"{run['system']} ({run['id'][:6]})", values["mean"],
+                                    values["ci_low"], values["ci_high"]))
         self.results.resizeColumnsToContents()
-        self.chart.set_data(info.get(chart_metric, {}).get("label", chart_metric), bars)
+        meta = info.get(chart_metric, {})
+        self.chart.set_data(meta.get("label", chart_metric), meta.get("scale", ""), bars)
 
     def show_samples(self) -> None:
         run_id = self.selected_run()
@@ -379,14 +394,16 @@ class EvaluationPage(QWidget):
                 return
             mapping = dialog.mapping()
         try:
-            saved = self.evaluations.save_dataset(import_dataset(path, fmt, mapping=mapping))
+            dataset = import_dataset(path, fmt, mapping=mapping)
+            saved = self.evaluations.save_dataset(dataset)
         except Exception as exc:
             show_error(self, exc)
             return
         self.refresh()
         self.dataset.setCurrentIndex(self.dataset.findData(saved.id))
         show_info(self, "Benchmark imported", f"{saved.name}: {saved.sample_count} samples"
-                  + ("" if saved.new else " (this file was imported before)") + ".")
+                  + ("" if saved.new else " (this file was imported before)") + "."
+                  + "".join(f"\n\n{note[:1].upper()}{note[1:]}." for note in dataset.notes))
 
     # ---- running ----
 
@@ -465,7 +482,8 @@ class EvaluationPage(QWidget):
             show_error(self, exc, log_file=str(self.session.paths.log_file))
         self.run_button.setEnabled(False)
         self.resume_button.setEnabled(False)
-        self._task = run_in_background(work, on_success=finished, on_error=failed, on_progress=progressed)
+        self._task = run_in_background(work, on_success=finished, on_error=failed, on_progress=progressed,
+                                       name="an evaluation run")
         self.progress.track(self._task, f"Run {run_id}…")
 
     # ---- reports ----
@@ -482,25 +500,35 @@ class EvaluationPage(QWidget):
             self.write_report(run_id, Path(path))
 
     def write_report(self, run_id: str, path: Path) -> None:
-        from ..core.evaluation import metrics
-
+        """Summaries and bootstraps in the background; the file is drawn here, on the
+        window's thread, where Qt's text engine lays out the PDF."""
         settings = self.session.settings
+        baseline = self.baseline.currentData()
+        evaluations = self.evaluations
         try:
-            summary = summarize(self.evaluations, run_id, resamples=settings.bootstrap_resamples)
-            baseline = self.baseline.currentData()
-            comparison = (compare(self.evaluations, baseline, run_id, resamples=settings.bootstrap_resamples)
-                          if baseline and baseline != run_id else None)
-            checked = check_criteria(summary, parse_criteria(settings.acceptance_criteria))
-            if path.suffix.lower() == ".csv":
-                path.write_text(to_csv(summary), encoding="utf-8")
-            else:
-                page = to_html(summary, checked, comparison, bertscore_note=metrics.BERTSCORE_ENCODER_NOTE)
-                if path.suffix.lower() == ".pdf":
-                    html_to_pdf(page, path)
-                else:
-                    path.write_text(page, encoding="utf-8")
-        except Exception as exc:
+            report_kind(path.name)
+        except LumenError as exc:
             show_error(self, exc)
             return
-        show_info(self, "Report saved", f"The validation report was saved as {path}.")
 
+        def work(progress, cancel):
+            return build_report(evaluations, run_id, ReportRules.from_settings(settings),
+                                settings.acceptance_criteria, baseline)
+
+        def done(report) -> None:
+            self.report_status.setText("")
+            try:
+                write_report(report, path)
+            except LumenError as exc:
+                show_error(self, exc)
+                return
+            self.last_report = report
+            show_info(self, "Report saved", f"The validation report was saved as {path}.\n\n"
+                      + report.verdict["headline"])
+
+        def failed(exc: BaseException) -> None:
+            self.report_status.setText("")
+            show_error(self, exc, log_file=str(self.session.paths.log_file))
+
+        self.report_status.setText("Writing the report…")
+        self._report_task = run_in_background(work, on_success=done, on_error=failed)

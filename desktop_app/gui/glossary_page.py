@@ -7,7 +7,7 @@ import html
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFileDialog,
                                QFormLayout, QHBoxLayout, QLabel, QLineEdit, QListWidget,
                                QListWidgetItem, QPlainTextEdit, QPushButton, QSplitter,
@@ -21,6 +21,7 @@ from ..core.readability import flesch_kincaid_grade
 from ..core.session import Session
 from .messages import show_error, show_info
 from .progress_bar import TaskProgress
+from .shortcuts import keyboard_shortcut
 from .workers import run_in_background
 
 SOURCE_LABEL = {"lumen": "Lumen glossary", "medlineplus": "MedlinePlus (imported)",
@@ -118,7 +119,7 @@ class GlossaryPage(QWidget):
         self.search.setObjectName("glossarySearch")
         self.search.setPlaceholderText("Search the glossary (Ctrl+F): a word, abbreviation or misspelling")
         self.search.setClearButtonEnabled(True)
-        QShortcut(QKeySequence.StandardKey.Find, self, self.search.setFocus)
+        keyboard_shortcut(self, QKeySequence.StandardKey.Find, self.search.setFocus, "Search the glossary")
         self.results = QListWidget()
         self.results.setObjectName("glossaryResults")
         self.count = QLabel()
@@ -129,11 +130,15 @@ class GlossaryPage(QWidget):
         self.new_button.setShortcut(QKeySequence.StandardKey.New)
         self.new_button.setToolTip("Add a local entry (Ctrl+N)")
         self.edit_button = QPushButton("Edit…")
+        self.edit_button.setShortcut(QKeySequence("Ctrl+E"))
         self.edit_button.setToolTip("Change this entry here; shipped and imported entries keep their original")
         self.delete_button = QPushButton("Delete local entry")
+        self.delete_button.setShortcut(QKeySequence("Ctrl+D"))
         self.import_button = QPushButton("Import…")
+        self.import_button.setShortcut(QKeySequence("Ctrl+I"))
         self.import_button.setToolTip("MedlinePlus health-topics XML, or local entries exported from another workstation")
         self.export_button = QPushButton("Export local entries…")
+        self.export_button.setShortcut(QKeySequence("Ctrl+Shift+E"))
         self.progress = TaskProgress()
         for button, slot in ((self.new_button, self.new_entry), (self.edit_button, self.edit_entry),
                              (self.delete_button, self.delete_entry),

@@ -8,7 +8,7 @@ import html
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QGuiApplication, QKeySequence, QShortcut
+from PySide6.QtGui import QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QFileDialog, QHBoxLayout,
                                QHeaderView, QLabel, QLineEdit, QMessageBox, QPlainTextEdit,
                                QPushButton, QSpinBox, QSplitter, QTableWidget, QTableWidgetItem,
@@ -73,7 +73,7 @@ class KnowledgePage(QWidget):
         self.ask_button = QPushButton("Ask")
         self.ask_button.setToolTip("Answer from the knowledge base and similar cases (Enter or Ctrl+Enter)")
         self.ask_button.clicked.connect(self.ask)
-        QShortcut(QKeySequence("Ctrl+Return"), self, self.ask)
+        self.ask_button.setShortcut(QKeySequence("Ctrl+Return"))
         self.mode = QComboBox()
         self.mode.addItem("Answer", "answer")
         self.mode.addItem("Diagnosis from a list", "diagnosis")
@@ -115,8 +115,10 @@ class KnowledgePage(QWidget):
         self.timeline.setHeaderLabels(["Refinement", "Text"])
         self.timeline.header().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         self.copy_button = QPushButton("Copy answer")
+        self.copy_button.setShortcut(QKeySequence("Ctrl+Shift+C"))
         self.copy_button.clicked.connect(self.copy_answer)
         self.print_button = QPushButton("Print…")
+        self.print_button.setShortcut(QKeySequence.StandardKey.Print)
         self.print_button.clicked.connect(self.print_answer)
         for button in (self.copy_button, self.print_button):
             button.setEnabled(False)
@@ -170,15 +172,19 @@ class KnowledgePage(QWidget):
         self.library.setHeaderLabels(["Name", "Pieces / cases", "Added", "Detail"])
         self.library.header().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         self.add_files_button = QPushButton("Add documents…")
+        self.add_files_button.setShortcut(QKeySequence.StandardKey.Open)
         self.add_files_button.setToolTip(f"Add {', '.join(KNOWLEDGE_FILES)} files to the knowledge base")
         self.add_files_button.clicked.connect(self.choose_documents)
         self.add_glossary_button = QPushButton("Add glossary topics")
+        self.add_glossary_button.setShortcut(QKeySequence("Ctrl+G"))
         self.add_glossary_button.setToolTip("Add every glossary entry as knowledge (one model call each)")
         self.add_glossary_button.clicked.connect(self.add_glossary)
         self.import_cases_button = QPushButton("Import cases…")
+        self.import_cases_button.setShortcut(QKeySequence("Ctrl+I"))
         self.import_cases_button.setToolTip("Import past cases from CSV or JSONL; they are de-identified")
         self.import_cases_button.clicked.connect(self.choose_cases)
         self.remove_button = QPushButton("Remove")
+        self.remove_button.setShortcut(QKeySequence("Ctrl+D"))
         self.remove_button.clicked.connect(self.remove_selected)
         self.library_summary = QLabel()
         self.library_progress = TaskProgress()
@@ -276,7 +282,8 @@ class KnowledgePage(QWidget):
         for button in (self.copy_button, self.print_button):
             button.setEnabled(False)
         self._task = run_in_background(work, on_success=self._done, on_error=self._failed,
-                                       on_progress=self.progress.update_progress)
+                                       on_progress=self.progress.update_progress,
+                                       name="a knowledge question")
         self.progress.track(self._task, "Working on the answer…")
 
     def _on_event(self, kind: str, data: dict) -> None:
@@ -428,7 +435,8 @@ class KnowledgePage(QWidget):
 
         self._busy(True)
         self._task = run_in_background(work, on_success=finished, on_error=failed,
-                                       on_progress=self.library_progress.update_progress)
+                                       on_progress=self.library_progress.update_progress,
+                                       name="adding to the knowledge base")
         self.library_progress.track(self._task, message)
 
     def add_documents(self, paths: list[Path]) -> None:

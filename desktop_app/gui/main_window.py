@@ -1,6 +1,9 @@
-"""Lumen's main window: a tab per job.  Later features add their tabs here."""
+"""Lumen's main window: a tab per job, a File menu with the settings and a Help menu
+with the user guides."""
 
 from __future__ import annotations
+
+from typing import Callable
 
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeySequence
@@ -12,9 +15,11 @@ from ..core.session import Session
 from .ask_page import AskPage
 from .evaluation_page import EvaluationPage
 from .glossary_page import GlossaryPage
+from .help_window import GUIDES, GuideDialog
 from .knowledge_page import KnowledgePage
 from .models_page import ModelsPage
 from .settings_dialog import SettingsDialog
+from .shortcuts import ShortcutsDialog, keyboard_shortcut
 from .simplify_page import SimplifyPage
 from .status_page import StatusPage
 from .workers import cancel_all, wait_for_all
@@ -46,7 +51,10 @@ class MainWindow(QMainWindow):
         self.glossary_page.glossary_changed.connect(self._share_glossary)
         self.setCentralWidget(self.tabs)
         self.models_page.settings_changed.connect(lambda _s: self.status_page.run_checks())
+        self.status_page.action_requested.connect(self.carry_out)
+        self.status_page.models_restored.connect(lambda _results: self.models_page.refresh())
         self._build_menus()
+        self._tab_shortcuts()
         key = session.store.key_source if session.store else "not open"
         self.offline_label = QLabel()
         self.statusBar().addPermanentWidget(self.offline_label)
@@ -73,6 +81,18 @@ class MainWindow(QMainWindow):
         quit_action.triggered.connect(self.close)
         file_menu.addAction(quit_action)
         help_menu = self.menuBar().addMenu("&Help")
+        for index, (name, title) in enumerate(GUIDES.items()):
+            guide = QAction(title, self)
+            guide.setObjectName(f"guide-{name}")
+            if index == 0:
+                guide.setShortcut(QKeySequence(QKeySequence.StandardKey.HelpContents))  # F1
+            guide.triggered.connect(lambda _checked=False, n=name: self.open_guide(n))
+            help_menu.addAction(guide)
+        keys = QAction("&Keyboard shortcuts", self)
+        keys.setShortcut(QKeySequence("Ctrl+/"))
+        keys.triggered.connect(self.show_shortcuts)
+        help_menu.addAction(keys)
+        help_menu.addSeparator()
         logs = QAction("Open &log folder", self)
         logs.triggered.connect(lambda: QDesktopServices.openUrl(
             QUrl.fromLocalFile(str(self.session.paths.log_dir))))
@@ -93,6 +113,53 @@ class MainWindow(QMainWindow):
                 self.ask_page.apply_settings()
                 self.knowledge_page.apply_settings()
         dialog.accepted.connect(applied)
+        dialog.open()
+        return dialog
+
+    def first_checks(self) -> None:
+        """At start: a profile without the embedded models (a fresh one) gets them copied
+        in, with progress on the Status page, before the checks run; then the checks."""
+        from ..core.models.manage import embedded_missing
+
+        if embedded_missing(self.session.paths, self.session.settings):
+            self.tabs.setCurrentWidget(self.status_page)
+            self.status_page.restore_models()
+        else:
+            self.status_page.run_checks()
+
+    def carry_out(self, action: str) -> None:
+        """A Status-page finding's button: the same work as the tab that owns it."""
+        if action == "restore-models":
+            self.status_page.restore_models()
+        elif action == "verify-models":
+            self.tabs.setCurrentWidget(self.models_page)
+            self.models_page.verify()
+        elif action == "add-model":
+            self.tabs.setCurrentWidget(self.models_page)
+            self.models_page.choose_and_add()
+        elif action == "verify-offline":
+            self.status_page.run_verification()
+        elif action == "import-glossary":
+            self.tabs.setCurrentWidget(self.glossary_page)
+            self.glossary_page.choose_import()
+
+    def _tab_shortcuts(self) -> None:
+        """Next and previous tab from anywhere in the window: text boxes would otherwise
+        take Ctrl+Tab for themselves."""
+        def step(by: int) -> Callable[[], None]:
+            return lambda: self.tabs.setCurrentIndex((self.tabs.currentIndex() + by) % self.tabs.count())
+        for keys, by, what in (("Ctrl+Tab", 1, "Next tab"), ("Ctrl+PgDown", 1, "Next tab"),
+                               ("Ctrl+Shift+Tab", -1, "Previous tab"),
+                               ("Ctrl+PgUp", -1, "Previous tab")):
+            keyboard_shortcut(self, keys, step(by), what)
+
+    def show_shortcuts(self) -> ShortcutsDialog:
+        dialog = ShortcutsDialog(self.tabs, self)
+        dialog.open()
+        return dialog
+
+    def open_guide(self, name: str) -> GuideDialog:
+        dialog = GuideDialog(name, self)
         dialog.open()
         return dialog
 

@@ -1,14 +1,16 @@
 """The Settings dialog, built from the Settings dataclass: each field's label, help
 text, limits and choices come from its metadata, so the dialog never lags behind
-the settings object."""
+the settings object.  Each setting shows a plain label, a one-line explanation and its
+default; the paper's or library's term (τ, FKGL, top-p) and the name `lumen settings`
+uses are in the tooltip."""
 
 from __future__ import annotations
 
 import dataclasses
 
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QDoubleSpinBox,
-                               QFormLayout, QLabel, QLineEdit, QSpinBox, QTabWidget, QVBoxLayout,
-                               QWidget)
+                               QFormLayout, QLabel, QLineEdit, QScrollArea, QSpinBox, QTabWidget,
+                               QVBoxLayout, QWidget)
 
 from ..core.config import Settings
 from ..core.errors import LumenError
@@ -28,20 +30,36 @@ class SettingsDialog(QDialog):
         models = [spec for spec in registry.all() if spec.files]
         tabs = QTabWidget()
         forms: dict[str, QFormLayout] = {}
+        self.descriptions: dict[str, QLabel] = {}
         for f in Settings.describe():
             group = f.metadata["group"]
             if group not in forms:
                 page = QWidget()
                 forms[group] = QFormLayout(page)
-                tabs.addTab(page, group)
+                scroll = QScrollArea()
+                scroll.setWidgetResizable(True)
+                scroll.setWidget(page)
+                tabs.addTab(scroll, group)
             editor = self._editor(f, getattr(session.settings, f.name), models)
             editor.setObjectName(f.name)
-            editor.setToolTip(f"{f.metadata['help']}\nDefault: {f.default!r}")
-            label = QLabel(f.metadata["label"] + ":")
+            meta = f.metadata
+            technical = f"{meta['technical']}; " if meta.get("technical") else ""
+            editor.setToolTip(f"{meta['help']}\n\nTechnical name: {technical}'{f.name}' in "
+                              f"'lumen settings'.")
+            label = QLabel(meta["label"] + ":")
             label.setToolTip(editor.toolTip())
             label.setBuddy(editor)
-            forms[group].addRow(label, editor)
+            description = QLabel(f"{first_sentence(meta['help'])} Default: {shown_default(f)}.")
+            description.setObjectName(f"{f.name}Description")
+            description.setWordWrap(True)
+            description.setStyleSheet("color: #555; font-size: 9pt")
+            column = QVBoxLayout()
+            column.setSpacing(1)
+            column.addWidget(editor)
+            column.addWidget(description)
+            forms[group].addRow(label, column)
             self.editors[f.name] = editor
+            self.descriptions[f.name] = description
         self.error = QLabel()
         self.error.setObjectName("settingsError")
         self.error.setStyleSheet("color: #b3261e")
@@ -54,8 +72,8 @@ class SettingsDialog(QDialog):
         buttons.button(QDialogButtonBox.StandardButton.RestoreDefaults).clicked.connect(
             self.restore_defaults)
         layout = QVBoxLayout(self)
-        layout.addWidget(QLabel("Hover over a setting to see what it does. Changes apply to "
-                                "the next model call."))
+        layout.addWidget(QLabel("Each setting says what it does and its default; hover for "
+                                "details. Changes apply to the next model call."))
         layout.addWidget(tabs)
         layout.addWidget(self.error)
         layout.addWidget(buttons)
@@ -76,7 +94,7 @@ class SettingsDialog(QDialog):
         if meta.get("choices"):
             box = QComboBox()
             for choice in meta["choices"]:
-                box.addItem(choice, choice)
+                box.addItem(meta["choice_labels"].get(choice, choice), choice)
             box.setCurrentIndex(box.findData(value))
             return box
         if kind is bool:
@@ -136,3 +154,26 @@ class SettingsDialog(QDialog):
             return
         self.result_settings = settings
         super().accept()
+
+
+def first_sentence(text: str) -> str:
+    """The help text's first sentence: the one-line explanation under a setting."""
+    import re
+
+    match = re.match(r"(.+?[.;])(\s|$)", text)
+    sentence = match.group(1) if match else text
+    return sentence[:-1] + "." if sentence.endswith(";") else sentence
+
+
+def shown_default(f: dataclasses.Field) -> str:
+    """The default as a user reads it: a choice by its label, a switch as on or off."""
+    value = f.default
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if f.metadata.get("choice_labels"):
+        return f.metadata["choice_labels"].get(value, value)
+    if f.name == "threads" and value == 0:
+        return "one per CPU core"
+    if f.name == "models_dir" and not value:
+        return "Lumen's own folder"
+    return str(value) if value != "" else "none"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QPushButton, QSplitter,
                                QStackedWidget, QVBoxLayout, QWidget)
 
@@ -44,16 +44,18 @@ class SimplifyPage(QWidget):
         self.open_button.setShortcut(QKeySequence.StandardKey.Open)
         self.open_button.clicked.connect(self._open)
         self.edit_button = QPushButton("Edit summary")
+        self.edit_button.setShortcut(QKeySequence("Ctrl+Shift+E"))
         self.edit_button.clicked.connect(lambda: self.source.setCurrentWidget(self.editor))
         self.run_button = QPushButton("Make handout")
         self.run_button.setToolTip("Rewrite the whole summary for the patient (Ctrl+Enter)")
         self.run_button.clicked.connect(self.simplify)
-        QShortcut(QKeySequence("Ctrl+Return"), self, self.simplify)
+        self.run_button.setShortcut(QKeySequence("Ctrl+Return"))
         self.export_button = QPushButton("Export…")
         self.export_button.setShortcut(QKeySequence("Ctrl+E"))
         self.export_button.setToolTip("Save the handout as PDF, HTML or text (Ctrl+E)")
         self.export_button.clicked.connect(self.choose_export)
         self.print_button = QPushButton("Print…")
+        self.print_button.setShortcut(QKeySequence.StandardKey.Print)
         self.print_button.clicked.connect(lambda: self.handout and print_html(
             self, self.handout.to_html(), "Lumen handout"))
         for button in (self.export_button, self.print_button):
@@ -72,7 +74,7 @@ class SimplifyPage(QWidget):
         top.addWidget(self.export_button)
         top.addWidget(self.print_button)
         splitter = QSplitter()
-        for title, widget in (("Discharge summary (medical words underlined; hover for meaning)",
+        for title, widget in (("Discharge summary (medical words marked in blue; hover for meaning)",
                                self.source), ("Plain-language handout", self.plain)):
             column = QVBoxLayout()
             column.addWidget(QLabel(f"<b>{title}</b>"))
@@ -126,7 +128,7 @@ class SimplifyPage(QWidget):
         for button in (self.run_button, self.export_button, self.print_button):
             button.setEnabled(False)
         self._task = run_in_background(work, on_success=self._done, on_error=self._failed,
-                                       on_progress=self.progress.update_progress)
+                                       on_progress=self.progress.update_progress, name="Simplify")
         self.progress.track(self._task, "Making the handout…")
 
     def _on_event(self, kind: str, data: dict) -> None:

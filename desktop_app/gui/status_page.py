@@ -3,25 +3,43 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QKeySequence, QShortcut
+from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (QHBoxLayout, QHeaderView, QLabel, QMessageBox, QPushButton,
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from ..core.doctor import DoctorReport, run_doctor
 from ..core.errors import Cancelled
+from ..core.models.manage import provision
 from ..core.netprobe import TourReport, run_tour
 from ..core.session import Session
 from .messages import show_error
 from .progress_bar import TaskProgress
+from .shortcuts import keyboard_shortcut
 from .workers import run_in_background
 
 _STATUS_TEXT = {"ok": "OK", "warn": "Note", "fail": "Problem"}
 _STATUS_COLOUR = {"ok": "#1b7a3a", "warn": "#9a6700", "fail": "#b3261e"}
 
 
+# What the window says and offers for a finding the command line would fix with a command.
+ACTIONS = {
+    "restore-models": ("Restore embedded models",
+                       "Press the button: Lumen copies its embedded models into place again."),
+    "verify-models": ("Verify model files", "Press the button to check every model file's "
+                      "sha256 on the Models tab, then choose another generator model there."),
+    "add-model": ("Add a model…", "Press the button and choose the model's GGUF file."),
+    "verify-offline": ("Verify offline…", "Delete the file(s) named, then press the button "
+                       "to check this installation."),
+    "import-glossary": ("Import topics…", "Optional: press the button and choose NLM's "
+                        "mplus_topics file to add MedlinePlus topics to the glossary."),
+}
+
+
 class StatusPage(QWidget):
     checked = Signal(object)  # DoctorReport
     verified = Signal(object)  # TourReport
+    action_requested = Signal(str)  # an ACTIONS key the main window carries out
+    models_restored = Signal(object)  # the provision results
 
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -37,19 +55,19 @@ class StatusPage(QWidget):
         self.rerun.setToolTip("Run every check again (F5)")
         # clicked(bool) would land in measure_speed: call without arguments.
         self.rerun.clicked.connect(lambda: self.run_checks())
-        QShortcut(QKeySequence("F5"), self, lambda: self.run_checks())
+        keyboard_shortcut(self, "F5", lambda: self.run_checks(), "Check again")
         self.verify = QPushButton("Verify offline…")
         self.verify.setObjectName("verifyOffline")
         self.verify.setToolTip(
             "Run every feature once in watched processes and show that nothing tries to reach "
             "another machine, from any library (takes a few minutes; Ctrl+Shift+V)")
         self.verify.clicked.connect(lambda: self.run_verification())
-        QShortcut(QKeySequence("Ctrl+Shift+V"), self, lambda: self.run_verification())
+        keyboard_shortcut(self, "Ctrl+Shift+V", lambda: self.run_verification(), "Verify offline")
         self.verification: TourReport | None = None
         self._quick = False
-        self.table = QTableWidget(0, 4)
+        self.table = QTableWidget(0, 5)
         self.table.setObjectName("findingsTable")
-        self.table.setHorizontalHeaderLabels(["Status", "Check", "Finding", "What to do"])
+        self.table.setHorizontalHeaderLabels(["Status", "Check", "Finding", "What to do", ""])
         self.table.verticalHeader().hide()
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.setWordWrap(True)
@@ -58,6 +76,7 @@ class StatusPage(QWidget):
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(4, QHeaderView.ResizeMode.ResizeToContents)
         self.progress = TaskProgress()
         top = QHBoxLayout()
         top.addWidget(self.summary, 1)
@@ -88,6 +107,28 @@ class StatusPage(QWidget):
             on_progress=self.progress.update_progress)
         self.progress.track(task, "Checking…")
 
+    def restore_models(self, then_check: bool = True) -> None:
+        """Copy the embedded models into this profile's models folder, with progress and
+        Cancel here, then check again (on first start, and from a finding's button)."""
+        if not self.rerun.isEnabled():
+            return
+        self.rerun.setEnabled(False)
+        self.summary.setText("Copying Lumen's embedded models into place…")
+        session = self.session
+
+        def done(results) -> None:
+            self.progress.finish()
+            self.rerun.setEnabled(True)
+            self.models_restored.emit(results)
+            if then_check:
+                self.run_checks()
+
+        task = run_in_background(
+            lambda progress, cancel: provision(session.paths, session.settings, progress, cancel),
+            on_success=done, on_error=self._failed, on_progress=self.progress.update_progress,
+            name="restoring the embedded models")
+        self.progress.track(task, "Restoring the embedded models…")
+
     def _failed(self, exc: BaseException) -> None:
         self.progress.finish()
         self.rerun.setEnabled(True)
@@ -103,12 +144,20 @@ class StatusPage(QWidget):
             status = QTableWidgetItem(_STATUS_TEXT[finding.status])
             status.setForeground(QBrush(QColor(_STATUS_COLOUR[finding.status])))
             status.setData(Qt.ItemDataRole.UserRole, finding.status)
+            offered = ACTIONS.get(finding.action) if finding.status != "ok" else None
+            what_to_do = offered[1] if offered else (finding.fix if finding.status != "ok" else "")
             cells = [status, QTableWidgetItem(f"{finding.area}: {finding.check}"),
-                     QTableWidgetItem(finding.detail),
-                     QTableWidgetItem(finding.fix if finding.status != "ok" else "")]
+                     QTableWidgetItem(finding.detail), QTableWidgetItem(what_to_do)]
             for column, item in enumerate(cells):
-                item.setToolTip(finding.fix or finding.detail)
+                item.setToolTip(what_to_do or finding.detail)
                 self.table.setItem(row, column, item)
+            self.table.removeCellWidget(row, 4)
+            if offered:
+                button = QPushButton(offered[0])
+                button.setObjectName(f"action-{finding.action}")
+                button.setToolTip(what_to_do)
+                button.clicked.connect(lambda _c=False, a=finding.action: self.action_requested.emit(a))
+                self.table.setCellWidget(row, 4, button)
         self.table.resizeRowsToContents()
         failures = report.failures()
         self.summary.setText("Lumen is ready: every check passed." if not failures else

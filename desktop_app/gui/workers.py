@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
-from ..core.progress import CancelToken, ProgressReport
+from ..core.progress import CancelToken, ProgressReport, job
 
 
 
@@ -23,16 +23,18 @@ class _Signals(QObject):
 
 
 class BackgroundTask(QRunnable):
-    def __init__(self, fn: Callable[..., Any]) -> None:
+    def __init__(self, fn: Callable[..., Any], name: str = "") -> None:
         super().__init__()
         self.fn = fn
+        self.name = name  # what the user calls this work ("Simplify"), shown to tasks waiting for it
         self.signals = _Signals()
         self.cancel = CancelToken()
         self.setAutoDelete(False)
 
     def run(self) -> None:
         try:
-            result = self.fn(progress=self.signals.progress.emit, cancel=self.cancel)
+            with job(self.name or "another task", self.signals.progress.emit, self.cancel):
+                result = self.fn(progress=self.signals.progress.emit, cancel=self.cancel)
         except BaseException as exc:  # delivered to the GUI thread, shown there
             self.signals.failed.emit(exc)
         else:
@@ -45,9 +47,11 @@ _running: set[BackgroundTask] = set()
 def run_in_background(fn: Callable[..., Any], *, on_success: Callable[[Any], None],
                       on_error: Callable[[BaseException], None],
                       on_progress: Callable[[ProgressReport], None] | None = None,
-                      ) -> BackgroundTask:
-    """Start `fn(progress=..., cancel=...)` on the thread pool; returns the task (for cancel)."""
-    task = BackgroundTask(fn)
+                      name: str = "") -> BackgroundTask:
+    """Start `fn(progress=..., cancel=...)` on the thread pool; returns the task (for cancel).
+    `name` is what the user calls the work: a task that has to wait for a model this one
+    holds says "Waiting for the model (NAME is running)"."""
+    task = BackgroundTask(fn, name)
     _running.add(task)
 
     def finished_ok(result: Any) -> None:

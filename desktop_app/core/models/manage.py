@@ -53,6 +53,14 @@ class ProvisionResult:
     action: str  # "copied", "present"
 
 
+def embedded_missing(paths: Paths, settings: Settings) -> list[str]:
+    """The embedded model files not in the models folder (by name; no hashing, so it is
+    quick enough to ask at every start)."""
+    registry = ModelRegistry(paths, settings)
+    return [item.name for spec in registry.all() if spec.embedded for item in spec.files
+            if not registry.file_path(spec, item).exists()]
+
+
 def provision(paths: Paths, settings: Settings, progress: ProgressCallback = None,
               cancel: CancelToken | None = None) -> list[ProvisionResult]:
     """Copy every embedded model file into the models folder, checking its sha256."""

@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterator
 
 from ..config import Paths, Settings
 from ..errors import Cancelled, ContextOverflowError, ModelError, ModelOutputError, ReplyCutOff
-from ..progress import CancelToken
+from ..progress import CancelToken, current_job, report
 from .catalog import ModelRegistry, ModelSpec
 from .chat import ChatRenderer, Message, resolve_chat_template
 from .cpu import LlamaBuild, llama_build
@@ -126,6 +126,7 @@ class LlamaModel:
         self.sha256 = sha256
         self.settings = settings
         self._lock = threading.Lock()
+        self._holder = ""  # the job generating now, named for those waiting for it
         self._closed = False
         self._grammars: dict[str, Any] = {}
         self._llama_cpp = llama_cpp
@@ -175,10 +176,7 @@ class LlamaModel:
         return self.llama.tokenize(text.encode("utf-8"), add_bos=False, special=True)
 
     def tokenize(self, text: str) -> list[int]:
-        with self._lock:
-            if self._closed:
-                raise ModelError(f"The model {self.spec.name} was unloaded (its settings changed).",
-                                 "Start the task again.")
+        with self._turn():
             return self._tokenize(text)
 
     def count_tokens(self, messages: list[Message]) -> int:
@@ -230,16 +228,40 @@ class LlamaModel:
         inventing a dose, need not run on to its token limit)."""
         max_tokens = max_tokens or self.settings.max_answer_tokens
         temperature = self.settings.temperature if temperature is None else temperature
-        with self._lock:
-            if self._closed:
-                raise ModelError(f"The model {self.spec.name} was unloaded (its settings changed).",
-                                 "Start the task again.")
+        with self._turn(cancel):
             try:
                 return self._generate_locked(messages, max_tokens, temperature, json_schema, stop,
                                              on_token, cancel, stop_when)
             finally:
                 if self._closed:
                     self._free()
+
+    @contextlib.contextmanager
+    def _turn(self, cancel: CancelToken | None = None) -> Iterator[None]:
+        """Hold the model for one call: llama.cpp serves one caller at a time."""
+        self._wait_for_turn(cancel)
+        try:
+            if self._closed:
+                raise ModelError(f"The model {self.spec.name} was unloaded (its settings changed).",
+                                 "Start the task again.")
+            yield
+        finally:
+            self._holder = ""
+            self._lock.release()
+
+    def _wait_for_turn(self, cancel: CancelToken | None) -> None:
+        """Take the model; while another job holds it, say so through this job's progress
+        and stay cancellable (a model generates for one caller at a time)."""
+        me = current_job()
+        if not self._lock.acquire(blocking=False):
+            holder = self._holder or "another task"
+            report(me.progress if me else None, 0, 0, f"Waiting for the model ({holder} is running)")
+            tokens = [t for t in (cancel, me.cancel if me else None) if t is not None]
+            while not self._lock.acquire(timeout=0.1):
+                for token in tokens:
+                    token.raise_if_cancelled()
+            report(me.progress if me else None, 0, 0, f"The model is free; {me.name if me else 'this task'} goes on")
+        self._holder = me.name if me else ""
 
     def _generate_locked(self, messages, max_tokens, temperature, json_schema, stop, on_token,
                          cancel, stop_when=None) -> Generation:
