@@ -17,8 +17,8 @@ import pytest
 from desktop_app.core.errors import LumenError
 from desktop_app.core.evaluation.chart import Bar, axis_range, bar_chart_svg
 from desktop_app.core.evaluation.importers import import_dataset
-from desktop_app.core.evaluation.report import (ReportRules, build_report, charts, report_kind,
-                                                summarize, verdict)
+from desktop_app.core.evaluation.report import (ReportRules, build_report, charts, check_criteria,
+                                                parse_criteria, report_kind, summarize, verdict)
 from desktop_app.core.evaluation.runs import EvaluationStore
 from desktop_app.core.pipelines.calibration import demo_benchmark
 from desktop_app.core.store import open_store
@@ -82,6 +82,7 @@ def test_findings_follow_the_thresholds_it_sets(evaluations):
     assert verdict(default, [])["status"] == "passed"
     strict = summarize(evaluations, run_id, ReportRules(resamples=1000, fail_impact="significant"))
     assert strict["counts"]["findings"] == 1 and verdict(strict, [])["status"] == "failed"
+    assert not check_criteria(strict, parse_criteria("findings == 0"))[0]["passed"]
     wrong = summarize(evaluations, run_id, ReportRules(resamples=1000, fail_correctness="incorrect",
                                                       fail_impact="off"))
     assert wrong["counts"]["findings"] == 1 and "judged incorrect or worse" in wrong["rules"]["finding"]

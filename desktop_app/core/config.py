@@ -249,8 +249,8 @@ class Settings:
         "fkgl < 10; judge_similarity >= 3; judge_unparseable == 0; errors == 0",
         "Acceptance criteria",
         "What a validation report checks, separated by semicolons: a metric's mean (fkgl, sari, "
-        "sbert, token_f1, bleu, rouge_l, bertscore_f1, judge_similarity) or a count "
-        "(judge_unparseable, errors), an operator (<, <=, >, >=, ==) and a number.",
+        "sbert, token_f1, bleu, rouge_l, bertscore_f1, judge_similarity, key_fact_recall) or a count "
+        "(judge_unparseable, errors, findings), an operator (<, <=, >, >=, ==) and a number.",
         group="Evaluation")
     bootstrap_resamples: int = _setting(
         10000, "Resamples for intervals and comparisons",

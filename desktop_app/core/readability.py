@@ -6,6 +6,7 @@ serves it locally first, so import textstat only through this module.
 
 from __future__ import annotations
 
+import functools
 import threading
 from pathlib import Path
 
@@ -41,6 +42,7 @@ WORD_GRADES = ((5.0, 4), (4.5, 6), (3.9, 8), (3.4, 10), (3.0, 12))
 RARE_WORD_GRADE = 14
 
 
+@functools.lru_cache(maxsize=65536)
 def word_grade(word: str) -> int:
     """The school grade at which `word` is a familiar word (WORD_GRADES)."""
     from wordfreq import zipf_frequency

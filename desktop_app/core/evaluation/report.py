@@ -20,7 +20,7 @@ from .runs import EvaluationStore
 _OPERATORS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
               "==": operator.eq}
 _CRITERION = re.compile(r"^\s*([a-z_0-9]+)\s*(<=|>=|==|<|>)\s*(-?\d+(?:\.\d+)?)\s*$")
-COUNTS = ("judge_unparseable", "errors", "samples")
+COUNTS = ("judge_unparseable", "errors", "samples", "findings")
 
 
 def metric_info() -> dict[str, dict[str, Any]]:
