@@ -11,7 +11,7 @@ import time
 
 import pytest
 from PySide6.QtCore import Qt, QUrl
-from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QMessageBox
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QMessageBox
 
 from desktop_app.core.config import Settings
 from desktop_app.core.session import Session

@@ -8,7 +8,6 @@ from __future__ import annotations
 import csv
 import html
 import io
-import math
 import operator
 import re
 from dataclasses import asdict, dataclass

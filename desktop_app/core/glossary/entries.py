@@ -15,12 +15,16 @@ import re
 import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import tomli_w
 
 from ..config import resource_root
 from ..errors import LumenError
 from ..store import Store
+
+if TYPE_CHECKING:  # the matcher imports this module
+    from .matcher import Sense
 
 CATEGORIES = ("condition", "symptom", "procedure", "test", "medication", "drug-class",
               "anatomy", "abbreviation", "device", "care", "topic")
@@ -68,7 +72,7 @@ def builtin_file() -> Path:
     return resource_root() / "glossary" / "glossary.toml"
 
 
-def load_senses(path: Path | None = None) -> list["Sense"]:
+def load_senses(path: Path | None = None) -> list[Sense]:
     """glossary/senses.toml: the senses an entry does not cover, by the words around it."""
     from .matcher import Sense, normalise_form
 
