@@ -114,7 +114,7 @@ EXCLUDES = (
     "huggingface_hub", "hf_xet", "aiohttp", "nltk.huggingface",
     "PySide6.QtNetwork", "PySide6.QtQml", "PySide6.QtQuick", "PySide6.QtQuickWidgets",
     "PySide6.QtQuickControls2", "PySide6.QtOpenGL", "PySide6.QtOpenGLWidgets",
-    "PySide6.QtSvg", "PySide6.QtSvgWidgets", "PySide6.QtSql", "PySide6.QtTest",
+    "PySide6.QtSvgWidgets", "PySide6.QtSql", "PySide6.QtTest",  # QtSvg stays: result charts
     "PySide6.QtDBus", "PySide6.QtConcurrent", "PySide6.QtXml", "PySide6.QtDesigner",
     "PySide6.QtUiTools", "PySide6.QtHelp", "PySide6.QtMultimedia",
     "PySide6.QtMultimediaWidgets", "PySide6.QtWebEngineCore", "PySide6.QtWebEngineWidgets",

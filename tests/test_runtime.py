@@ -89,7 +89,7 @@ def test_prompt_longer_than_the_context_is_refused_with_numbers(runtime):
         model.generate([{"role": "user", "content": long_text}], max_tokens=64)
     error = info.value
     assert error.n_ctx == model.n_ctx and error.prompt_tokens > error.n_ctx
-    assert str(error.n_ctx) in error.message and "Context size" in error.fix
+    assert str(error.n_ctx) in error.message and "Longest text a model reads at once" in error.fix
 
 
 def test_roles_on_the_same_file_share_one_instance(runtime):

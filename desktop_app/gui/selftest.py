@@ -121,6 +121,23 @@ def _check_parquet(folder: Path) -> str:
     return f"pyarrow {pa.__version__}: a Parquet benchmark file's columns read back"
 
 
+def _check_charts() -> str:
+    """Result charts are SVG: QtSvg draws them in the window, Qt's SVG image plugin in PDFs."""
+    from PySide6.QtCore import QByteArray
+    from PySide6.QtGui import QImageReader
+    from PySide6.QtSvg import QSvgRenderer
+
+    from ..core.evaluation.chart import Bar, bar_chart_svg
+
+    svg = bar_chart_svg("BLEU", "score, 0 to 100", [("BLEU", [Bar("run", 40.0, 30.0, 50.0)])],
+                        (0.0, 100.0))
+    if not QSvgRenderer(QByteArray(svg.encode())).isValid():
+        raise AssertionError("QtSvg could not read a results chart")
+    if b"svg" not in [bytes(f) for f in QImageReader.supportedImageFormats()]:
+        raise AssertionError("Qt's SVG image plugin is missing: PDF reports would lack charts")
+    return "results charts draw in the window and in PDFs (QtSvg and its image plugin)"
+
+
 def run_selftest(paths: Paths, settings: Settings) -> int:
     from PySide6.QtCore import QEventLoop, QTimer
 
@@ -171,6 +188,7 @@ def run_selftest(paths: Paths, settings: Settings) -> int:
                                                               paths.cache_dir)),
                 ("Documents", lambda: _check_documents(Path(folder))),
                 ("Parquet import", lambda: _check_parquet(Path(folder))),
+                ("Charts", _check_charts),
             )
             for name, check in components:
                 try:
