@@ -1,12 +1,13 @@
 """Benchmark: what a user is shown, before and after evidence-first Ask (issue #13).
 
 Runs the demo benchmark's questions (resources/benchmarks/lumen-demo.jsonl) through the
-Ask pipeline of this checkout and of an earlier commit (`--before`, checked out into a
-temporary git worktree), each in a child process, on the same machine in one run:
+Ask pipeline of two commits (`--after`, HEAD by default, and an earlier `--before`), each
+checked out into a temporary git worktree and run in a child process, on the same
+machine in one run:
 
 - `before`: the earlier commit's `lamp:glossary`;
-- `after`: this checkout's `lamp:glossary`;
-- `evidence`: this checkout's evidence answer alone (no model).
+- `after`: the `--after` commit's `lamp:glossary` (HEAD by default, checked out on its own);
+- `evidence`: the `--after` commit's evidence answer alone (no model).
 
 Every shown answer is scored here with this checkout's code: key-fact recall against the
 reference answer (grounding.key_fact_recall: doses, timings, dates and medicines), facts
@@ -143,6 +144,9 @@ def run_child(tree: Path, method: str, limit: int, models: str, handout: bool) -
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", default="b4fcbd8", help="the commit to compare with")
+    parser.add_argument("--after", default="HEAD",
+                        help="the commit measured as 'after' (checked out on its own, so edits "
+                             "to the working tree during a run change nothing)")
     parser.add_argument("--limit", type=int, default=84, help="questions (84: all)")
     parser.add_argument("--models", default="", help="models folder (default: Lumen's own)")
     parser.add_argument("--json", help="also write the results to this file")
@@ -167,13 +171,19 @@ def main() -> int:
     gguf = next(Path(models).glob("smollm2-135m-instruct-q4_1/*.gguf"))
     rows = [json.loads(line) for line in DEMO.read_text(encoding="utf-8").splitlines()][:args.limit]
     raw = raw_tokens_per_second(str(gguf), settings.effective_threads())
-    worktree = Path(tempfile.mkdtemp(prefix="lumen-before-")) / "tree"
-    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(worktree),
-                    args.before], check=True, capture_output=True)
+    trees = {}
+    for name, commit in (("before", args.before), ("after", args.after)):
+        trees[name] = Path(tempfile.mkdtemp(prefix=f"lumen-{name}-")) / "tree"
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(trees[name]),
+                        commit], check=True, capture_output=True)
+    commits = {name: subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", "HEAD"],
+                                    capture_output=True, text=True).stdout.strip()
+               for name, tree in trees.items()}
     try:
         results = {}
-        for name, tree, method in (("before", worktree, "lamp"), ("after", ROOT, "lamp"),
-                                   ("evidence", ROOT, "evidence")):
+        for name, tree, method in (("before", trees["before"], "lamp"),
+                                   ("after", trees["after"], "lamp"),
+                                   ("evidence", trees["after"], "evidence")):
             answers = run_child(tree, method, args.limit, models, handout=name != "evidence")
             handout = [a for a in answers if "handout_seconds" in a]
             answers = [a for a in answers if "id" in a]
@@ -182,10 +192,12 @@ def main() -> int:
                 results[name].update(handout[0])
             print(f"{name}: {json.dumps(results[name])}", file=sys.stderr)
     finally:
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(worktree)],
-                       check=False, capture_output=True)
+        for tree in trees.values():
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)],
+                           check=False, capture_output=True)
     facts = machine_facts()
     print(f"Machine: {facts}")
+    print(f"Commits: before {commits['before']}, after {commits['after']}")
     print(f"Raw engine: plain llama-cpp-python, {raw:.1f} generated tokens/s (SmolLM2-135M "
           f"Q4_1, {settings.effective_threads()} threads)\n")
     print("| | before (lamp:glossary) | after (lamp:glossary) | evidence answer alone |")
