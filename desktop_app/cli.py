@@ -20,7 +20,7 @@ from pathlib import Path  # noqa: E402
 from typing import Any, Sequence  # noqa: E402
 
 from . import __version__  # noqa: E402
-from .core.config import Paths, Settings  # noqa: E402
+from .core.config import Paths, Settings, private_files  # noqa: E402
 from .core.errors import LumenError, PassphraseRequired  # noqa: E402
 from .core.logs import configure_logging  # noqa: E402
 from .core.progress import ProgressReport  # noqa: E402
@@ -64,8 +64,12 @@ def _passphrase_for(paths: Paths) -> str | None:
 
 
 def cmd_doctor(args: argparse.Namespace, paths: Paths, settings: Settings) -> int:
+    from .core.config import make_private
     from .core.doctor import run_doctor
 
+    if args.fix_permissions:
+        for path in make_private(paths):
+            print(f"Made private: {path}", file=sys.stderr)
     passphrase = None
     try:
         passphrase = _passphrase_for(paths)
@@ -1037,6 +1041,8 @@ def build_parser() -> argparse.ArgumentParser:
     doctor = sub.add_parser("doctor", help="check this installation")
     doctor.add_argument("--json", action="store_true")
     doctor.add_argument("--no-speed", action="store_true", help="skip the generation speed test")
+    doctor.add_argument("--fix-permissions", action="store_true",
+                        help="first make Lumen's folders (0700) and files (0600) this account's only")
     doctor.set_defaults(func=cmd_doctor)
 
     verify = sub.add_parser(
@@ -1274,6 +1280,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    private_files()  # what Lumen writes is this account's only (0600 files, 0700 folders)
     try:
         paths = Paths.resolve(args.profile)
         if args.profile:

@@ -16,7 +16,11 @@ from keyring.backend import KeyringBackend  # noqa: E402
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from desktop_app.core.config import Paths, Settings  # noqa: E402
+from desktop_app.core.config import Paths, Settings, private_files  # noqa: E402
+
+# As `lumen` and the window do before anything else: files Lumen writes in this process
+# are this account's only (test_config sets a loose umask itself to test the store's chmod).
+private_files()
 from desktop_app.core.models import manage  # noqa: E402
 
 from helpers import TEST_PASSPHRASE, smollm2_file  # noqa: E402

@@ -1,3 +1,5 @@
+import json
+import os
 from pathlib import Path
 
 import pytest
@@ -97,3 +99,44 @@ def test_failure_log_withholds_library_messages(caplog):
     assert "Mr Example" not in caplog.text
     assert "RuntimeError (message withheld)" in caplog.text
     assert "The model file is missing." in caplog.text
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX file modes")
+def test_folders_and_database_are_this_accounts_only(tmp_path, passphrase_env):
+    import stat
+
+    from desktop_app.core.config import make_private, not_private
+    from desktop_app.core.store import open_store
+
+    paths = Paths.resolve(tmp_path / "home")
+    paths.ensure()
+    for folder in paths.folders:
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
+    previous = os.umask(0o022)  # as a careless shell would leave it
+    try:
+        open_store(paths.database_file).close()
+        (paths.config_dir / "settings.toml").write_text("")  # 0644 under this umask
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(paths.database_file.stat().st_mode) == 0o600
+    paths.log_dir.chmod(0o755)
+    shared = set(not_private(paths))
+    assert {paths.log_dir, paths.config_dir / "settings.toml"} <= shared
+    assert paths.database_file not in shared  # the store made it private itself
+    assert set(make_private(paths)) == shared
+    assert not_private(paths) == []
+    assert stat.S_IMODE((paths.config_dir / "settings.toml").stat().st_mode) == 0o600
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX file modes")
+def test_doctor_names_files_other_accounts_may_read_and_the_command_fixes_them(profile, passphrase_env):
+    from helpers import run_lumen
+
+    (profile.config_dir / "settings.toml").chmod(0o644)
+    found = run_lumen("doctor", "--no-speed", "--json")
+    finding = next(f for f in json.loads(found.stdout)["findings"] if f["check"] == "Private files")
+    assert finding["status"] == "fail" and finding["action"] == "make-private"
+    assert str(profile.config_dir / "settings.toml") in finding["detail"]
+    fixed = run_lumen("doctor", "--no-speed", "--json", "--fix-permissions")
+    finding = next(f for f in json.loads(fixed.stdout)["findings"] if f["check"] == "Private files")
+    assert finding["status"] == "ok" and "Made private" in fixed.stderr

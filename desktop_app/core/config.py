@@ -27,6 +27,39 @@ import tomli_w
 from .errors import ConfigError
 
 APP_NAME = "Lumen"
+# POSIX modes of Lumen's own folders and files: this account only.
+PRIVATE_FOLDER = 0o700
+PRIVATE_FILE = 0o600
+
+
+def private_files() -> None:
+    """Files this process creates are readable by this account only (umask 077 on POSIX);
+    the command line and the window call it first."""
+    if os.name == "posix":
+        os.umask(0o077)
+
+
+def not_private(paths: "Paths") -> list[Path]:
+    """Lumen's folders and the files directly in its data and config folders that other
+    accounts may read or enter (POSIX; Windows relies on the profile folder's ACLs)."""
+    if os.name != "posix":
+        return []
+    found = []
+    for folder in paths.folders:
+        if folder.exists() and folder.stat().st_mode & 0o077:
+            found.append(folder)
+    for folder in (paths.data_dir, paths.config_dir):
+        if folder.exists():
+            found += [f for f in folder.iterdir() if f.is_file() and f.stat().st_mode & 0o077]
+    return found
+
+
+def make_private(paths: "Paths") -> list[Path]:
+    """Give what `not_private` finds its private mode again; returns what was changed."""
+    changed = not_private(paths)
+    for path in changed:
+        path.chmod(PRIVATE_FOLDER if path.is_dir() else PRIVATE_FILE)
+    return changed
 APP_SLUG = "lumen"
 
 log = logging.getLogger(__name__)
@@ -86,11 +119,19 @@ class Paths:
     def log_file(self) -> Path:
         return self.log_dir / "lumen.log"
 
+    @property
+    def folders(self) -> tuple[Path, ...]:
+        return (self.data_dir, self.config_dir, self.cache_dir, self.log_dir)
+
     def ensure(self) -> None:
-        """Create the folders, failing with a clear message when one is not writable."""
-        for folder in (self.data_dir, self.config_dir, self.cache_dir, self.log_dir):
+        """Create the folders, private to this account (0700 on POSIX: on a shared
+        workstation other accounts cannot read the database or the vector index), failing
+        with a clear message when one is not writable."""
+        for folder in self.folders:
             try:
-                folder.mkdir(parents=True, exist_ok=True)
+                folder.mkdir(parents=True, exist_ok=True, mode=PRIVATE_FOLDER)
+                if os.name == "posix":
+                    folder.chmod(PRIVATE_FOLDER)
                 with tempfile.TemporaryFile(dir=folder):
                     pass
             except OSError as exc:

@@ -7,6 +7,7 @@ checked, what was found, and, when something is wrong, what to do.
 from __future__ import annotations
 
 import importlib.metadata
+import os
 import platform
 import time
 from dataclasses import asdict, dataclass, field
@@ -15,7 +16,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import offline
-from .config import Paths, Settings
+from .config import Paths, Settings, not_private
 from .errors import LumenError
 from .models import manage
 from .models.catalog import ROLES, ModelRegistry
@@ -143,6 +144,22 @@ def run_doctor(paths: Paths, settings: Settings, *, store: Store | None = None,
                        data={"data": str(paths.data_dir), "config": str(paths.config_dir),
                              "cache": str(paths.cache_dir), "logs": str(paths.log_dir)})
     findings.append(_guarded("System", "Folders", folders))
+
+    def private() -> Finding:
+        if os.name != "posix":
+            return Finding("System", "Private files", OK, "Windows: the profile folder's "
+                           "access rights apply")
+        shared = not_private(paths)
+        if shared:
+            return Finding("System", "Private files", FAIL,
+                           "Other accounts on this computer may read: "
+                           + ", ".join(str(p) for p in shared[:5]),
+                           "Run 'lumen doctor --fix-permissions'.",
+                           {"paths": [str(p) for p in shared]},
+                           action="make-private")
+        return Finding("System", "Private files", OK,
+                       "Lumen's folders and files are this account's only (0700 and 0600)")
+    findings.append(_guarded("System", "Private files", private))
 
     step(1, "Network guard")
     findings.extend(offline_findings())

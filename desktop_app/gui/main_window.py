@@ -139,6 +139,13 @@ class MainWindow(QMainWindow):
             self.models_page.choose_and_add()
         elif action == "verify-offline":
             self.status_page.run_verification()
+        elif action == "make-private":
+            from ..core.config import make_private
+
+            changed = make_private(self.session.paths)
+            if self.session.store is not None:
+                self.session.store.audit("files.made_private", {"count": len(changed)})
+            self.status_page.run_checks(measure_speed=False)
         elif action == "import-glossary":
             self.tabs.setCurrentWidget(self.glossary_page)
             self.glossary_page.choose_import()

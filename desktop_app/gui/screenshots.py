@@ -48,8 +48,9 @@ def take(out: Path, only: tuple[str, ...] = TABS, models_dir: str | None = None)
     from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QApplication
 
-    from ..core.config import Paths, Settings
+    from ..core.config import Paths, Settings, private_files
 
+    private_files()  # as `lumen` does: the throw-away profile's files are private too
     # The user's models folder is the one thing read from their profile.
     user = Paths.resolve()
     real_models = models_dir or str(Settings.load(user).models_path(user))

@@ -32,6 +32,8 @@ ACTIONS = {
                        "to check this installation."),
     "import-glossary": ("Import topics…", "Optional: press the button and choose NLM's "
                         "mplus_topics file to add MedlinePlus topics to the glossary."),
+    "make-private": ("Make private", "Press the button: Lumen's folders and files become "
+                     "this account's only."),
 }
 
 

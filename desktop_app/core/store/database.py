@@ -11,6 +11,7 @@ import datetime as _dt
 import getpass
 import json
 import logging
+import os
 import threading
 from pathlib import Path
 from typing import Any, Iterator
@@ -47,6 +48,12 @@ class Store:
         except sqlcipher3.Error as exc:
             raise StoreError(f"Lumen cannot open its database at {self.path} ({exc}).",
                              "Check that the data folder exists and is writable.") from exc
+        if os.name == "posix":
+            # This account only; SQLite gives its -wal and -shm files the same mode.
+            try:
+                os.chmod(self.path, 0o600)
+            except OSError as exc:  # not this account's file: the doctor reports it
+                log.warning("The database's mode could not be made private: %s", exc)
         # SQLCipher prints its own errors to stderr on a wrong key; Lumen reports them itself.
         self._conn.execute("PRAGMA cipher_log_level = NONE")
         self._conn.execute(f"PRAGMA key = {key.pragma_value()}")
