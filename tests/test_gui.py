@@ -312,6 +312,25 @@ def test_quitting_during_a_run_is_clean(profile, passphrase_env, after_ms):
         assert store.query("PRAGMA integrity_check")[0][0] == "ok"
 
 
+@pytest.mark.skipif(os.name != "posix", reason="POSIX file modes")
+def test_status_page_makes_files_private_with_one_button(qtbot, window, profile):
+    import stat
+
+    settings_file = profile.config_dir / "settings.toml"
+    settings_file.chmod(0o644)
+    page = window.status_page
+    with qtbot.waitSignal(page.checked, timeout=120_000) as checked:
+        page.run_checks(measure_speed=False)
+    row = next(r for r, f in enumerate(checked.args[0].findings) if f.check == "Private files")
+    assert checked.args[0].findings[row].status == "fail"
+    button = page.table.cellWidget(row, 4)
+    assert button.text() == "Make private" and "Run 'lumen" not in page.table.item(row, 3).text()
+    with qtbot.waitSignal(page.checked, timeout=120_000) as again:
+        button.click()
+    assert stat.S_IMODE(settings_file.stat().st_mode) == 0o600
+    assert next(f for f in again.args[0].findings if f.check == "Private files").status == "ok"
+
+
 def test_unlock_dialog_refuses_a_wrong_passphrase(qtbot, profile):
     open_store(profile.database_file, TEST_PASSPHRASE).close()
     dialog = UnlockDialog(profile.database_file)
