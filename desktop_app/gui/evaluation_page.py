@@ -20,8 +20,7 @@ from PySide6.QtGui import QKeySequence, QPainter
 from PySide6.QtSvg import QSvgRenderer
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFileDialog,
                                QFormLayout, QGridLayout, QHBoxLayout, QHeaderView, QLabel,
-                               QListWidget,
-                               QListWidgetItem, QPushButton, QSpinBox, QSplitter, QTableWidget,
+                               QListWidget, QListWidgetItem, QPushButton, QSpinBox, QSplitter, QTableWidget,
                                QTableWidgetItem, QTextBrowser, QVBoxLayout, QWidget)
 
 from ..core.errors import LumenError

@@ -106,7 +106,7 @@ class StatusPage(QWidget):
                                                 measure_speed=measure_speed,
                                                 progress=progress, cancel=cancel),
             on_success=self.show_report, on_error=self._failed,
-            on_progress=self.progress.update_progress)
+            on_progress=self.progress.update_progress, name="the Status page's checks")
         self.progress.track(task, "Checking…")
 
     def restore_models(self, then_check: bool = True) -> None:
