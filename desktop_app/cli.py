@@ -459,6 +459,7 @@ def cmd_facts(args, paths, settings) -> int:
 def cmd_ask(args, paths, settings) -> int:
     from .core.documents import read_document
     from .core.pipelines.ask import AskPipeline
+    from .core.pipelines.evidence import RELATED_LABELS
     from .core.pipelines.trace import save_run
 
     summary = sys.stdin.read() if args.summary == "-" else read_document(Path(args.summary))
@@ -480,7 +481,9 @@ def cmd_ask(args, paths, settings) -> int:
         print(f"\n({result.note})")
     print("\nFrom the summary:")
     for line in result.evidence:
-        print(f"  > {line['text']}" + (f"  [{line['section']}]" if line["section"] else ""))
+        related = RELATED_LABELS.get(line.get("related", ""))
+        print(f"  > {line['text']}" + (f"  [{line['section']}]" if line["section"] else "")
+              + (f"  ({related})" if related else ""))
     model_attempts = [a for a in trace.attempts if a.stage in ("extraction", "simplification",
                                                                 "answer")]
     print(f"\nReading grade {trace.final_fkgl if trace.final_fkgl is not None else '-'}; "

@@ -8,6 +8,7 @@ the real embedder on summaries written for these tests (tests/data/summaries).""
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from desktop_app.core.config import Paths, Settings
@@ -15,9 +16,9 @@ from desktop_app.core.glossary.glossary import load_glossary
 from desktop_app.core.pipelines.checks import (check_answer, coverage_problems,
                                                degeneracy_problems, failing_early,
                                                question_kinds, repeated_phrase)
-from desktop_app.core.pipelines.evidence import (LEXICAL_WEIGHT, MEANING_WEIGHT, Explainer,
-                                                 answer_lines, evidence_answer,
-                                                 find_evidence, short_gloss)
+from desktop_app.core.pipelines.evidence import (LEXICAL_WEIGHT, MEANING_WEIGHT,
+                                                 EVIDENCE_FLOOR, RELATED_MEDICINES, Explainer, answer_lines,
+                                                 evidence_answer, find_evidence, short_gloss)
 from desktop_app.core.pipelines.grounding import (key_fact_recall, missing_facts,
                                                   unsupported_facts)
 from desktop_app.core.pipelines.safety import reads_like_instruction
@@ -140,7 +141,8 @@ def test_evidence_offsets_point_at_the_summary(name, embedder, glossary):
     for line in evidence:
         assert line.text == " ".join(summary[line.start:line.end].split())
         assert line.score == pytest.approx(LEXICAL_WEIGHT * line.lexical + MEANING_WEIGHT * line.meaning + line.bonus)
-    assert [e.score for e in evidence] == sorted((e.score for e in evidence), reverse=True)
+    ranked = [e.score for e in evidence if not e.related]
+    assert ranked == sorted(ranked, reverse=True)
 
 
 @pytest.mark.parametrize("question, expected", [
@@ -179,6 +181,38 @@ def test_the_evidence_answer_to_a_medication_question(embedder, glossary):
     answer = evidence_answer(evidence, facts, glossary, CAPS)
     assert "Take Ticagrelor" in answer and "by mouth twice a day for 12 months" in answer
     assert key_fact_recall("Ticagrelor 90 mg twice a day for 12 months.", answer, glossary) == (4, 4)
+
+
+SWITCHED = (SUMMARIES / "switched_medicine.txt").read_text(encoding="utf-8")
+
+
+def test_the_dose_of_a_medicine_named_and_its_follow_up_join_the_evidence(embedder, glossary):
+    question = "Why was I switched from spironolactone to furosemide?"
+    facts, evidence = evidence_for(SWITCHED, question, embedder, glossary, count=2)
+    related = {e.text: e.related for e in evidence if e.related}
+    # Both medicines are named by the question, and potassium by either line that can
+    # come first; the diabetes clinic and metformin have nothing to do with it.
+    assert related.get("- Blood test for potassium on 04/14") == "follow-up", related
+    assert "- Furosemide 20 mg PO daily (NEW)" in [e.text for e in evidence]
+    assert not any("Metformin" in e.text or "Diabetes" in e.text for e in evidence)
+    assert sum(kind == "medicine" for kind in related.values()) <= RELATED_MEDICINES
+    for line in evidence:
+        assert line.text == " ".join(SWITCHED[line.start:line.end].split())
+    answer = evidence_answer(evidence, facts, glossary, SWITCHED)
+    assert key_fact_recall("Furosemide 20 mg once a day; potassium test on 04/14.", answer,
+                           glossary) == (4, 4), answer
+    assert unsupported_facts(answer, SWITCHED, glossary) == [], answer
+
+
+def test_no_line_is_related_to_a_question_the_summary_does_not_answer(glossary):
+    # An embedder that finds no meaning in common (the real one is used above): every line
+    # scores below the floor, so the closest lines are listed and nothing is added to them.
+    def unrelated(texts):
+        return np.zeros((len(texts), 8))
+    evidence = find_evidence(SWITCHED, "What colour is the front door?",
+                             embed=unrelated, glossary=None, count=3)
+    assert len(evidence) == 3 and evidence[0].score < EVIDENCE_FLOOR
+    assert not any(e.related for e in evidence)
 
 
 def test_shorthand_is_written_out_and_doses_and_units_stay(glossary):

@@ -8,12 +8,14 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt, QUrl
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QMessageBox
 
 from desktop_app.core.config import Settings
+from desktop_app.core.pipelines.evidence import RELATED_LABELS
 from desktop_app.core.session import Session
 from desktop_app.core.store import open_store
 from desktop_app.gui.main_window import MainWindow
@@ -583,6 +585,9 @@ def _assert_evidence_marked_and_jumps(qtbot, page, summary: str):
     for i, line in enumerate(result.evidence):
         assert line["text"] in page.evidence_list.item(i).text()
         assert (line["section"] or "") in page.evidence_list.item(i).text()
+        labels = [label for kind, label in RELATED_LABELS.items()
+                  if f"({label})" in page.evidence_list.item(i).text()]
+        assert labels == ([RELATED_LABELS[line["related"]]] if line["related"] else [])
     marks = page.summary.extraSelections()
     assert [_plain_selection(m.cursor) for m in marks] == [summary[s:e] for s, e in spans]
     for i, (start, end) in enumerate(spans):
@@ -656,6 +661,20 @@ def test_ask_tab_marks_the_right_text_after_an_emoji(qtbot, quick_window):
     summary = "🏥 " + summary
     result = _ask_for_evidence(qtbot, page, summary, "How long do I take the antibiotic?")
     assert any(summary[:e["start"]].count("🏥") for e in result.evidence)
+    _assert_evidence_marked_and_jumps(qtbot, page, summary)
+
+
+def test_ask_tab_says_why_a_related_line_is_listed(qtbot, quick_window):
+    """The medicine-list line of a medicine the answer names joins the evidence, and the
+    list says why it is there."""
+    page = quick_window.ask_page
+    summary = (Path(__file__).parent / "data" / "summaries" / "switched_medicine.txt").read_text(
+        encoding="utf-8")
+    result = _ask_for_evidence(qtbot, page, summary,
+                               "Why was I switched from spironolactone to furosemide?")
+    related = {e["text"]: e["related"] for e in result.evidence if e["related"]}
+    assert related.get("- Blood test for potassium on 04/14") == "follow-up", related
+    assert "04/14" in result.answer and "20 mg" in result.answer
     _assert_evidence_marked_and_jumps(qtbot, page, summary)
 
 

@@ -223,13 +223,19 @@ def test_ask_and_simplify_commands(profile, tmp_path):
     plain = run_lumen("ask", "--summary", str(summary), "--question", "Why was I in hospital?",
                       "--method", "zero-shot", env=env)
     assert plain.returncode == 0 and "does not make them" in plain.stdout
+    switched = Path(__file__).parent / "data" / "summaries" / "switched_medicine.txt"
+    quoted = run_lumen("ask", "--summary", str(switched), "--question",
+                       "Why was I switched from spironolactone to furosemide?",
+                       "--method", "evidence", env=env)
+    assert quoted.returncode == 0, quoted.stderr
+    assert "> - Blood test for potassium on 04/14  [FOLLOW-UP]  (the follow-up for it)" in quoted.stdout
     out = tmp_path / "handout.html"
     simplified = run_lumen("simplify", str(summary), "--out", str(out), env=env)
     assert simplified.returncode == 0, simplified.stderr
     assert "Your medicines" in out.read_text() and "Handout written" in simplified.stderr
     history = run_lumen("history", "--json", env=env)
     runs = json.loads(history.stdout)
-    assert [r["kind"] for r in runs].count("ask") == 2 and [r["kind"] for r in runs].count("simplify") == 1
+    assert [r["kind"] for r in runs].count("ask") == 3 and [r["kind"] for r in runs].count("simplify") == 1
     shown = run_lumen("history", runs[0]["id"], env=env)
     assert json.loads(shown.stdout)["trace"]["id"] == runs[0]["id"]
     bad = run_lumen("simplify", str(summary), "--out", str(tmp_path / "x.doc"), env=env)

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeade
 
 from ..core.glossary.glossary import Glossary
 from ..core.pipelines.ask import METHODS, AskPipeline, AskResult
+from ..core.pipelines.evidence import RELATED_LABELS
 from ..core.pipelines.trace import NOTICE, Attempt, save_run
 from ..core.session import Session
 from .messages import show_error
@@ -107,8 +108,11 @@ def evidence_dict(line: Any) -> dict[str, Any]:
 
 
 def evidence_quote(line: dict[str, Any]) -> str:
-    """The line with the section it comes from (as EvidenceLine.quote)."""
-    return f"[{line['section']}] {line['text']}" if line.get("section") else line["text"]
+    """The line with the section it comes from (as EvidenceLine.quote), and why it is
+    listed when it was added for what the answer names."""
+    quote = f"[{line['section']}] {line['text']}" if line.get("section") else line["text"]
+    related = RELATED_LABELS.get(line.get("related", ""))
+    return f"{quote}  ({related})" if related else quote
 
 
 class AskPage(QWidget):

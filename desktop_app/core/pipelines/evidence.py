@@ -12,7 +12,13 @@ inside the sections summary_facts.py finds.  Each unit is scored three ways:
   "how much", follow-up for "when", ...; resources/answer_checks.toml) and units that
   name a medicine the question names get a bonus.
 
-The top units, with their character offsets, are the evidence: quoted in the Ask
+The top units, with their character offsets, are the evidence.  Two kinds of line join
+them because a patient needs them next to the answer, even when they score low against
+the question's words: the medication-list line of a medicine the question or the best
+line names (its dose and timing: "replaced with lisinopril" -> "Lisinopril 5 mg by mouth
+once daily (NEW)"), and the follow-up line that names a medicine, test or condition of
+the question or the best line (when it is checked again).  They are marked `related`.
+The evidence is quoted in the Ask
 tab, highlighted in the summary, given to the model in place of the whole summary,
 and, when no model answer passes the checks (checks.py), rendered into plain
 sentences as the evidence answer: abbreviations written out, medical words glossed
@@ -53,6 +59,12 @@ EVIDENCE_FLOOR = 0.25
 NO_EVIDENCE = ("Lumen found no line in your summary that answers what you asked. The closest "
                "lines are listed below; please ask your care team.")
 ANSWER_LINES = 3
+# Lines added for what the question or the best line names (see the module's docstring).
+RELATED_MEDICINES = 2
+RELATED_FOLLOW_UPS = 1
+# How the Ask tab and `lumen ask` say why a related line is listed.
+RELATED_LABELS = {"medicine": "this medicine in the discharge list",
+                  "follow-up": "the follow-up for it"}
 GLOSSES_PER_ANSWER = 3
 GLOSS_WORDS = 14  # longest gloss
 
@@ -68,6 +80,9 @@ class EvidenceLine:
     lexical: float
     meaning: float
     bonus: float
+    # Why a line was added beside the best-scoring ones: "medicine" (the medication-list
+    # line of a medicine named), "follow-up" (the follow-up of something named), or "".
+    related: str = ""
 
     def quote(self) -> str:
         """The line with the section it comes from, as the model and the reader see it."""
@@ -171,7 +186,48 @@ def find_evidence(summary: str, question: str, *, embed: Callable[[list[str]], n
                                   unit.section_kind, float(score), float(lexical[index]),
                                   float(meaning[index]), bonus))
     lines.sort(key=lambda line: (-line.score, line.start))
-    return lines[:count]
+    chosen = lines[:count]
+    if chosen and chosen[0].score >= EVIDENCE_FLOOR:
+        for line in related_lines(lines, answer_lines(chosen), question, facts, glossary):
+            if line not in chosen:
+                chosen.append(line)
+    return chosen
+
+
+def _terms(text: str, glossary: Glossary | None) -> set[str]:
+    """The glossary entries and the tests (resources/summary_vocabulary.toml) a text names."""
+    tests = {f"test:{m.group(1).lower()}" for m in vocabulary().follow_up_test.finditer(text)}
+    return tests | {w for w in _tokens(text, glossary) if w.startswith("§")}
+
+
+def related_lines(ranked: list[EvidenceLine], answer: list[EvidenceLine], question: str,
+                  facts: SummaryFacts, glossary: Glossary | None) -> list[EvidenceLine]:
+    """The medication-list lines of the medicines the question or the best line names
+    (at most RELATED_MEDICINES), then the follow-up line that shares a medicine or a
+    glossary term with them (at most RELATED_FOLLOW_UPS); each marked `related`."""
+    if not answer:
+        return []
+    asked = f"{question}\n{answer[0].text}"
+    named = _medicine_words(question, glossary) | _medicine_words(asked, glossary)
+    terms = named | _terms(asked, glossary)
+    found: list[EvidenceLine] = []
+    for line in ranked:
+        if len(found) >= RELATED_MEDICINES:
+            break
+        if (line not in answer and named & _medicine_words(line.text, glossary)
+                and _medication_of(line, facts) is not None):
+            line.related = "medicine"
+            found.append(line)
+    follow_ups = 0
+    for line in ranked:
+        if follow_ups >= RELATED_FOLLOW_UPS:
+            break
+        if (line.section_kind == "follow_up" and line not in answer and line not in found
+                and terms & (_terms(line.text, glossary) | _medicine_words(line.text, glossary))):
+            line.related = "follow-up"
+            found.append(line)
+            follow_ups += 1
+    return found
 
 
 def evidence_block(evidence: list[EvidenceLine]) -> str:
@@ -366,11 +422,14 @@ def _medication_of(line: EvidenceLine, facts: SummaryFacts) -> Medication | None
 
 
 def answer_lines(evidence: list[EvidenceLine]) -> list[EvidenceLine]:
-    """The best line, and those that score close to it (at most ANSWER_LINES)."""
-    if not evidence:
+    """The best line, and those that score close to it (at most ANSWER_LINES), then the
+    related lines (see related_lines)."""
+    ranked = [e for e in evidence if not e.related]
+    if not ranked:
         return []
-    best = evidence[0].score
-    return [e for e in evidence if e.score >= ANSWER_SHARE_OF_BEST * best][:ANSWER_LINES]
+    best = ranked[0].score
+    close = [e for e in ranked if e.score >= ANSWER_SHARE_OF_BEST * best][:ANSWER_LINES]
+    return close + [e for e in evidence if e.related]
 
 
 def evidence_answer(evidence: list[EvidenceLine], facts: SummaryFacts,
