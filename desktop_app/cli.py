@@ -766,7 +766,21 @@ def cmd_audit(args, paths, settings) -> int:
     from .core.store import open_store
 
     with open_store(paths.database_file, _passphrase_for(paths)) as store:
-        entries = store.audit_entries(args.limit)
+        if args.action == "verify":
+            check = store.verify_audit()
+        else:
+            entries = store.audit_entries(args.limit)
+    if args.action == "verify":
+        if args.json:
+            _print_json(check.to_dict())
+        elif check.ok:
+            print(f"The audit log is intact: {check.entries} entries, each sealed and linked "
+                  "to the one before, none missing from the end.")
+        else:
+            print(f"The audit log was altered: {check.problem}.\n"
+                  "Entries from there on cannot be trusted. Keep a copy of the database for "
+                  "your security office and restore the last backup you trust.")
+        return EXIT_OK if check.ok else EXIT_PROBLEM
     if args.json:
         _print_json(entries)
     else:
@@ -1273,8 +1287,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("id")
     p.set_defaults(func=cmd_cases_remove)
 
-    audit = sub.add_parser("audit", help="show the audit log (who did what, when)")
-    audit.add_argument("--limit", type=int, default=50)
+    audit = sub.add_parser(
+        "audit", help="show the audit log (who did what, when), or verify its seals",
+        description="Show the newest entries of the audit log, or, with 'verify', check "
+                    "that no entry was changed, removed or reordered (exit status 1 names the "
+                    "first entry that fails).")
+    audit.add_argument("action", nargs="?", choices=("show", "verify"), default="show",
+                       help="show (default) or verify")
+    audit.add_argument("--limit", type=int, default=50, help="entries to show (default 50)")
     audit.add_argument("--json", action="store_true")
     audit.set_defaults(func=cmd_audit)
     return parser

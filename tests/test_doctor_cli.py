@@ -117,3 +117,23 @@ def test_unwritable_data_folder_on_the_command_line(tmp_path):
     result = run_lumen("models", "list", env={"LUMEN_HOME": str(blocker / "home")})
     assert result.returncode == 2
     assert "cannot write" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_audit_verify_command_and_doctor_name_the_altered_entry(profile):
+    import sqlcipher3
+
+    env = {"LUMEN_PASSPHRASE": TEST_PASSPHRASE}
+    intact = run_lumen("audit", "verify", env=env)
+    assert intact.returncode == 0 and "intact" in intact.stdout, intact.stdout + intact.stderr
+    entries = json.loads(run_lumen("audit", "verify", "--json", env=env).stdout)["entries"]
+    assert entries >= 1
+    conn = sqlcipher3.connect(str(profile.database_file), isolation_level=None)
+    conn.execute(f"PRAGMA key = '{TEST_PASSPHRASE}'")
+    first = conn.execute("SELECT min(id) FROM audit_log").fetchone()[0]
+    conn.execute("UPDATE audit_log SET action = 'nothing.happened' WHERE id = ?", (first,))
+    conn.close()
+    altered = run_lumen("audit", "verify", env=env)
+    assert altered.returncode == 1 and f"entry {first} was changed" in altered.stdout
+    doctor = json.loads(run_lumen("doctor", "--no-speed", "--json", env=env).stdout)
+    audit = next(f for f in doctor["findings"] if f["check"] == "Audit log")
+    assert audit["status"] == "fail" and f"entry {first} was changed" in audit["detail"]

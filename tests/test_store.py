@@ -158,3 +158,98 @@ def test_new_database_never_overwrites_an_old_key(profile, memory_keyring, tmp_p
     assert len(memory_keyring.items) == 2
     with open_store(backup / "lumen.db") as old:
         assert "old.database" in [e["action"] for e in old.audit_entries()]
+
+
+# ---- the sealed audit log (issue #15) ---------------------------------------------------
+
+
+def _raw_connection(path, passphrase):
+    """A plain SQLCipher connection with the key: what anyone holding it could edit with."""
+    import sqlcipher3
+
+    conn = sqlcipher3.connect(str(path), isolation_level=None)
+    conn.execute("PRAGMA key = '" + passphrase.replace("'", "''") + "'")
+    return conn
+
+
+def _sealed_store_with_entries(profile, count=5):
+    with open_store(profile.database_file) as store:
+        for index in range(count):
+            store.audit("test.action", {"index": index})
+        ids = [row[0] for row in store.query("SELECT id FROM audit_log ORDER BY id")]
+        assert store.verify_audit().ok and store.verify_audit().entries == len(ids)
+    return ids
+
+
+@pytest.mark.parametrize("tamper, broken, problem", [
+    ("UPDATE audit_log SET detail = '{\"index\": 9}' WHERE id = {third}", "third", "was changed"),
+    ("UPDATE audit_log SET actor = 'someone-else' WHERE id = {third}", "third", "was changed"),
+    ("UPDATE audit_log SET at = '2020-01-01T00:00:00.000+00:00' WHERE id = {third}", "third",
+     "was changed"),
+    ("DELETE FROM audit_log WHERE id = {third}", "fourth", "was removed or changed"),
+    ("DELETE FROM audit_log WHERE id >= {fourth}", "third", "removed from its end"),
+    ("UPDATE audit_log SET entry_hash = '' WHERE id = {third}", "third", "has no seal"),
+])
+def test_an_altered_audit_log_is_named_at_its_first_altered_entry(profile, passphrase_env,
+                                                                   tamper, broken, problem):
+    ids = _sealed_store_with_entries(profile)
+    names = dict(zip(("first", "second", "third", "fourth", "fifth"), ids))
+    conn = _raw_connection(profile.database_file, passphrase_env)
+    conn.execute(tamper.replace("{third}", str(names["third"])).replace("{fourth}", str(names["fourth"])))
+    conn.close()
+    with open_store(profile.database_file) as store:
+        check = store.verify_audit()
+    assert not check.ok and check.broken_at == names[broken] and problem in check.problem
+
+
+def test_the_actor_is_the_os_account_whatever_the_environment_says(profile, passphrase_env,
+                                                                    monkeypatch):
+    import pwd
+
+    for name in ("LOGNAME", "USER", "LNAME", "USERNAME"):
+        monkeypatch.setenv(name, "mallory")
+    with open_store(profile.database_file) as store:
+        store.audit("test.action")
+        actors = {e["actor"] for e in store.audit_entries()}
+    assert actors == {pwd.getpwuid(os.getuid()).pw_name}
+
+
+def test_entries_written_before_the_seal_are_sealed_on_upgrade(profile, passphrase_env,
+                                                               monkeypatch):
+    from desktop_app.core.store import database
+    from desktop_app.core.store.keys import DatabaseKey
+
+    key = DatabaseKey("passphrase", passphrase_env)
+    monkeypatch.setattr(database, "MIGRATIONS", database.MIGRATIONS[:5])
+    monkeypatch.setattr(database, "LATEST_VERSION", 5)
+    with database.Store(profile.database_file, key, collects_refusals=False) as old:
+        assert old.schema_version == 5
+        for index in range(3):
+            old.execute("INSERT INTO audit_log (at, actor, action, detail) VALUES (?, ?, ?, ?)",
+                        (f"2025-01-0{index + 1}T00:00:00.000+00:00", "nurse", "old.action", "{}"))
+    monkeypatch.undo()
+    with database.Store(profile.database_file, key, collects_refusals=False) as store:
+        assert store.schema_version == LATEST_VERSION
+        assert store.verify_audit().ok and store.verify_audit().entries == 3
+        store.audit("new.action")
+        assert store.verify_audit().ok and store.verify_audit().entries == 4
+
+
+def test_two_processes_writing_at_once_keep_one_chain(profile, passphrase_env):
+    import subprocess
+    import sys
+
+    with open_store(profile.database_file):
+        pass
+    script = ("import sys\nfrom desktop_app.core.config import Paths\n"
+              "from desktop_app.core.store import open_store\n"
+              "with open_store(Paths.resolve().database_file) as store:\n"
+              "    for i in range(40):\n"
+              "        store.audit('test.concurrent', {'writer': sys.argv[1], 'i': i})\n")
+    writers = [subprocess.Popen([sys.executable, "-c", script, name], env=os.environ.copy())
+               for name in ("a", "b", "c")]
+    assert [w.wait(timeout=120) for w in writers] == [0, 0, 0]
+    with open_store(profile.database_file) as store:
+        check = store.verify_audit()
+    assert check.ok, check.problem
+    assert check.entries == 1 + 3 * 40

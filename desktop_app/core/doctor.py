@@ -268,6 +268,24 @@ def run_doctor(paths: Paths, settings: Settings, *, store: Store | None = None,
             if own:
                 db.close()
     findings.append(_guarded("Database", "Encrypted database", check_database))
+
+    def check_audit_log() -> Finding:
+        own = store is None
+        db = store or open_store(paths.database_file, passphrase)
+        try:
+            check = db.verify_audit()
+        finally:
+            if own:
+                db.close()
+        if check.ok:
+            return Finding("Database", "Audit log", OK,
+                           f"{check.entries} entries, each sealed and linked to the one before",
+                           data=check.to_dict())
+        return Finding("Database", "Audit log", FAIL, f"Altered: {check.problem}",
+                       "Entries from there on cannot be trusted: keep a copy of the database "
+                       "for your security office and restore the last backup you trust.",
+                       data=check.to_dict())
+    findings.append(_guarded("Database", "Audit log", check_audit_log))
     findings.append(Finding("Database", "OS keyring", OK if keyring_available() else WARN,
                             "Available" if keyring_available() else
                             "Not available: the database key comes from a passphrase",

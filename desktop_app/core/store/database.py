@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
-import getpass
 import json
 import logging
 import os
@@ -20,10 +19,14 @@ import sqlcipher3
 
 from .. import offline
 from ..errors import StoreError, WrongKeyError
+from .audit_chain import HEAD_KEY, SECRET_KEY, ChainCheck, os_account, seal, verify_rows
 from .keys import DatabaseKey, KeyManager
 from .migrations import LATEST_VERSION, MIGRATIONS
 
 log = logging.getLogger(__name__)
+
+
+AUDIT_CHAIN_SCHEMA = 6  # the schema version that seals the audit log (migrations.py)
 
 
 def _utc_now() -> str:
@@ -113,6 +116,8 @@ class Store:
                     if self._conn.in_transaction:
                         self._conn.execute("ROLLBACK")
                     raise
+            if version == AUDIT_CHAIN_SCHEMA:
+                self._seal_earlier_entries()
 
     # ---- statements ----
 
@@ -160,12 +165,72 @@ class Store:
         self._audit_refused_connections()
 
     def _insert_audit(self, action: str, detail: dict[str, Any] | None, actor: str | None) -> None:
-        try:
-            actor = actor or getpass.getuser()
-        except (KeyError, OSError):
-            actor = "unknown"
-        self.execute("INSERT INTO audit_log (at, actor, action, detail) VALUES (?, ?, ?, ?)",
-                     (_utc_now(), actor, action, json.dumps(detail or {}, sort_keys=True)))
+        """Append a sealed entry: its link to the newest entry, its seal and the new head
+        are written in one transaction, so two processes never fork the chain."""
+        actor = actor or os_account()
+        at, text = _utc_now(), json.dumps(detail or {}, sort_keys=True)
+        with self._lock:
+            own = not self._conn.in_transaction
+            try:
+                if own:
+                    self._conn.execute("BEGIN IMMEDIATE")
+                secret = self._audit_secret()
+                last = self._conn.execute("SELECT entry_hash FROM audit_log "
+                                          "ORDER BY id DESC LIMIT 1").fetchone()
+                prev_hash = last[0] if last else ""
+                entry_id = self._conn.execute(
+                    "INSERT INTO audit_log (at, actor, action, detail, prev_hash) "
+                    "VALUES (?, ?, ?, ?, ?)", (at, actor, action, text, prev_hash)).lastrowid
+                entry_hash = seal(secret, prev_hash, entry_id, at, actor, action, text)
+                self._conn.execute("UPDATE audit_log SET entry_hash = ? WHERE id = ?",
+                                   (entry_hash, entry_id))
+                self._conn.execute("INSERT OR REPLACE INTO app_meta (key, value) VALUES (?, ?)",
+                                   (HEAD_KEY, f"{entry_id}:{entry_hash}"))
+                if own:
+                    self._conn.execute("COMMIT")
+            except BaseException as exc:
+                if own and self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                if isinstance(exc, sqlcipher3.Error):
+                    raise _store_error(self.path, exc) from None
+                raise
+
+    def _audit_secret(self) -> bytes:
+        row = self._conn.execute("SELECT value FROM app_meta WHERE key = ?",
+                                 (SECRET_KEY,)).fetchone()
+        if row is None:
+            raise StoreError("The audit log's sealing key is missing from the database.",
+                             "Restore the database from a backup; 'lumen audit verify' "
+                             "shows what can still be checked.")
+        return bytes.fromhex(row[0])
+
+    def _seal_earlier_entries(self) -> None:
+        """Seal, in order, the entries written before the log was sealed (once, when the
+        database reaches that schema)."""
+        with self.transaction() as conn:
+            secret = self._audit_secret()
+            previous, head = "", ""
+            for entry_id, at, actor, action, detail in conn.execute(
+                    "SELECT id, at, actor, action, detail FROM audit_log ORDER BY id").fetchall():
+                entry_hash = seal(secret, previous, entry_id, at, actor, action, detail)
+                conn.execute("UPDATE audit_log SET prev_hash = ?, entry_hash = ? WHERE id = ?",
+                             (previous, entry_hash, entry_id))
+                previous, head = entry_hash, f"{entry_id}:{entry_hash}"
+            if head:
+                conn.execute("INSERT OR REPLACE INTO app_meta (key, value) VALUES (?, ?)",
+                             (HEAD_KEY, head))
+
+    def verify_audit(self) -> ChainCheck:
+        """Check every entry's seal and link, and that none is missing from the end."""
+        with self._lock:
+            rows = self.query("SELECT id, at, actor, action, detail, prev_hash, entry_hash "
+                              "FROM audit_log ORDER BY id")
+            head = self.query("SELECT value FROM app_meta WHERE key = ?", (HEAD_KEY,))
+            try:
+                secret = self._audit_secret()
+            except StoreError as exc:
+                return ChainCheck(False, len(rows), rows[0][0] if rows else None, exc.message)
+        return verify_rows(secret, rows, head[0][0] if head else "")
 
     def _audit_refused_connections(self) -> None:
         """Write the network guard's refusals since the last write into the audit log.

@@ -215,6 +215,16 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         ALTER TABLE pipeline_run_v5 RENAME TO pipeline_run;
         CREATE INDEX pipeline_run_created ON pipeline_run(created_at);
     """),
+    (6, "tamper-evident audit log", """
+        -- Each entry is sealed with an HMAC over the previous entry's seal and its own
+        -- fields (store/audit_chain.py); the HMAC key is random and lives here, so it is
+        -- as secret as the database key and survives a change of that key.  Entries
+        -- written before this version are sealed in order when the database opens.
+        ALTER TABLE audit_log ADD COLUMN prev_hash TEXT NOT NULL DEFAULT '';
+        ALTER TABLE audit_log ADD COLUMN entry_hash TEXT NOT NULL DEFAULT '';
+        INSERT OR IGNORE INTO app_meta (key, value)
+            VALUES ('audit_hmac_key', lower(hex(randomblob(32))));
+    """),
 ]
 
 LATEST_VERSION = MIGRATIONS[-1][0]
