@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -49,7 +50,8 @@ def child(tree: str, method: str, limit: int, out: str, models: str, handout: bo
     from desktop_app.core.pipelines.ask import AskPipeline
 
     assert Path(sys.modules["desktop_app"].__file__).is_relative_to(tree)
-    paths = Paths.resolve(tempfile.mkdtemp(prefix="lumen-bench-answers-"))
+    home = tempfile.TemporaryDirectory(prefix="lumen-bench-answers-")
+    paths = Paths.resolve(home.name)
     paths.ensure()
     settings = Settings(models_dir=models)
     runtime = ModelRuntime(paths, settings)
@@ -77,6 +79,7 @@ def child(tree: str, method: str, limit: int, out: str, models: str, handout: bo
             handle.write(json.dumps({"handout_seconds": time.perf_counter() - started,
                                      "handout_words": len(summary.split())}) + "\n")
     runtime.close()
+    home.cleanup()
 
 
 def handout_summary(rows: list[dict]) -> str:
@@ -195,6 +198,7 @@ def main() -> int:
         for tree in trees.values():
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)],
                            check=False, capture_output=True)
+            shutil.rmtree(tree.parent, ignore_errors=True)
     facts = machine_facts()
     print(f"Machine: {facts}")
     print(f"Commits: before {commits['before']}, after {commits['after']}")

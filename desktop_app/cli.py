@@ -636,7 +636,7 @@ def cmd_bench_list(args, paths, settings) -> int:
         print(f"  {d.id:34} {d.name:28} {d.sample_count:6} samples  ({d.format})")
     print("Runs:")
     for r in runs:
-        print(f"  {r['id']}  {r['status']:9} {r['system']:26} {r['finished']} done  dataset {r['dataset_id']}")
+        print(f"  {r['id']}  {r['status']:11} {r['system']:26} {r['finished']} done  dataset {r['dataset_id']}")
     print("Systems: " + ", ".join(systems()))
     return EXIT_OK
 

@@ -103,6 +103,29 @@ def test_cancel_pauses_and_resume_finishes_without_repeats(evaluations, evaluato
     assert len(ids) == 4 == len(set(ids))
 
 
+def test_a_run_carried_on_elsewhere_is_neither_interrupted_nor_run_twice(evaluations, evaluator,
+                                                                         runtime):
+    from desktop_app.core.evaluation.runs import RunLock
+
+    dataset = demo(evaluations)
+    run_id = start_run(evaluations, runtime, evaluator.settings, dataset.id, "zero-shot",
+                       ["reference"], limit=1)
+    assert evaluations.run(run_id)["status"] == "paused"  # created, not yet carried on
+    evaluations.set_status(run_id, "running")
+    assert evaluations.run(run_id)["status"] == "interrupted"  # marked running, held by none
+    other = RunLock(evaluations.store.path.parent / "run-locks" / f"{run_id}.lock")
+    assert other.acquire()  # as another process carrying it on would
+    try:
+        assert evaluations.run(run_id)["status"] == "running"
+        assert [r["status"] for r in evaluations.runs() if r["id"] == run_id] == ["running"]
+        with pytest.raises(LumenError, match="another Lumen window"):
+            continue_run(evaluations, evaluator, run_id)
+        assert evaluations.finished_ids(run_id) == set()
+    finally:
+        other.release()
+    assert continue_run(evaluations, evaluator, run_id)["status"] == "complete"
+
+
 def test_failed_and_blank_answers_get_worst_case_scores(evaluations, evaluator, runtime):
     from desktop_app.core.evaluation import metrics
 
@@ -184,6 +207,9 @@ def test_a_killed_run_resumes_with_every_sample_scored_once(profile, tmp_path):
         run_id, status = store.query("SELECT id, status FROM eval_run")[0]
         before = store.query("SELECT count(*) FROM eval_result")[0][0]
     assert status == "running" and 2 <= before < 12  # killed: no chance to say "paused"
+    # No process holds the run any more: it is shown as interrupted, ready to resume.
+    listed = json.loads(run_lumen("bench", "list", "--json", env=env).stdout)
+    assert [r["status"] for r in listed["runs"] if r["id"] == run_id] == ["interrupted"], listed
     resumed = run_lumen("bench", "run", "--resume", run_id, "--json", env=env)
     assert resumed.returncode == 0, resumed.stderr
     summary = json.loads(resumed.stdout)
@@ -192,6 +218,9 @@ def test_a_killed_run_resumes_with_every_sample_scored_once(profile, tmp_path):
         rows = store.query("SELECT sample_id, scores FROM eval_result WHERE run_id = ?", (run_id,))
     assert len(rows) == 12 == len({r[0] for r in rows})
     assert all(json.loads(r[1])["sari"] is not None for r in rows)
+    with open_store(profile.database_file, TEST_PASSPHRASE) as store:
+        resumes = [e["detail"] for e in store.audit_entries() if e["action"] == "bench.run_resumed"]
+    assert resumes == [{"run": run_id, "was": "interrupted", "finished": before}]
     report = tmp_path / "report.html"
     written = run_lumen("bench", "report", run_id, "--out", str(report), "--accept", "errors == 0",
                         env=env)

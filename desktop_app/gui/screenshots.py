@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import secrets
+import shutil
 import sys
 import tempfile
 import time
@@ -145,6 +146,7 @@ def take(out: Path, only: tuple[str, ...] = TABS, models_dir: str | None = None)
         wait_for_all(60000)
         window.close()
         store.close()
+        shutil.rmtree(home, ignore_errors=True)
     return written
 
 

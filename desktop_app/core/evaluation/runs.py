@@ -3,15 +3,23 @@
 A run writes each finished sample in its own transaction, keyed by (run, sample), so
 a run that is paused, cancelled or killed mid-way resumes where it stopped: finished
 samples are kept and none is scored twice.
+
+The process carrying a run on holds an operating-system lock on a file named after the
+run (RunLock); the system lets go of it however the process ends.  A run marked running
+whose lock nobody holds was interrupted (killed, crashed, the machine switched off), and
+is shown as such, ready to resume; two processes never carry on the same run.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
+import os
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, Iterator
 
 from ..errors import LumenError
 from ..store import Store
@@ -38,9 +46,74 @@ class SavedDataset:
         return dict(self.__dict__)
 
 
+class RunLock:
+    """An exclusive, non-blocking lock on a file, released by the system when its
+    process ends in any way (flock on POSIX, msvcrt.locking on Windows)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._handle = None
+
+    def acquire(self) -> bool:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(self.path, "a+b")  # noqa: SIM115 - kept open while the lock is held
+        try:
+            if os.name == "nt":
+                import msvcrt
+
+                handle.seek(0)
+                msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)
+            else:
+                import fcntl
+
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.close()
+            return False
+        self._handle = handle
+        return True
+
+    def release(self) -> None:
+        if self._handle is not None:
+            self._handle.close()  # closing the file lets go of the lock
+            self._handle = None
+
+    def held_elsewhere(self) -> bool:
+        """Whether another holder (another process, or another RunLock) has the lock."""
+        if self._handle is not None:
+            return False
+        if not self.path.exists():
+            return False
+        if self.acquire():
+            self.release()
+            return False
+        return True
+
+
 class EvaluationStore:
     def __init__(self, store: Store) -> None:
         self.store = store
+
+    def _lock(self, run_id: str) -> RunLock:
+        return RunLock(self.store.path.parent / "run-locks" / f"{run_id}.lock")
+
+    def _status_now(self, run_id: str, status: str) -> str:
+        """'interrupted' for a run marked running that no process carries on."""
+        if status == "running" and not self._lock(run_id).held_elsewhere():
+            return "interrupted"
+        return status
+
+    @contextlib.contextmanager
+    def carrying_on(self, run_id: str) -> Iterator[None]:
+        """Hold the run's lock while it is carried on; refuse when another process does."""
+        lock = self._lock(run_id)
+        if not lock.acquire():
+            raise LumenError(f"Run {run_id} is being carried on by another Lumen window or "
+                             "command.", "Wait for it to finish, or stop it there first.")
+        try:
+            yield
+        finally:
+            lock.release()
 
     # ---- datasets ----
 
@@ -107,7 +180,7 @@ class EvaluationStore:
         now = _now()
         self.store.execute(
             "INSERT INTO eval_run (id, dataset_id, system, scorers, config, status, sample_limit, "
-            "created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?)",
+            "created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'paused', ?, ?, ?)",
             (run_id, dataset_id, system, json.dumps(scorers), json.dumps(config), limit, now, now))
         self.store.audit("bench.run_created", {"run": run_id, "dataset": dataset_id, "system": system,
                                                "limit": limit})
@@ -121,7 +194,7 @@ class EvaluationStore:
                              "List runs with 'lumen bench list'.")
         rid, dataset_id, system, scorers, config, status, limit, created, updated = rows[0]
         return {"id": rid, "dataset_id": dataset_id, "system": system, "scorers": json.loads(scorers),
-                "config": json.loads(config), "status": status, "limit": limit,
+                "config": json.loads(config), "status": self._status_now(rid, status), "limit": limit,
                 "created_at": created, "updated_at": updated}
 
     def runs(self) -> list[dict[str, Any]]:
@@ -129,7 +202,8 @@ class EvaluationStore:
             "SELECT r.id, r.dataset_id, r.system, r.status, r.created_at, r.sample_limit, "
             "(SELECT count(*) FROM eval_result WHERE run_id = r.id) FROM eval_run r "
             "ORDER BY r.created_at DESC")
-        return [{"id": r[0], "dataset_id": r[1], "system": r[2], "status": r[3], "created_at": r[4],
+        return [{"id": r[0], "dataset_id": r[1], "system": r[2],
+                 "status": self._status_now(r[0], r[3]), "created_at": r[4],
                  "limit": r[5], "finished": r[6]} for r in rows]
 
     def set_status(self, run_id: str, status: str) -> None:
