@@ -251,15 +251,23 @@ def cmd_settings_show(args, paths, settings) -> int:
 
 def cmd_settings_set(args, paths, settings) -> int:
     updated = settings.with_value(args.key, args.value)
-    updated.save(paths)
+    _save_settings(paths, settings, updated)
     print(f"{args.key} = {getattr(updated, args.key)!r}")
     return EXIT_OK
 
 
 def cmd_settings_reset(args, paths, settings) -> int:
-    Settings().save(paths)
+    _save_settings(paths, settings, Settings())
     print("Settings are back to their defaults.")
     return EXIT_OK
+
+
+def _save_settings(paths: Paths, old: Settings, new: Settings) -> None:
+    """Save settings and record the names of those that changed in the audit log."""
+    changed = new.changed_from(old)
+    new.save(paths)
+    if changed:
+        _audit(paths, "settings.changed", {"settings": changed, "from": "command line"})
 
 
 def _open_store_for_glossary(paths: Paths, required: bool):
@@ -516,8 +524,8 @@ def cmd_simplify(args, paths, settings) -> int:
         finally:
             runtime.close()
         save_run(store, handout.trace, summary=summary, question="", result=handout.to_text())
-    if out is not None:
-        write_handout(handout, out)
+        if out is not None:
+            write_handout(handout, out, store)
     if args.json:
         _print_json(handout.to_dict())
     elif out is None:
@@ -561,8 +569,8 @@ def cmd_calibrate(args, paths, settings) -> int:
         load_items(dataset, args.check_split), embedder.embed_recent, _glossary(paths, settings),
         settings.evidence_lines, margin.threshold) if args.check_split else None)
     if args.apply:
-        settings.with_value("relevance_threshold", result.threshold).with_value(
-            "evidence_margin", margin.threshold).save(paths)
+        _save_settings(paths, settings, settings.with_value(
+            "relevance_threshold", result.threshold).with_value("evidence_margin", margin.threshold))
     if args.json:
         _print_json({"calibration": result.to_dict(), "evidence_margin": margin.to_dict(),
                      "held_out": held_out, "evidence_margin_held_out": margin_held_out,
@@ -696,7 +704,7 @@ def cmd_bench_report(args, paths, settings) -> int:
     with _open_store_for_glossary(paths, required=True) as store:
         report = build_report(EvaluationStore(store), args.run, ReportRules.from_settings(settings),
                               criteria, args.baseline)
-    write_report(report, out)
+        write_report(report, out, store)
     decided = report.verdict
     print(f"Report written to {out}. {decided['headline']}")
     for note in decided["notes"] + report.summary["not_measured"]:

@@ -9,8 +9,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from .core.errors import LumenError
 from .core.pipelines.simplify import Handout, handout_file_kind
+
+if TYPE_CHECKING:
+    from .core.store import Store
 
 
 def html_to_pdf(html: str, path: Path, title: str = "") -> None:
@@ -46,9 +51,9 @@ def html_to_pdf(html: str, path: Path, title: str = "") -> None:
                          "Check that the folder is writable and the disk is not full.")
 
 
-def write_report(report, path: Path) -> None:
+def write_report(report, path: Path, store: "Store | None" = None) -> None:
     """A validation report (core.evaluation.report.ValidationReport) as HTML, PDF or CSV,
-    by the file's suffix."""
+    by the file's suffix; recorded in `store`'s audit log."""
     from .core.evaluation.report import report_kind
 
     kind = report_kind(path.name)
@@ -62,9 +67,12 @@ def write_report(report, path: Path) -> None:
     except OSError as exc:
         raise LumenError(f"The report {path} could not be written ({exc.strerror or exc}).",
                          "Choose a folder you may write to.") from None
+    audit_output(store, "bench.report_exported", kind, run=report.summary["run"]["id"])
 
 
-def write_handout(handout: Handout, path: Path) -> None:
+def write_handout(handout: Handout, path: Path, store: "Store | None" = None) -> None:
+    """A handout as PDF, HTML or text, by the file's suffix; recorded in `store`'s audit
+    log."""
     kind = handout_file_kind(path)
     try:
         if kind == "pdf":
@@ -74,3 +82,11 @@ def write_handout(handout: Handout, path: Path) -> None:
     except OSError as exc:
         raise LumenError(f"The handout {path} could not be written ({exc.strerror or exc}).",
                          "Choose a folder you may write to.") from None
+    audit_output(store, "simplify.exported", kind, run=handout.trace.id)
+
+
+def audit_output(store: "Store | None", action: str, kind: str, **ids: str) -> None:
+    """Record that patient or validation text left Lumen (a file or a printer): what and
+    in which form, never the file's name, which may name a patient."""
+    if store is not None:
+        store.audit(action, {"format": kind, **ids})

@@ -118,6 +118,10 @@ def test_settings_dialog_edits_the_settings_object(qtbot, window, profile):
     saved = Settings.load(profile)
     assert saved.threads == 3 and abs(saved.temperature - 0.4) < 1e-9
     assert window.session.settings.threads == 3
+    changes = [e["detail"] for e in window.session.store.audit_entries()
+               if e["action"] == "settings.changed"]
+    assert changes[0]["from"] == "window"
+    assert sorted(changes[0]["settings"]) == ["temperature", "threads"]
 
     again = window.open_settings()
     again.restore_defaults()
@@ -886,6 +890,9 @@ def test_simplify_tab_side_by_side_and_export(qtbot, quick_window, tmp_path):
     assert page.findChild(QMessageBox, "infoDialog") is not None
     runs = quick_window.session.store.query("SELECT kind FROM pipeline_run")
     assert ("simplify",) in runs
+    exported = [e["detail"] for e in quick_window.session.store.audit_entries()
+                if e["action"] == "simplify.exported"]
+    assert exported == [{"format": "pdf", "run": handout.trace.id}]
 
 
 def test_dropping_a_file_on_the_summary_box_opens_it(qtbot, quick_window, tmp_path):
@@ -945,6 +952,9 @@ def test_evaluation_tab_runs_a_small_benchmark(qtbot, quick_window, tmp_path):
     written = (tmp_path / "report.html").read_text()
     assert "Lumen validation report" in written and "Not measured" in written
     assert html.escape(page.last_report.verdict["headline"]) in written
+    assert {"format": "html", "run": run_id} in [
+        e["detail"] for e in quick_window.session.store.audit_entries()
+        if e["action"] == "bench.report_exported"]
     # The chart: both runs side by side, on the metric's axis, drawn (not blank).
     assert len(page.chart.rows) == 2 and "score, 0 to 100" in page.chart.svg
     image = page.chart.grab().toImage()

@@ -236,6 +236,10 @@ def test_ask_and_simplify_commands(profile, tmp_path):
     history = run_lumen("history", "--json", env=env)
     runs = json.loads(history.stdout)
     assert [r["kind"] for r in runs].count("ask") == 3 and [r["kind"] for r in runs].count("simplify") == 1
+    audited = json.loads(run_lumen("audit", "--json", env=env).stdout)
+    exports = [e["detail"] for e in audited if e["action"] == "simplify.exported"]
+    assert exports == [{"format": "html", "run": next(r["id"] for r in runs if r["kind"] == "simplify")}]
+    assert not any("handout" in json.dumps(e["detail"]) for e in audited)  # not the file's name
     shown = run_lumen("history", runs[0]["id"], env=env)
     assert json.loads(shown.stdout)["trace"]["id"] == runs[0]["id"]
     bad = run_lumen("simplify", str(summary), "--out", str(tmp_path / "x.doc"), env=env)

@@ -48,9 +48,16 @@ def test_wrong_passphrase_is_refused_and_touches_nothing(profile, monkeypatch):
     assert "does not open" in info.value.message and "Nothing was changed" in info.value.fix
     assert profile.database_file.read_bytes() == before
     assert os.stat(profile.database_file).st_mtime_ns == mtime
-    assert sorted(os.listdir(profile.data_dir)) == listing
+    # The attempt waits beside the database (when, who, which kind of key; never the key)
+    # and is audited when the right key opens it.
+    note = profile.database_file.with_name(profile.database_file.name + ".failed-unlocks")
+    assert sorted(os.listdir(profile.data_dir)) == sorted(listing + [note.name])
+    assert "not the right passphrase" not in note.read_text()
     with open_store(profile.database_file) as store:  # the right one still works
-        assert store.audit_entries()
+        failed = [e for e in store.audit_entries() if e["action"] == "database.unlock_failed"]
+        assert len(failed) == 1 and failed[0]["detail"]["key_source"] == "passphrase"
+        assert store.verify_audit().ok
+    assert sorted(os.listdir(profile.data_dir)) == listing
 
 
 def test_no_keyring_and_no_passphrase_creates_nothing(profile):

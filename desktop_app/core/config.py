@@ -415,6 +415,12 @@ class Settings:
         value = _coerce(by_name[name], raw)
         return dataclasses.replace(self, **{name: value})
 
+    def changed_from(self, other: "Settings") -> list[str]:
+        """The names of the settings whose values differ from `other`'s (for the audit
+        log, which records names, not values: a path may name a person)."""
+        return [f.name for f in dataclasses.fields(self)
+                if getattr(self, f.name) != getattr(other, f.name)]
+
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 

@@ -24,7 +24,10 @@ class Session:
 
     def apply_settings(self, settings: Settings) -> None:
         """Save new settings; loaded models are dropped so the next call uses them."""
+        changed = settings.changed_from(self.settings)
         settings.save(self.paths)
+        if changed and self.store is not None:
+            self.store.audit("settings.changed", {"settings": changed, "from": "window"})
         self.settings = settings
         self.runtime.close()
         self.runtime = ModelRuntime(self.paths, settings)

@@ -612,7 +612,8 @@ class AskPage(QWidget):
 
     def print_answer(self) -> None:
         if self.result is not None:
-            print_html(self, self.answer_html(), "Lumen answer")
+            print_html(self, self.answer_html(), "Lumen answer", self.session.store,
+                       "ask.printed", run=self.result.trace.id)
 
 
 def tip_every_cell(tree: QTreeWidget) -> None:

@@ -517,7 +517,7 @@ class EvaluationPage(QWidget):
         def done(report) -> None:
             self.report_status.setText("")
             try:
-                write_report(report, path)
+                write_report(report, path, self.session.store)
             except LumenError as exc:
                 show_error(self, exc)
                 return

@@ -379,7 +379,8 @@ class KnowledgePage(QWidget):
 
     def print_answer(self) -> None:
         if self.result is not None:
-            print_html(self, self.answer_html(), "Lumen knowledge answer")
+            print_html(self, self.answer_html(), "Lumen knowledge answer", self.session.store,
+                       "kb.printed")
 
     # ---- library ----
 

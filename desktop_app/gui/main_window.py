@@ -106,9 +106,7 @@ class MainWindow(QMainWindow):
 
         def applied() -> None:
             if dialog.result_settings is not None:
-                self.session.apply_settings(dialog.result_settings)
-                if self.session.store is not None:
-                    self.session.store.audit("settings.changed", {})
+                self.session.apply_settings(dialog.result_settings)  # audits what changed
                 self.models_page.refresh()
                 self.ask_page.apply_settings()
                 self.knowledge_page.apply_settings()

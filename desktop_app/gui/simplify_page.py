@@ -57,7 +57,8 @@ class SimplifyPage(QWidget):
         self.print_button = QPushButton("Print…")
         self.print_button.setShortcut(QKeySequence.StandardKey.Print)
         self.print_button.clicked.connect(lambda: self.handout and print_html(
-            self, self.handout.to_html(), "Lumen handout"))
+            self, self.handout.to_html(), "Lumen handout", self.session.store,
+            "simplify.printed", run=self.handout.trace.id))
         for button in (self.export_button, self.print_button):
             button.setEnabled(False)
         self.grades = QLabel()
@@ -180,11 +181,8 @@ class SimplifyPage(QWidget):
 
     def export(self, path: Path) -> None:
         try:
-            write_handout(self.handout, path)
+            write_handout(self.handout, path, self.session.store)
         except Exception as exc:
             show_error(self, exc)
             return
-        if self.session.store is not None:
-            self.session.store.audit("simplify.exported", {"run": self.handout.trace.id,
-                                                           "format": path.suffix.lstrip(".")})
         show_info(self, "Handout saved", f"The handout was saved as {path}.")

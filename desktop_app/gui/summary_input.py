@@ -218,8 +218,13 @@ class GlossaryBrowser(QTextBrowser):
             QToolTip.hideText()
 
 
-def print_html(parent: QWidget, html_text: str, title: str) -> None:
+def print_html(parent: QWidget, html_text: str, title: str, store=None, action: str = "",
+               **ids: str) -> None:
+    """Print through the system's dialog; a printed copy is recorded as `action` in
+    `store`'s audit log."""
     from PySide6.QtPrintSupport import QPrintDialog, QPrinter
+
+    from ..export import audit_output
 
     printer = QPrinter(QPrinter.PrinterMode.HighResolution)
     printer.setDocName(title)
@@ -228,3 +233,4 @@ def print_html(parent: QWidget, html_text: str, title: str) -> None:
         document = QTextDocument()
         document.setHtml(html_text)
         document.print_(printer)
+        audit_output(store, action, "print", **ids)

@@ -70,6 +70,7 @@ class Store:
                              "read and write it.") from exc
         except sqlcipher3.DatabaseError:
             self._conn.close()
+            _note_failed_unlock(self.path, key.source)
             what = "passphrase" if key.source == "passphrase" else "key from the OS keyring"
             raise WrongKeyError(
                 f"The {what} does not open Lumen's database.",
@@ -234,9 +235,27 @@ class Store:
 
     def _audit_refused_connections(self) -> None:
         """Write the network guard's refusals since the last write into the audit log.
-        An attempt names a host and the code that tried, never patient text."""
+        An attempt names a host and the code that tried, never patient text.  Failed
+        unlocks noted since the database was last opened go in too."""
         if not self._collects_refusals:
             return
+        noted = _failed_unlocks_file(self.path)
+        if noted.exists():
+            try:
+                lines = noted.read_text(encoding="utf-8").splitlines()
+            except OSError as exc:
+                log.warning("Failed unlocks could not be read: %s", exc)
+                lines = []
+            for line in lines:
+                try:
+                    attempt = json.loads(line)
+                except ValueError:
+                    continue
+                self._insert_audit("database.unlock_failed",
+                                   {"at": attempt.get("at", ""),
+                                    "key_source": attempt.get("key_source", "")},
+                                   str(attempt.get("actor", "unknown")))
+            noted.unlink(missing_ok=True)
         attempts = offline.take_unaudited()
         for index, attempt in enumerate(attempts):
             try:
@@ -280,6 +299,22 @@ class Store:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _failed_unlocks_file(database: Path) -> Path:
+    return database.with_name(database.name + ".failed-unlocks")
+
+
+def _note_failed_unlock(database: Path, key_source: str) -> None:
+    """A wrong key cannot write to the database it failed to open: the attempt (when,
+    which account, which kind of key; never the key) waits in a side file and goes into
+    the audit log the next time the database opens."""
+    try:
+        with _failed_unlocks_file(database).open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps({"at": _utc_now(), "actor": os_account(),
+                                     "key_source": key_source}) + "\n")
+    except OSError as exc:
+        log.warning("A failed unlock could not be noted: %s", exc)
 
 
 def _store_error(path: Path, exc: Exception) -> StoreError:
