@@ -797,6 +797,79 @@ def cmd_audit(args, paths, settings) -> int:
     return EXIT_OK
 
 
+def _new_passphrase(variable: str, what: str) -> str:
+    """A new passphrase from `variable`, or asked twice on a terminal."""
+    given = os.environ.get(variable)
+    if given:
+        return given
+    if not sys.stdin.isatty():
+        raise LumenError(f"Lumen needs the {what}.", f"Set {variable}, or run the command in a "
+                         "terminal to be asked for it.")
+    first = getpass.getpass(f"{what[:1].upper()}{what[1:]}: ")
+    if getpass.getpass("Repeat it: ") != first:
+        raise LumenError("The two passphrases differ.", "Run the command again.")
+    return first
+
+
+def cmd_key(args, paths, settings) -> int:
+    from .core.store import open_store
+    from .core.store.custody import change_key
+
+    with open_store(paths.database_file, _passphrase_for(paths)) as store:
+        phrase = (_new_passphrase("LUMEN_NEW_PASSPHRASE", "new passphrase")
+                  if store.key_source == "passphrase" else None)
+        key = change_key(store, phrase)
+    if key.source == "passphrase":
+        print("The database is now encrypted under the new passphrase; the old one opens "
+              "nothing. Keep the new one safe: it cannot be recovered.")
+    else:
+        print("The database is now encrypted under a new random key in the OS keyring; the "
+              "old key was removed and opens nothing.")
+    return EXIT_OK
+
+
+def cmd_backup(args, paths, settings) -> int:
+    from .core.store import open_store
+    from .core.store.custody import backup
+
+    out = Path(args.file)
+    with open_store(paths.database_file, _passphrase_for(paths)) as store:
+        phrase = _new_passphrase("LUMEN_BACKUP_PASSPHRASE", "passphrase for the backup")
+        summary = backup(store, out, phrase, paths.profile_files)
+    rows = sum(summary["tables"].values())
+    print(f"Backup written to {out}: {rows} rows in {len(summary['tables'])} tables, and "
+          f"{', '.join(summary['files']) or 'no profile files'}. It opens only with its "
+          "passphrase.")
+    return EXIT_OK
+
+
+def cmd_restore(args, paths, settings) -> int:
+    from .core.store import KeyManager, open_store
+    from .core.store.custody import restore
+    from .core.store.keys import PASSPHRASE_ENV
+
+    phrase = os.environ.get("LUMEN_BACKUP_PASSPHRASE") or (
+        getpass.getpass("Passphrase of the backup: ") if sys.stdin.isatty() else "")
+    if not phrase:
+        raise LumenError("Lumen needs the backup's passphrase.",
+                         "Set LUMEN_BACKUP_PASSPHRASE, or run the command in a terminal.")
+    new_phrase = (_new_passphrase(PASSPHRASE_ENV, "passphrase for the restored database")
+                  if KeyManager(paths.database_file).needs_passphrase() else None)
+    key, files = restore(Path(args.file), phrase, paths.database_file, new_phrase)
+    targets = paths.profile_files
+    for name, text in files.items():
+        if name in targets:
+            targets[name].parent.mkdir(parents=True, exist_ok=True)
+            targets[name].write_text(text, encoding="utf-8")
+    with open_store(paths.database_file, new_phrase) as store:
+        store.audit("profile.restored", {"files": sorted(files)})
+        check = store.verify_audit()
+    print(f"Restored into {paths.database_file} ({'key in the OS keyring' if key.source == 'keyring' else 'your passphrase'}); "
+          f"audit log {'intact' if check.ok else 'ALTERED: ' + check.problem}. Rebuild the "
+          "knowledge index with 'lumen kb reindex'.")
+    return EXIT_OK if check.ok else EXIT_PROBLEM
+
+
 def _audit(paths: Paths, action: str, detail: dict[str, Any]) -> None:
     """Record a change in the audit log (asking for the passphrase on a terminal)."""
     from .core.store import KeyManager, open_store
@@ -1295,6 +1368,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("id")
     p.set_defaults(func=cmd_cases_remove)
 
+    p = sub.add_parser(
+        "key", help="change the database's passphrase, or rotate its keyring key",
+        description="Re-encrypt the database under a new key (close other Lumen windows "
+                    "first). A passphrase database asks for the new passphrase twice (or reads "
+                    "LUMEN_NEW_PASSPHRASE); a keyring database gets a fresh random key. The old "
+                    "key opens nothing afterwards.")
+    p.add_argument("action", choices=("change",))
+    p.set_defaults(func=cmd_key)
+    p = sub.add_parser(
+        "backup", help="write the whole profile to one encrypted file",
+        description="Every table of the database, the settings and the model list, in one "
+                    "SQLCipher file encrypted with a passphrase chosen for it (asked twice, or "
+                    "LUMEN_BACKUP_PASSPHRASE). The vector index is rebuilt after a restore with "
+                    "'lumen kb reindex'.")
+    p.add_argument("file", help="the backup file to write")
+    p.set_defaults(func=cmd_backup)
+    p = sub.add_parser(
+        "restore", help="restore a backup into a profile that has no database yet",
+        description="Copy every row of a backup into a new database with a key of its own "
+                    "(the OS keyring, or LUMEN_PASSPHRASE / a passphrase asked twice), and its "
+                    "settings and model list. Never overwrites a database: restore into a new "
+                    "profile with --profile DIR, or move the old database away first.")
+    p.add_argument("file", help="a file written by 'lumen backup'")
+    p.set_defaults(func=cmd_restore)
     audit = sub.add_parser(
         "audit", help="show the audit log (who did what, when), or verify its seals",
         description="Show the newest entries of the audit log, or, with 'verify', check "

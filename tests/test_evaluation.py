@@ -105,7 +105,7 @@ def test_cancel_pauses_and_resume_finishes_without_repeats(evaluations, evaluato
 
 def test_a_run_carried_on_elsewhere_is_neither_interrupted_nor_run_twice(evaluations, evaluator,
                                                                          runtime):
-    from desktop_app.core.evaluation.runs import RunLock
+    from desktop_app.core.locks import FileLock
 
     dataset = demo(evaluations)
     run_id = start_run(evaluations, runtime, evaluator.settings, dataset.id, "zero-shot",
@@ -113,7 +113,7 @@ def test_a_run_carried_on_elsewhere_is_neither_interrupted_nor_run_twice(evaluat
     assert evaluations.run(run_id)["status"] == "paused"  # created, not yet carried on
     evaluations.set_status(run_id, "running")
     assert evaluations.run(run_id)["status"] == "interrupted"  # marked running, held by none
-    other = RunLock(evaluations.store.path.parent / "run-locks" / f"{run_id}.lock")
+    other = FileLock(evaluations.store.path.parent / "run-locks" / f"{run_id}.lock")
     assert other.acquire()  # as another process carrying it on would
     try:
         assert evaluations.run(run_id)["status"] == "running"

@@ -129,6 +129,81 @@ def test_settings_dialog_edits_the_settings_object(qtbot, window, profile):
     again.reject()
 
 
+def _answer_next_dialog(qtbot, fill) -> None:
+    """Fill the next modal dialog when it opens (it blocks the test until it closes)."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    def attempt():
+        dialog = QApplication.activeModalWidget()
+        if dialog is None:
+            QTimer.singleShot(20, attempt)
+            return
+        fill(dialog)
+    QTimer.singleShot(0, attempt)
+
+
+def test_the_passphrase_is_changed_from_the_file_menu(qtbot, window, profile):
+    from PySide6.QtGui import QAction
+    from PySide6.QtWidgets import QLineEdit
+
+    from desktop_app.core.errors import WrongKeyError
+    from desktop_app.gui.key_dialogs import PassphraseDialog
+
+    tried = []
+
+    def fill(dialog):
+        assert isinstance(dialog, PassphraseDialog)
+        field = {f.objectName(): f for f in dialog.findChildren(QLineEdit)}
+        field["currentPassphrase"].setText("not the passphrase")
+        field["newPassphrase"].setText("short")
+        field["repeatPassphrase"].setText("short")
+        dialog.accept()
+        tried.append(dialog.error.text())
+        field["newPassphrase"].setText("a brand new passphrase")
+        field["repeatPassphrase"].setText("a brand new passphrase")
+        dialog.accept()
+        tried.append(dialog.error.text())
+        field["currentPassphrase"].setText(TEST_PASSPHRASE)
+        dialog.accept()
+
+    _answer_next_dialog(qtbot, fill)
+    window.findChild(QAction, "changeDatabaseKey").trigger()
+    assert "at least 8 characters" in tried[0] and tried[1] == "That is not the current passphrase."
+    qtbot.waitUntil(lambda: window.findChild(QMessageBox, "infoDialog") is not None, timeout=10_000)
+    with pytest.raises(WrongKeyError):
+        open_store(profile.database_file, TEST_PASSPHRASE)
+    open_store(profile.database_file, "a brand new passphrase").close()
+    actions = [e["action"] for e in window.session.store.audit_entries()]
+    assert "database.key_changed" in actions and "database.unlock_failed" in actions
+
+
+def test_the_profile_is_backed_up_from_the_file_menu(qtbot, window, profile, tmp_path):
+    from PySide6.QtWidgets import QLineEdit
+
+    from desktop_app.core.config import Paths
+    from desktop_app.core.store.custody import restore
+    from desktop_app.gui.key_dialogs import back_up_profile
+
+    def fill(dialog):
+        field = {f.objectName(): f for f in dialog.findChildren(QLineEdit)}
+        assert "currentPassphrase" not in [name for name, f in field.items() if f.isVisible()]
+        field["newPassphrase"].setText("backup passphrase here")
+        field["repeatPassphrase"].setText("backup passphrase here")
+        dialog.accept()
+
+    finished = []
+    _answer_next_dialog(qtbot, fill)
+    back_up_profile(window, window.session, finished.append, tmp_path / "profile.db")
+    qtbot.waitUntil(lambda: bool(finished), timeout=30_000)
+    assert finished[0]["files"] == ["settings.toml"]
+    fresh = Paths.resolve(tmp_path / "fresh")
+    fresh.ensure()
+    _key, files = restore(tmp_path / "profile.db", "backup passphrase here", fresh.database_file,
+                          "restored passphrase")
+    assert files["settings.toml"] == profile.settings_file.read_text()
+
+
 def test_settings_speak_plainly_with_defaults_and_technical_names_in_tooltips(qtbot, window):
     import dataclasses
     import re

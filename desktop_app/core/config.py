@@ -112,6 +112,11 @@ class Paths:
         return self.config_dir / "models.toml"
 
     @property
+    def profile_files(self) -> dict[str, Path]:
+        """The profile's own files a backup carries besides the database (by name)."""
+        return {"settings.toml": self.settings_file, "models.toml": self.model_registry_file}
+
+    @property
     def database_file(self) -> Path:
         return self.data_dir / "lumen.db"
 

@@ -16,6 +16,7 @@ from .ask_page import AskPage
 from .evaluation_page import EvaluationPage
 from .glossary_page import GlossaryPage
 from .help_window import GUIDES, GuideDialog
+from .key_dialogs import back_up_profile, change_database_key
 from .knowledge_page import KnowledgePage
 from .models_page import ModelsPage
 from .settings_dialog import SettingsDialog
@@ -75,6 +76,15 @@ class MainWindow(QMainWindow):
         settings.setShortcuts([QKeySequence("Ctrl+,")])
         settings.triggered.connect(self.open_settings)
         file_menu.addAction(settings)
+        file_menu.addSeparator()
+        backup_action = QAction("&Back up profile…", self)
+        backup_action.setObjectName("backUpProfile")
+        backup_action.triggered.connect(lambda: back_up_profile(self, self.session))
+        file_menu.addAction(backup_action)
+        key_action = QAction("Change database &key…", self)
+        key_action.setObjectName("changeDatabaseKey")
+        key_action.triggered.connect(lambda: change_database_key(self, self.session))
+        file_menu.addAction(key_action)
         file_menu.addSeparator()
         quit_action = QAction("&Quit", self)
         quit_action.setShortcut(QKeySequence("Ctrl+Q"))

@@ -5,7 +5,7 @@ a run that is paused, cancelled or killed mid-way resumes where it stopped: fini
 samples are kept and none is scored twice.
 
 The process carrying a run on holds an operating-system lock on a file named after the
-run (RunLock); the system lets go of it however the process ends.  A run marked running
+run (locks.FileLock); the system lets go of it however the process ends.  A run marked running
 whose lock nobody holds was interrupted (killed, crashed, the machine switched off), and
 is shown as such, ready to resume; two processes never carry on the same run.
 """
@@ -15,13 +15,12 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import json
-import os
 import uuid
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Iterator
 
 from ..errors import LumenError
+from ..locks import FileLock
 from ..store import Store
 from .dataset import Dataset, Sample
 
@@ -46,56 +45,12 @@ class SavedDataset:
         return dict(self.__dict__)
 
 
-class RunLock:
-    """An exclusive, non-blocking lock on a file, released by the system when its
-    process ends in any way (flock on POSIX, msvcrt.locking on Windows)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._handle = None
-
-    def acquire(self) -> bool:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        handle = open(self.path, "a+b")  # noqa: SIM115 - kept open while the lock is held
-        try:
-            if os.name == "nt":
-                import msvcrt
-
-                handle.seek(0)
-                msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)
-            else:
-                import fcntl
-
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            handle.close()
-            return False
-        self._handle = handle
-        return True
-
-    def release(self) -> None:
-        if self._handle is not None:
-            self._handle.close()  # closing the file lets go of the lock
-            self._handle = None
-
-    def held_elsewhere(self) -> bool:
-        """Whether another holder (another process, or another RunLock) has the lock."""
-        if self._handle is not None:
-            return False
-        if not self.path.exists():
-            return False
-        if self.acquire():
-            self.release()
-            return False
-        return True
-
-
 class EvaluationStore:
     def __init__(self, store: Store) -> None:
         self.store = store
 
-    def _lock(self, run_id: str) -> RunLock:
-        return RunLock(self.store.path.parent / "run-locks" / f"{run_id}.lock")
+    def _lock(self, run_id: str) -> FileLock:
+        return FileLock(self.store.path.parent / "run-locks" / f"{run_id}.lock")
 
     def _status_now(self, run_id: str, status: str) -> str:
         """'interrupted' for a run marked running that no process carries on."""

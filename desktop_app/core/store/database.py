@@ -18,6 +18,7 @@ from typing import Any, Iterator
 import sqlcipher3
 
 from .. import offline
+from ..locks import FileLock
 from ..errors import StoreError, WrongKeyError
 from .audit_chain import HEAD_KEY, SECRET_KEY, ChainCheck, os_account, seal, verify_rows
 from .keys import DatabaseKey, KeyManager
@@ -78,6 +79,13 @@ class Store:
                 if key.source == "passphrase" else
                 "The keyring holds a different key than the one this database was made with; "
                 "restore the matching keyring entry or database backup.") from None
+        # Every open store holds this shared lock; changing the key or restoring takes the
+        # exclusive one (custody.py), so neither happens under another window's feet.
+        self._in_use = FileLock(self.path.with_name(self.path.name + ".in-use"), shared=True)
+        if not self._in_use.acquire():
+            self._conn.close()
+            raise StoreError("Lumen's database is having its key changed by another Lumen "
+                             "window or command.", "Wait a moment, then try again.")
         try:
             self._conn.execute("PRAGMA foreign_keys = ON")
             mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
@@ -86,9 +94,11 @@ class Store:
             self._migrate()
         except sqlcipher3.Error as exc:
             self._conn.close()
+            self._in_use.release()
             raise _store_error(self.path, exc) from None
         except BaseException:
             self._conn.close()
+            self._in_use.release()
             raise
         self._audit_refused_connections()
 
@@ -272,6 +282,43 @@ class Store:
         return [{"at": at, "actor": actor, "action": action, "detail": json.loads(detail)}
                 for at, actor, action, detail in rows]
 
+    # ---- key custody (custody.py decides when; these do it) ----
+
+    def rekey(self, key: DatabaseKey) -> None:
+        """Re-encrypt every page under `key`, in place."""
+        with self._lock:
+            try:
+                self._conn.execute(f"PRAGMA rekey = {key.pragma_value()}").fetchall()
+                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            except sqlcipher3.Error as exc:
+                raise _store_error(self.path, exc) from None
+        self.key_source = key.source
+
+    def export_to(self, path: Path, passphrase: str, files: dict[str, str]) -> dict[str, int]:
+        """Copy every table into a new SQLCipher file under `passphrase`, with `files`
+        (name -> text) in a table of their own; returns the rows copied per table."""
+        quoted = "'" + passphrase.replace("'", "''") + "'"
+        target = "'" + str(path).replace("'", "''") + "'"
+        with self._lock:
+            try:
+                self._conn.execute(f"ATTACH DATABASE {target} AS backup KEY {quoted}")
+                try:
+                    self._conn.execute("SELECT sqlcipher_export('backup')")
+                    self._conn.execute(f"PRAGMA backup.user_version = {self.schema_version}")
+                    self._conn.execute("CREATE TABLE backup.lumen_profile_file "
+                                       "(name TEXT PRIMARY KEY, content TEXT NOT NULL)")
+                    self._conn.executemany("INSERT INTO backup.lumen_profile_file VALUES (?, ?)",
+                                           sorted(files.items()))
+                    tables = [row[0] for row in self._conn.execute(
+                        "SELECT name FROM sqlite_master WHERE type = 'table' "
+                        "AND name NOT LIKE 'sqlite_%'")]
+                    return {table: self._conn.execute(
+                        f'SELECT count(*) FROM backup."{table}"').fetchone()[0] for table in tables}
+                finally:
+                    self._conn.execute("DETACH DATABASE backup")
+            except sqlcipher3.Error as exc:
+                raise _store_error(path, exc) from None
+
     # ---- health ----
 
     def cipher_version(self) -> str:
@@ -293,6 +340,7 @@ class Store:
             except StoreError as exc:
                 log.warning("Refused network attempts could not be audited: %s", exc.message)
             self._conn.close()
+            self._in_use.release()
 
     def __enter__(self) -> "Store":
         return self
@@ -354,5 +402,16 @@ def open_store(database_file: Path, passphrase: str | None = None, *,
                              "Check the OS keyring, or set a passphrase instead.") from exc
         store.audit("database.created", {"key_source": key.source})
         return store
-    return Store(database_file, keys.key_for_existing(passphrase),
-                 collects_refusals=collects_refusals)
+    try:
+        return Store(database_file, keys.key_for_existing(passphrase),
+                     collects_refusals=collects_refusals)
+    except WrongKeyError:
+        # A key change that stopped between its new keyring entry and its record: the
+        # pending key opens the file, and the change is finished now.
+        pending = keys.pending_key()
+        if pending is None:
+            raise
+        store = Store(database_file, pending, collects_refusals=collects_refusals)
+        keys.record_source(pending)
+        store.audit("database.key_changed", {"key_source": pending.source, "finished": True})
+        return store

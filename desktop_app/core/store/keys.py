@@ -92,6 +92,21 @@ class KeyManager:
             record["keyring_account"] = key.account
         self.source_file.write_text(json.dumps(record), encoding="utf-8")
 
+    def record_pending(self, key: "DatabaseKey") -> None:
+        """Note a keyring key a key change is about to re-encrypt the database with."""
+        record = self._record()
+        record["pending_account"] = key.account
+        self.source_file.write_text(json.dumps(record), encoding="utf-8")
+
+    def pending_key(self) -> "DatabaseKey | None":
+        account = self._record().get("pending_account")
+        if not account or not keyring_available():
+            return None
+        import keyring
+
+        secret = keyring.get_password(KEYRING_SERVICE, account)
+        return DatabaseKey("keyring", secret, account) if secret else None
+
     def needs_passphrase(self) -> bool:
         """Whether opening (or creating) the database needs a passphrase from the user."""
         if os.environ.get(PASSPHRASE_ENV):
