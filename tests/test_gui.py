@@ -204,6 +204,48 @@ def test_the_profile_is_backed_up_from_the_file_menu(qtbot, window, profile, tmp
     assert files["settings.toml"] == profile.settings_file.read_text()
 
 
+def test_the_window_locks_when_idle_and_on_ctrl_l_and_hides_patient_text(qtbot, window, tmp_path):
+    from PySide6.QtGui import QAction
+
+    page = window.ask_page
+    window.tabs.setCurrentWidget(page)
+    assert window.session.settings.auto_lock_minutes == 10  # the default, in minutes
+    assert window.idle.timer.isActive() and window.idle.timer.interval() == 600_000
+    # Work started before the lock goes on behind it.
+    page.summary.setPlainText(SHORT_SUMMARY)
+    page.question.setText("How long do I take the antibiotic?")
+    page.method.setCurrentIndex(page.method.findData("evidence"))
+    page.ask()
+    window.idle.timer.start(30)  # as if ten idle minutes had passed
+    qtbot.waitUntil(lambda: window.locked, timeout=5_000)
+    assert not page.isVisible() and not window.tabs.isVisible()
+    assert window.lock_screen.isVisible() and window.lock_screen.passphrase.isVisible()
+    assert not window.findChild(QAction, "changeDatabaseKey").isEnabled()
+    window.grab().save(str(tmp_path / "locked.png"))
+    qtbot.waitUntil(lambda: page.result is not None, timeout=60_000)
+    assert window.locked
+    window.lock_screen.passphrase.setText("not the passphrase")
+    window.lock_screen.try_unlock()
+    assert window.locked and "not the current passphrase" in window.lock_screen.error.text()
+    window.lock_screen.passphrase.setText(TEST_PASSPHRASE)
+    qtbot.keyClick(window.lock_screen.passphrase, Qt.Key.Key_Return)
+    assert not window.locked and page.isVisible() and window.lock_screen.passphrase.text() == ""
+    assert window.idle.timer.isActive()
+    # Ctrl+L locks at once.
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=5_000)
+    qtbot.keyClick(page.question, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)
+    assert window.locked
+    window.lock_screen.passphrase.setText(TEST_PASSPHRASE)
+    window.lock_screen.try_unlock()
+    actions = [(e["action"], e["detail"]) for e in reversed(window.session.store.audit_entries())]
+    locks = [entry for entry in actions if entry[0].startswith("window.")]
+    assert locks == [("window.locked", {"idle": True}), ("window.unlocked", {}),
+                     ("window.locked", {"idle": False}), ("window.unlocked", {})]
+    assert any(action == "database.unlock_failed" and detail["key_source"] == "passphrase"
+               for action, detail in actions)
+
+
 def test_settings_speak_plainly_with_defaults_and_technical_names_in_tooltips(qtbot, window):
     import dataclasses
     import re

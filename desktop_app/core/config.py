@@ -388,6 +388,13 @@ class Settings:
         group="Knowledge", minimum=32, maximum=2048)
 
     # Housekeeping.
+    auto_lock_minutes: int = _setting(
+        10, "Lock the window after (minutes idle)",
+        "With no key press or mouse use for this long, the window hides all patient text "
+        "and asks for the passphrase (or, with the key in the OS keyring, a click) before "
+        "showing it again; work in progress goes on. 0 never locks (the workstation's own "
+        "screen lock still applies). Ctrl+L locks at once.", group="General",
+        minimum=0, maximum=240, technical="automatic logoff (HIPAA § 164.312(a)(2)(iii))")
     log_level: str = _setting(
         "INFO", "Log level", "How much Lumen writes to its log file (never patient text).",
         group="General", choices=("DEBUG", "INFO", "WARNING", "ERROR"))

@@ -7,7 +7,7 @@ from typing import Callable
 
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeySequence
-from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QTabWidget
+from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QStackedWidget, QTabWidget
 
 from .. import __version__
 from ..core import offline
@@ -18,6 +18,7 @@ from .glossary_page import GlossaryPage
 from .help_window import GUIDES, GuideDialog
 from .key_dialogs import back_up_profile, change_database_key
 from .knowledge_page import KnowledgePage
+from .lock_screen import IdleWatch, LockScreen
 from .models_page import ModelsPage
 from .settings_dialog import SettingsDialog
 from .shortcuts import ShortcutsDialog, keyboard_shortcut
@@ -50,7 +51,14 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.evaluation_page, "&Evaluation")
         self.tabs.addTab(self.models_page, "&Models")
         self.glossary_page.glossary_changed.connect(self._share_glossary)
-        self.setCentralWidget(self.tabs)
+        # The tabs, or the lock screen in their place (automatic logoff).
+        self.lock_screen = LockScreen(session)
+        self.lock_screen.unlocked.connect(self.unlock)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.tabs)
+        self.stack.addWidget(self.lock_screen)
+        self.setCentralWidget(self.stack)
+        self.idle = IdleWatch(session.settings.auto_lock_minutes, self.lock_when_idle, self)
         self.models_page.settings_changed.connect(lambda _s: self.status_page.run_checks())
         self.status_page.action_requested.connect(self.carry_out)
         self.status_page.models_restored.connect(lambda _results: self.models_page.refresh())
@@ -62,6 +70,35 @@ class MainWindow(QMainWindow):
         self.offline_label.setText(
             ("Offline: network guard on" if offline.guard_installed() else "Network guard OFF")
             + f" · database: {'OS keyring' if key == 'keyring' else key}")
+
+    @property
+    def locked(self) -> bool:
+        return self.stack.currentWidget() is self.lock_screen
+
+    def lock_when_idle(self) -> None:
+        self.lock(f"Locked after {self.session.settings.auto_lock_minutes} minutes without use.",
+                  idle=True)
+
+    def lock(self, reason: str, *, idle: bool = False) -> None:
+        """Hide every tab (and so all patient text) behind the lock screen."""
+        if self.locked:
+            return
+        self.lock_screen.prepare(reason)
+        self.stack.setCurrentWidget(self.lock_screen)
+        self.menuBar().setEnabled(False)
+        for action in self._unlocked_only:
+            action.setEnabled(False)
+        if self.session.store is not None:
+            self.session.store.audit("window.locked", {"idle": idle})
+
+    def unlock(self) -> None:
+        self.stack.setCurrentWidget(self.tabs)
+        self.menuBar().setEnabled(True)
+        for action in self._unlocked_only:
+            action.setEnabled(True)
+        self.idle.set_minutes(self.session.settings.auto_lock_minutes)
+        if self.session.store is not None:
+            self.session.store.audit("window.unlocked", {})
 
     def _share_glossary(self) -> None:
         glossary = self.glossary_page.glossary
@@ -77,6 +114,11 @@ class MainWindow(QMainWindow):
         settings.triggered.connect(self.open_settings)
         file_menu.addAction(settings)
         file_menu.addSeparator()
+        lock_action = QAction("&Lock", self)
+        lock_action.setObjectName("lockWindow")
+        lock_action.setShortcut(QKeySequence("Ctrl+L"))
+        lock_action.triggered.connect(lambda: self.lock("Locked from the File menu."))
+        file_menu.addAction(lock_action)
         backup_action = QAction("&Back up profile…", self)
         backup_action.setObjectName("backUpProfile")
         backup_action.triggered.connect(lambda: back_up_profile(self, self.session))
@@ -85,6 +127,8 @@ class MainWindow(QMainWindow):
         key_action.setObjectName("changeDatabaseKey")
         key_action.triggered.connect(lambda: change_database_key(self, self.session))
         file_menu.addAction(key_action)
+        # What must wait while the window is locked (their shortcuts too).
+        self._unlocked_only = [settings, lock_action, backup_action, key_action]
         file_menu.addSeparator()
         quit_action = QAction("&Quit", self)
         quit_action.setShortcut(QKeySequence("Ctrl+Q"))
@@ -117,6 +161,7 @@ class MainWindow(QMainWindow):
         def applied() -> None:
             if dialog.result_settings is not None:
                 self.session.apply_settings(dialog.result_settings)  # audits what changed
+                self.idle.set_minutes(self.session.settings.auto_lock_minutes)
                 self.models_page.refresh()
                 self.ask_page.apply_settings()
                 self.knowledge_page.apply_settings()

@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Callable
 
 SIZE = (1280, 800)
-TABS = ("status", "ask", "simplify", "knowledge", "glossary", "evaluation", "models", "settings")
+TABS = ("status", "ask", "simplify", "knowledge", "glossary", "evaluation", "models", "settings",
+        "locked")
 DEMO_ROW = 0  # the demo benchmark's first summary and question
 
 
@@ -131,6 +132,12 @@ def take(out: Path, only: tuple[str, ...] = TABS, models_dir: str | None = None)
                 _wait(app, lambda: len(page.chart.rows) == 2, 120)
             elif name == "models":
                 window.tabs.setCurrentWidget(window.models_page)
+            elif name == "locked":
+                window.lock("Locked from the File menu.")
+                _wait(app, lambda: True, 1)
+                shoot(name)
+                window.unlock()
+                continue
             elif name == "settings":
                 dialog = window.open_settings()
                 dialog.resize(900, 700)
