@@ -141,7 +141,10 @@ def run_child(tree: Path, method: str, limit: int, models: str, handout: bool) -
     subprocess.run([sys.executable, __file__, "--child", str(tree), "--method", method,
                     "--limit", str(limit), "--out", str(out), "--models", models]
                    + (["--handout"] if handout else []), check=True, env=env, cwd=str(tree))
-    return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    try:
+        return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    finally:
+        out.unlink(missing_ok=True)
 
 
 def main() -> int:

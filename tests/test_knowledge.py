@@ -260,7 +260,7 @@ def test_cases_are_deidentified_on_import_and_bad_files_name_the_record(rag, tmp
         read_cases(bad)
     empty = tmp_path / "empty.csv"
     empty.write_text("id,complaint\n1,cough\n2,\n")
-    with pytest.raises(DatasetFormatError, match="record 2 of empty.csv.*empty complaint"):
+    with pytest.raises(DatasetFormatError, match="record 2 of empty.csv.*complaint is empty"):
         read_cases(empty)
     with pytest.raises(DatasetFormatError, match="no complaint column"):
         read_cases(_write(tmp_path, "x.csv", "id,text\n1,a\n"))

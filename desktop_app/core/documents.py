@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 from .errors import LumenError
+from .textfiles import read_text, unreadable
 
 SUPPORTED = (".txt", ".text", ".md", ".docx", ".pdf")
 MAX_BYTES = 20_000_000
@@ -29,20 +30,19 @@ def read_document(path: Path) -> str:
     if size > MAX_BYTES:
         raise LumenError(f"{path.name} is {size / 1e6:.0f} MB, too large for a discharge summary.",
                          "Open the summary itself rather than a whole record export.")
-    if suffix == ".docx":
-        text = _read_docx(path)
-    elif suffix == ".pdf":
-        text = _read_pdf(path)
-    else:
-        raw = path.read_bytes()
-        for encoding in ("utf-8-sig", "cp1252"):
-            try:
-                text = raw.decode(encoding)
-                break
-            except UnicodeDecodeError:
-                continue
+    try:
+        if suffix == ".docx":
+            text = _read_docx(path)
+        elif suffix == ".pdf":
+            text = _read_pdf(path)
         else:
-            text = raw.decode("latin-1")
+            # The same encoding rules as every file Lumen reads (textfiles.py): a summary
+            # saved in a legacy code page is refused with what to do, never mis-decoded.
+            text = read_text(path, limit=MAX_BYTES, outcome="Nothing was opened.")
+    except LumenError:
+        raise
+    except Exception as exc:  # a damaged file must give a message, never a traceback
+        raise unreadable(path.name, exc, outcome="Nothing was opened.") from None
     text = text.replace("\r\n", "\n").replace("\r", "\n").strip()
     if not text:
         raise LumenError(f"{path.name} holds no text.", "Check that it is the right file.")

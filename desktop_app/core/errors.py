@@ -94,3 +94,17 @@ class OfflineViolation(ConnectionRefusedError):
     network (telemetry clients, for example) fail quietly the way they would on an
     air-gapped workstation.
     """
+
+
+class DatasetFormatError(LumenError):
+    """A file that cannot be imported or read; names the file, the record (when there is
+    one) and the reason, never a value of the record (which may be patient text)."""
+
+    def __init__(self, source: str, record: int | str | None, reason: str, fix: str = "",
+                 *, outcome: str = "Nothing was imported.") -> None:
+        where = f"record {record} of {source}" if record is not None else source
+        super().__init__(f"{where}: {reason}. {outcome}",
+                         fix or "Correct the file, or choose the matching format and column mapping.")
+        self.source = source
+        self.record = record
+        self.reason = reason

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import LumenError
+from ..errors import DatasetFormatError, LumenError  # noqa: F401 - DatasetFormatError is imported from here too
 
 
 @dataclass(frozen=True)
@@ -30,18 +30,6 @@ class Dataset:
     # What the importer decided or skipped, said to the user at import (the columns it
     # chose, records with no reference answer, files with no questions).
     notes: list[str] = field(default_factory=list)
-
-
-class DatasetFormatError(LumenError):
-    """A benchmark file that cannot be imported; names the record and the reason."""
-
-    def __init__(self, source: str, record: int | str | None, reason: str, fix: str = "") -> None:
-        where = f"record {record} of {source}" if record is not None else source
-        super().__init__(f"{where}: {reason}. Nothing was imported.",
-                         fix or "Correct the file, or choose the matching format and column mapping.")
-        self.source = source
-        self.record = record
-        self.reason = reason
 
 
 def sha256_path(path: Path) -> str:

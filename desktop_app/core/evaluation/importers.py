@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from ..errors import LumenError
+from ..textfiles import (LIMITS, checked_text, csv_rows, json_depth, json_lines, json_value,
+                         read_text, unreadable)
 from .dataset import Dataset, DatasetFormatError, Sample, sha256_path
 
 FORMATS: dict[str, str] = {
@@ -70,7 +72,12 @@ def import_dataset(path: Path, format: str, *, mapping: dict[str, str] | None = 
         raise DatasetFormatError(path.name, None, f"the {format} format takes no column mapping",
                                  "Leave the mapping out, or import the file with the generic format.")
     notes: list[str] = []
-    samples, language = importer(path, mapping, notes)
+    try:
+        samples, language = importer(path, mapping, notes)
+    except LumenError:
+        raise
+    except Exception as exc:  # hostile or odd input must give a message, never a traceback
+        raise unreadable(path.name, exc) from None
     if not samples:
         raise DatasetFormatError(path.name, None, "it holds no questions"
                                  + (f" ({'; '.join(notes)})" if notes else ""),
@@ -177,14 +184,7 @@ def _tabular_kind(path: Path) -> str:
 
 
 def _read_text(path: Path) -> str:
-    try:
-        return path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise DatasetFormatError(path.name, None, f"the file is not UTF-8 text (byte {exc.start})",
-                                 "Save the file as UTF-8 and import it again.") from None
-    except OSError as exc:
-        raise DatasetFormatError(path.name, None, f"the file cannot be read ({exc.strerror})",
-                                 "Check that the file is readable.") from None
+    return read_text(path)
 
 
 def _read_records(path: Path) -> list[tuple[int, Record]]:
@@ -212,19 +212,9 @@ def _read_records(path: Path) -> list[tuple[int, Record]]:
 
 def _read_jsonl(text: str, source: str) -> list[tuple[int, Record]]:
     records = []
-    # split on line feeds only: str.splitlines would also split at U+2028 and U+2029,
-    # which JSON strings may hold unescaped
-    for line_number, line in enumerate(text.split("\n"), 1):
-        if not line.strip():
-            continue
-        number = len(records) + 1
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DatasetFormatError(source, number, f"line {line_number} is not valid JSON "
-                                     f"({exc.msg} at column {exc.colno})") from None
+    for number, value in json_lines(text, source):
         if not isinstance(value, dict):
-            raise DatasetFormatError(source, number, f"line {line_number} is not a JSON object")
+            raise DatasetFormatError(source, number, "it is not a JSON object")
         records.append((number, value))
     return records
 
@@ -251,6 +241,15 @@ def _read_json_array(text: str, source: str) -> list[tuple[int, Record]]:
                 value, position = decoder.raw_decode(text, position)
             except json.JSONDecodeError as exc:
                 fail(number, exc.pos, f"not valid JSON ({exc.msg})")
+            except (RecursionError, ValueError):
+                # Re-read alone for the same message as a JSON line gets.
+                json_value(text[position:], source, number, "the record")
+                raise  # pragma: no cover - json_value raised already
+            if number > LIMITS.records:
+                fail(None, position, f"more than {LIMITS.records:,} records")
+            if json_depth(value) > LIMITS.json_depth:
+                fail(number, position, f"arrays or objects nested more than {LIMITS.json_depth} "
+                     "levels deep")
             if not isinstance(value, dict):
                 fail(number, position, "not a JSON object")
             records.append((number, value))
@@ -270,32 +269,7 @@ def _read_json_array(text: str, source: str) -> list[tuple[int, Record]]:
 
 
 def _read_csv(text: str, source: str, delimiter: str) -> list[tuple[int, Record]]:
-    limit = 1 << 28  # discharge summaries can be longer than the csv module's 128 KiB field limit
-    if csv.field_size_limit() < limit:
-        csv.field_size_limit(min(limit, sys.maxsize))
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
-    records: list[tuple[int, Record]] = []
-    try:
-        header = next(reader, None)
-        if not header:
-            return []
-        header = [column.strip() for column in header]
-        duplicates = sorted({c for c in header if header.count(c) > 1})
-        if duplicates:
-            raise DatasetFormatError(source, None, "the header names a column twice: "
-                                     + ", ".join(repr(c) for c in duplicates))
-        for row in reader:
-            if not any(cell.strip() for cell in row):
-                continue  # blank line
-            number = len(records) + 1
-            if len(row) != len(header):
-                raise DatasetFormatError(source, number, f"it has {len(row)} fields but the header "
-                                         f"has {len(header)} (line {reader.line_num})")
-            records.append((number, dict(zip(header, row))))
-    except csv.Error as exc:
-        raise DatasetFormatError(source, len(records) + 1 if records or reader.line_num > 1 else None,
-                                 f"not valid CSV at line {reader.line_num} ({exc})") from None
-    return records
+    return csv_rows(text, source, delimiter)[1]
 
 
 def _pyarrow_parquet(path: Path):
@@ -324,9 +298,13 @@ def _text_value(value: Any, source: str, number: int, column: str) -> str:
     if value is None:
         return ""
     if isinstance(value, str):
-        return value
+        return checked_text(value, source, number, column)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return str(value)
+        try:
+            return str(value)
+        except ValueError:  # an integer longer than Python prints
+            raise DatasetFormatError(source, number, f"field {column!r} is a number too long "
+                                     "to read") from None
     raise DatasetFormatError(source, number, f"field {column!r} is not text")
 
 
@@ -363,7 +341,7 @@ def _check_unique(samples: list[Sample], source: str) -> None:
     seen: dict[str, int] = {}
     for number, sample in enumerate(samples, 1):
         if sample.id in seen:
-            raise DatasetFormatError(source, number, f"its id {sample.id!r} is also the id of "
+            raise DatasetFormatError(source, number, "its id is also the id of "
                                      f"question {seen[sample.id]}; ids must be unique",
                                      "Give every record its own id, or leave the id column unmapped.")
         seen[sample.id] = number
@@ -380,7 +358,7 @@ def _unique_ids(records: Iterable[tuple[int, str]], source: str) -> None:
     seen: dict[str, int] = {}
     for number, sample_id in records:
         if sample_id in seen:
-            raise DatasetFormatError(source, number, f"its id {sample_id!r} repeats the id of record "
+            raise DatasetFormatError(source, number, "its id repeats the id of record "
                                      f"{seen[sample_id]}; ids must be unique",
                                      "Give every record its own id.")
         seen[sample_id] = number
@@ -595,7 +573,7 @@ def _import_medquad(path: Path, mapping: dict[str, str] | None,
                 continue
             sample_id = f"{prefix}/{qid}" if prefix else qid
             if sample_id in seen:
-                raise DatasetFormatError(file.name, number, f"its qid {qid!r} is also used in "
+                raise DatasetFormatError(file.name, number, "its qid is also used in "
                                          f"{seen[sample_id]}; ids must be unique")
             seen[sample_id] = file.name
             samples.append(Sample(id=sample_id, input=question, target=answer, metadata={

@@ -231,17 +231,35 @@ def export_local(store: Store, path: Path) -> int:
 
 def import_local(store: Store, path: Path) -> int:
     """Load local entries exported from another workstation; checks every entry first."""
+    from ..textfiles import read_text
+
+    name = Path(path).name
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise GlossaryError(f"{Path(path).name} cannot be read as a glossary file: {exc}.",
-                            "Choose a file made by Lumen's glossary export.") from exc
+        data = tomllib.loads(read_text(Path(path)))
+    except tomllib.TOMLDecodeError as exc:  # its message gives a line and column, no text
+        raise GlossaryError(f"{name} cannot be read as a glossary file: {exc}. Nothing was "
+                            "imported.", "Choose a file made by Lumen's glossary export.") from None
+    except RecursionError:
+        raise GlossaryError(f"{name} nests tables too deeply to be a glossary file. Nothing was "
+                            "imported.", "Choose a file made by Lumen's glossary export.") from None
     rows = data.get("entry", [])
+    if not isinstance(rows, list):
+        rows = [rows]
     for number, row in enumerate(rows, 1):
         try:
+            if not isinstance(row, dict):
+                raise GlossaryError("it is not a table of term, definition and category.",
+                                    "Choose a file made by Lumen's glossary export.")
+            for key in ("term", "definition", "category"):
+                if not isinstance(row.get(key, ""), str):
+                    raise GlossaryError(f"its {key} is not text.", "Correct the entry.")
+            for key in ("aliases", "abbreviations"):
+                if not isinstance(row.get(key, []), list) or not all(
+                        isinstance(v, str) for v in row.get(key, [])):
+                    raise GlossaryError(f"its {key} are not a list of words.", "Correct the entry.")
             validate_local(row.get("term", ""), row.get("definition", ""), row.get("category", ""))
         except GlossaryError as exc:
-            raise GlossaryError(f"Entry {number} of {Path(path).name}: {exc.message} "
+            raise GlossaryError(f"Entry {number} of {name}: {exc.message} "
                                 "Nothing was imported.", exc.fix) from None
     for row in rows:
         save_local(store, term=row["term"], definition=row["definition"], category=row["category"],

@@ -135,6 +135,16 @@ def import_medlineplus(store: Store, path: Path, progress: ProgressCallback = No
             f"{path.name} is not well-formed XML: {exc.msg if hasattr(exc, 'msg') else exc} "
             f"at line {line}, column {column}. Nothing was imported.",
             "The file may be cut short or damaged; copy it again.") from None
+    except LookupError:  # an XML declaration naming an encoding Python does not know
+        raise ImportFormatError(f"{path.name} declares a text encoding Lumen cannot read. Nothing "
+                                "was imported.", "Use the UTF-8 file NLM publishes.") from None
+    except LumenError:
+        raise
+    except Exception as exc:  # hostile or odd input must give a message, never a traceback
+        from ..textfiles import unreadable
+
+        problem = unreadable(path.name, exc)
+        raise ImportFormatError(problem.message, problem.fix) from None
     report(progress, total_bytes, total_bytes, f"{counts.topics} topics imported")
     store.audit("glossary.medlineplus_imported", {k: v for k, v in counts.to_dict().items()
                                                   if k != "by_language"})

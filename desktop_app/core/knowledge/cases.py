@@ -9,15 +9,15 @@ can see what was taken out.
 
 from __future__ import annotations
 
-import csv
-import io
-import json
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import LumenError
 from ..evaluation.dataset import DatasetFormatError, sha256_path
+from ..textfiles import checked_text, csv_rows, json_lines, json_value, read_text, unreadable
 from .base import CaseRecord
 from .deid import deidentify
 
@@ -34,6 +34,7 @@ DEMOGRAPHICS = ("age", "sex", "gender", "weight")
 MAX_BYTES = 200_000_000
 # HIPAA Safe Harbor: ages over 89 are grouped, since they can identify.
 OLDEST_AGE_SHOWN = 89
+OLDEST_AGE_READ = 130  # an older "age" is a wrong column or a typo, not a patient
 
 
 @dataclass
@@ -52,55 +53,34 @@ class CaseFile:
 
 
 def _rows(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """The file's records and its columns, by the rules every Lumen reader follows
+    (textfiles.py): UTF-8 or UTF-16 with its mark, JSON lines split on line feeds only,
+    strict CSV quoting, the same limits."""
     source = path.name
     if not path.is_file():
-        raise DatasetFormatError(source, None, f"there is no file at {path}",
+        raise DatasetFormatError(source, None, "there is no file at that path",
                                  "Check the path and try again.")
-    if path.stat().st_size > MAX_BYTES:
-        raise DatasetFormatError(source, None, "the file is larger than 200 MB")
-    raw = path.read_bytes()
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        text = raw.decode("cp1252", errors="replace")
     suffix = path.suffix.lower()
-    if suffix in (".jsonl", ".ndjson", ".json"):
-        rows: list[dict[str, Any]] = []
-        columns: list[str] = []
-        lines = text.splitlines()
-        if suffix == ".json" and text.lstrip().startswith("["):
-            try:
-                items = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise DatasetFormatError(source, None, f"not valid JSON ({exc.msg} at line {exc.lineno})")
-            lines = [json.dumps(item) for item in items]
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DatasetFormatError(source, number, f"line {number} is not valid JSON ({exc.msg})")
-            if not isinstance(row, dict):
-                raise DatasetFormatError(source, number, "a record must be a JSON object")
-            rows.append(row)
-            columns.extend(k for k in row if k not in columns)
-        return rows, columns
+    if suffix not in (".jsonl", ".ndjson", ".json", ".csv", ".tsv"):
+        raise DatasetFormatError(source, None, f"'{path.suffix}' files cannot be read as cases",
+                                 "Use a .csv or .jsonl file.")
+    text = read_text(path, limit=MAX_BYTES)
+    rows: list[dict[str, Any]] = []
+    columns: list[str] = []
     if suffix in (".csv", ".tsv"):
-        dialect = "excel-tab" if suffix == ".tsv" else "excel"
-        reader = csv.DictReader(io.StringIO(text, newline=""), dialect=dialect)
-        rows = []
-        try:
-            for row in reader:
-                if None in row:
-                    raise DatasetFormatError(source, reader.line_num - 1,
-                                             "the row has more cells than the header")
-                rows.append(row)
-        except csv.Error as exc:
-            raise DatasetFormatError(source, reader.line_num, f"not valid CSV ({exc})")
-        return rows, list(reader.fieldnames or [])
-    raise DatasetFormatError(source, None, f"'{path.suffix}' files cannot be read as cases",
-                             "Use a .csv or .jsonl file.")
+        header, numbered = csv_rows(text, source, "\t" if suffix == ".tsv" else ",")
+        return [row for _number, row in numbered], header
+    if suffix == ".json" and text.lstrip().startswith("["):
+        items = json_value(text, source, None, "the file")
+        numbered = list(enumerate(items, start=1)) if isinstance(items, list) else []
+    else:
+        numbered = list(json_lines(text, source))
+    for number, row in numbered:
+        if not isinstance(row, dict):
+            raise DatasetFormatError(source, number, "a record must be a JSON object")
+        rows.append(row)
+        columns.extend(k for k in row if k not in columns)
+    return rows, columns
 
 
 def _flatten(value: Any) -> str:
@@ -138,9 +118,29 @@ def _column_map(columns: list[str], mapping: dict[str, str]) -> dict[str, str]:
     return chosen
 
 
+def _text(row: dict[str, Any], column: str | None, source: str, number: int) -> str:
+    """A field as text, checked (textfiles.checked_text)."""
+    try:
+        text = _flatten(row.get(column))
+    except ValueError:  # an integer longer than Python prints
+        raise DatasetFormatError(source, number, f"its {column!r} field is a number too long "
+                                 "to read") from None
+    return checked_text(text, source, number, column or "")
+
+
 def read_cases(path: Path, mapping: dict[str, str] | None = None) -> CaseFile:
-    """Every case of the file, de-identified; any bad record stops the whole import."""
+    """Every case of the file, de-identified; any bad record stops the whole import, with
+    a message that names the record and the field, never their text."""
     path = Path(path)
+    try:
+        return _read_cases(path, mapping)
+    except LumenError:
+        raise
+    except Exception as exc:  # hostile or odd input must give a message, never a traceback
+        raise unreadable(path.name, exc) from None
+
+
+def _read_cases(path: Path, mapping: dict[str, str] | None) -> CaseFile:
     source = path.name
     rows, columns = _rows(path)
     if not rows:
@@ -155,22 +155,23 @@ def read_cases(path: Path, mapping: dict[str, str] | None = None) -> CaseFile:
     demographic_columns = {d: lowered[d] for d in DEMOGRAPHICS if d in lowered}
     used = set(chosen.values()) | set(demographic_columns.values())
     records: list[CaseRecord] = []
-    seen: set[str] = set()
+    seen: dict[str, int] = {}
     for number, row in enumerate(rows, start=1):
-        key = _flatten(row.get(chosen["key"])) if "key" in chosen else f"row-{number}"
+        key = _text(row, chosen.get("key"), source, number) if "key" in chosen else f"row-{number}"
         if not key:
             raise DatasetFormatError(source, number, "the record has an empty id")
         if key in seen:
-            raise DatasetFormatError(source, number, f"the id '{key}' appears twice")
-        seen.add(key)
-        complaint = _flatten(row.get(chosen["complaint"]))
+            raise DatasetFormatError(source, number, f"its id is also the id of record {seen[key]}",
+                                     "Give every case its own id, or leave the id column out.")
+        seen[key] = number
+        complaint = _text(row, chosen["complaint"], source, number)
         if not complaint:
-            raise DatasetFormatError(source, number, f"record '{key}' has an empty complaint")
-        names = [_flatten(row.get(chosen["name"]))] if "name" in chosen else []
+            raise DatasetFormatError(source, number, "its complaint is empty")
+        names = [_text(row, chosen["name"], source, number)] if "name" in chosen else []
         removals: list[dict[str, Any]] = []
         texts = {}
         for part in ("complaint", "diagnosis", "treatment"):
-            raw = _flatten(row.get(chosen[part])) if part in chosen else ""
+            raw = _text(row, chosen[part], source, number) if part in chosen else ""
             clean = deidentify(raw, known_names=[n for n in names if n])
             texts[part] = clean.text
             removals.extend({"field": part, "kind": r.kind, "rule": r.rule, "text": r.text,
@@ -183,15 +184,21 @@ def read_cases(path: Path, mapping: dict[str, str] | None = None) -> CaseFile:
             if label == "age":
                 try:
                     age = float(value)
-                except (TypeError, ValueError):
-                    raise DatasetFormatError(source, number, f"record '{key}' has age {value!r}, "
-                                             "which is not a number") from None
+                except (TypeError, ValueError, OverflowError):
+                    age = math.nan
+                if not math.isfinite(age) or not 0 <= age <= OLDEST_AGE_READ:
+                    raise DatasetFormatError(source, number, f"its {column!r} field is not an age "
+                                             f"in years (0 to {OLDEST_AGE_READ})")
                 if age > OLDEST_AGE_SHOWN:
                     removals.append({"field": "age", "kind": "age", "rule": "age-over-89",
                                      "text": str(value), "replacement": "90+"})
                     value = "90+"
                 else:
                     value = int(age) if age.is_integer() else age
+            if isinstance(value, str):
+                value = checked_text(value, source, number, column)[:100]
+            elif not isinstance(value, (int, float)) or isinstance(value, bool):
+                raise DatasetFormatError(source, number, f"its {column!r} field is not text or a number")
             demographics["sex" if label == "gender" else label] = value
         records.append(CaseRecord(key, texts["complaint"], texts["diagnosis"], texts["treatment"],
                                   demographics, tuple(removals)))
