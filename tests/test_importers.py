@@ -423,7 +423,7 @@ def test_medquad_duplicate_qids_and_missing_question(tmp_path):
     (folder / "b.xml").write_text(good, encoding="utf-8")
     with pytest.raises(DatasetFormatError) as caught:
         import_dataset(folder, "medquad")
-    assert caught.value.source == "b.xml" and caught.value.record == 1 and "9000001-1" in caught.value.reason
+    assert caught.value.source == "b.xml" and caught.value.record == 1 and "a.xml" in caught.value.reason
     blank = tmp_path / "blank.xml"
     blank.write_text(good.replace(">How to prevent Kidney Stones ?<", ">  <"), encoding="utf-8")
     with pytest.raises(DatasetFormatError) as caught:
