@@ -445,3 +445,29 @@ def test_every_rule_is_documented():
         assert rule.example in doc, rule.name
     for placeholder in PLACEHOLDERS.values():
         assert placeholder in doc
+
+
+# ---- reading a case file: progress, cancel and the size limit (issue #15) -------------
+
+
+def test_reading_cases_reports_each_case_and_stops_when_cancelled(tmp_path):
+    from desktop_app.core.errors import Cancelled, DatasetFormatError
+    from desktop_app.core.knowledge.cases import DEID_MAX_CHARS, read_cases
+    from desktop_app.core.progress import CancelToken
+
+    path = tmp_path / "cases.csv"
+    path.write_text("id,complaint\n" + "".join(f"{n},Cough for {n} days.\n" for n in range(1, 21)))
+    steps = []
+    read_cases(path, progress=steps.append)
+    assert [s.done for s in steps] == list(range(20)) and {s.total for s in steps} == {20}
+    token = CancelToken()
+
+    def cancel_at_five(step):
+        if step.done == 5:
+            token.cancel()
+    with pytest.raises(Cancelled):
+        read_cases(path, progress=cancel_at_five, cancel=token)
+    huge = tmp_path / "huge.jsonl"
+    huge.write_text('{"id": "1", "complaint": "' + "cough " * (DEID_MAX_CHARS // 6 + 1) + '"}\n')
+    with pytest.raises(DatasetFormatError, match="record 1 of huge.jsonl: its 'complaint' field has"):
+        read_cases(huge)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import LumenError
+from ..progress import CancelToken, ProgressCallback, report
 from ..evaluation.dataset import DatasetFormatError, sha256_path
 from ..textfiles import checked_text, csv_rows, json_lines, json_value, read_text, unreadable
 from .base import CaseRecord
@@ -35,6 +36,9 @@ MAX_BYTES = 200_000_000
 # HIPAA Safe Harbor: ages over 89 are grouped, since they can identify.
 OLDEST_AGE_SHOWN = 89
 OLDEST_AGE_READ = 130  # an older "age" is a wrong column or a typo, not a patient
+# De-identification runs at a few microseconds per character, growing linearly
+# (bench/bench_deid.py): a field of this size takes seconds, not minutes.
+DEID_MAX_CHARS = 1_000_000
 
 
 @dataclass
@@ -128,19 +132,22 @@ def _text(row: dict[str, Any], column: str | None, source: str, number: int) -> 
     return checked_text(text, source, number, column or "")
 
 
-def read_cases(path: Path, mapping: dict[str, str] | None = None) -> CaseFile:
+def read_cases(path: Path, mapping: dict[str, str] | None = None, *,
+               progress: ProgressCallback = None, cancel: CancelToken | None = None) -> CaseFile:
     """Every case of the file, de-identified; any bad record stops the whole import, with
-    a message that names the record and the field, never their text."""
+    a message that names the record and the field, never their text.  De-identification
+    reports each case to `progress` and stops at `cancel`."""
     path = Path(path)
     try:
-        return _read_cases(path, mapping)
+        return _read_cases(path, mapping, progress, cancel)
     except LumenError:
         raise
     except Exception as exc:  # hostile or odd input must give a message, never a traceback
         raise unreadable(path.name, exc) from None
 
 
-def _read_cases(path: Path, mapping: dict[str, str] | None) -> CaseFile:
+def _read_cases(path: Path, mapping: dict[str, str] | None, progress: ProgressCallback,
+                cancel: CancelToken | None) -> CaseFile:
     source = path.name
     rows, columns = _rows(path)
     if not rows:
@@ -157,6 +164,9 @@ def _read_cases(path: Path, mapping: dict[str, str] | None) -> CaseFile:
     records: list[CaseRecord] = []
     seen: dict[str, int] = {}
     for number, row in enumerate(rows, start=1):
+        if cancel is not None:
+            cancel.raise_if_cancelled()
+        report(progress, number - 1, len(rows), f"De-identifying case {number} of {len(rows)}")
         key = _text(row, chosen.get("key"), source, number) if "key" in chosen else f"row-{number}"
         if not key:
             raise DatasetFormatError(source, number, "the record has an empty id")
@@ -172,6 +182,11 @@ def _read_cases(path: Path, mapping: dict[str, str] | None) -> CaseFile:
         texts = {}
         for part in ("complaint", "diagnosis", "treatment"):
             raw = _text(row, chosen[part], source, number) if part in chosen else ""
+            if len(raw) > DEID_MAX_CHARS:
+                raise DatasetFormatError(source, number, f"its {chosen[part]!r} field has "
+                                         f"{len(raw):,} characters, more than the "
+                                         f"{DEID_MAX_CHARS:,} Lumen de-identifies in one field",
+                                         "Split the case, or import only the part needed.")
             clean = deidentify(raw, known_names=[n for n in names if n])
             texts[part] = clean.text
             removals.extend({"field": part, "kind": r.kind, "rule": r.rule, "text": r.text,

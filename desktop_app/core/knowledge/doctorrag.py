@@ -270,7 +270,10 @@ class DoctorRAG(Pipeline):
                      ) -> tuple[CaseSet, CaseFile, bool]:
         """De-identify and add a case file; (set, what was read, False) if it was imported before."""
         report(progress, 0, 2, "Reading and de-identifying cases")
-        case_file = read_cases(Path(path), mapping)
+        # De-identifying is the first half of the bar; embedding the second.
+        case_file = read_cases(Path(path), mapping, cancel=cancel,
+                               progress=lambda step: report(progress, step.done,
+                                                            2 * max(step.total, 1), step.message))
         existing = self.casebase.find_set(case_file.sha256)
         if existing is not None:
             return existing, case_file, False
