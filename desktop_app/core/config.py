@@ -60,7 +60,7 @@ def make_private(paths: "Paths") -> list[Path]:
     for path in changed:
         path.chmod(PRIVATE_FOLDER if path.is_dir() else PRIVATE_FILE)
     return changed
-APP_SLUG = "lumen"
+
 
 log = logging.getLogger(__name__)
 

@@ -22,10 +22,6 @@ class ProgressReport:
     total: int  # 0 when unknown
     message: str = ""
 
-    @property
-    def fraction(self) -> float | None:
-        return self.done / self.total if self.total else None
-
 
 ProgressCallback = Optional[Callable[[ProgressReport], None]]
 

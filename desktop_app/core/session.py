@@ -1,6 +1,7 @@
 """One user's working session: paths, settings, the unlocked store and loaded models.
 
-The window holds one of these; the command line makes one per command.
+The window holds one of these.  The command line still assembles the same pieces in
+each command (issue #16 makes this the one API both faces call).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import DatasetFormatError, LumenError  # noqa: F401 - DatasetFormatError is imported from here too
+from ..errors import DatasetFormatError  # noqa: F401 - importers and callers import it from here
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,6 @@ import csv
 import io
 import json
 import re
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -472,10 +471,6 @@ def _import_hivmedqa(path: Path, mapping: dict[str, str] | None,
             samples.append(Sample(id=f"hiv-c{category}-q{number:03d}", input=question, target=answer,
                                   metadata=metadata))
     return samples, "en"
-
-
-_PERMEDCQA_FIELDS = ("instance_id", "Title", "Question", "Expert_Answer", "Category", "Specialty",
-                     "Age", "Weight", "Sex", "dataset_source", "Tag", "QuestionType")
 
 
 def _import_permedcqa(path: Path, mapping: dict[str, str] | None,

@@ -51,9 +51,6 @@ class GlossaryEntry:
     overrides: str = ""  # local edits: the key they replace
     hidden: bool = False
 
-    def surface_forms(self) -> list[str]:
-        return [self.term, *self.aliases, *self.abbreviations]
-
     def to_dict(self) -> dict:
         data = {k: v for k, v in self.__dict__.items()}
         for name in ("aliases", "abbreviations", "groups"):

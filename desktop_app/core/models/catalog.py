@@ -54,10 +54,6 @@ class ModelSpec:
     source: str = "catalog"  # or "user"
     added_at: str = ""
 
-    @property
-    def is_generator(self) -> bool:
-        return self.kind == "gguf"
-
     def primary_file(self) -> ModelFile:
         if not self.files:
             raise ModelError(

@@ -1,1 +1,1 @@
-"""Lumen's pipelines: Ask and Simplify (LAMP-MedQA), later Knowledge (DoctorRAG)."""
+"""Lumen's pipelines: Ask and Simplify (LAMP-MedQA); Knowledge (DoctorRAG) lives in core/knowledge."""
