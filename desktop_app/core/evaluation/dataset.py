@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import DatasetFormatError  # noqa: F401 - importers and callers import it from here
+from ..hashing import sha256_path  # noqa: F401 - as above
 
 
 @dataclass(frozen=True)
@@ -30,17 +30,3 @@ class Dataset:
     # What the importer decided or skipped, said to the user at import (the columns it
     # chose, records with no reference answer, files with no questions).
     notes: list[str] = field(default_factory=list)
-
-
-def sha256_path(path: Path) -> str:
-    """sha256 of a file, or of all files under a folder in name order."""
-    path = Path(path)
-    digest = hashlib.sha256()
-    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
-    for file in files:
-        if path.is_dir():
-            digest.update(str(file.relative_to(path)).encode())
-        with file.open("rb") as handle:
-            while chunk := handle.read(1 << 20):
-                digest.update(chunk)
-    return digest.hexdigest()

@@ -17,7 +17,8 @@ from typing import Any
 
 from ..errors import LumenError
 from ..progress import CancelToken, ProgressCallback, report
-from ..evaluation.dataset import DatasetFormatError, sha256_path
+from ..errors import DatasetFormatError
+from ..hashing import sha256_path
 from ..textfiles import checked_text, csv_rows, json_lines, json_value, read_text, unreadable
 from .base import CaseRecord
 from .deid import deidentify

@@ -31,13 +31,14 @@ from ... import __version__
 from ..config import Paths, Settings
 from ..documents import read_document
 from ..errors import ContextOverflowError, LumenError, ModelOutputError, ReplyCutOff
-from ..evaluation.dataset import sha256_path
+from ..hashing import sha256_path
 from ..glossary.glossary import Glossary
 from ..models.grammar import reply_token_limit
 from ..models.runtime import Generation, LlamaModel, ModelRuntime
 from ..pipelines.base import Pipeline
 from ..pipelines.safety import neutralise_control_markers
-from ..pipelines.trace import Attempt, CallRecord, Trace, save_run, sha256_text
+from ..hashing import sha256_text
+from ..pipelines.trace import Attempt, CallRecord, Trace, save_run
 from ..progress import CancelToken, ProgressCallback, report
 from ..store import Store
 from . import icd10

@@ -41,7 +41,8 @@ from .evidence import EvidenceLine, evidence_answer, evidence_block, find_eviden
 from .grounding import unsupported_facts
 from .safety import echoed_instruction_words, inspect_document, neutralise_control_markers
 from .summary_facts import read_summary
-from .trace import Attempt, CallRecord, Gate, Trace, sha256_text
+from ..hashing import sha256_text
+from .trace import Attempt, CallRecord, Gate, Trace
 
 METHODS = ("lamp", "lamp-no-reviewer", "lamp-no-verifier", "lamp-no-loops", "zero-shot",
            "one-shot", "evidence")

@@ -40,7 +40,8 @@ from .grounding import missing_facts, unsupported_facts
 from .safety import inspect_document, neutralise_control_markers, reads_like_instruction
 from .summary_facts import (Medication, SummaryFacts, SummarySection, read_summary,
                             section_items)
-from .trace import Attempt, CallRecord, Gate, Trace, sha256_text
+from ..hashing import sha256_text
+from .trace import Attempt, CallRecord, Gate, Trace
 from .vocabulary import plain_date, vocabulary
 
 MAX_WORDS_TO_KNOW = 30

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import json
 import uuid
 from dataclasses import asdict, dataclass, field
@@ -118,8 +117,6 @@ class Trace:
         return {**asdict(self), "totals": self.totals()}
 
 
-def sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def save_run(store: Store, trace: Trace, *, summary: str, question: str, result: str) -> str:
