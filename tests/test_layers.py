@@ -1,0 +1,116 @@
+"""Lumen's layers, enforced (issue #16): a module imports only from its own layer or
+the layers below it, so the core never reaches up into the faces, and packages never
+import each other in a circle.  Imports inside functions count too: they hide a cycle,
+they do not remove it."""
+
+from __future__ import annotations
+
+import ast
+
+from helpers import ROOT
+
+# Lowest first.  A package not listed is an error: a new one must be given its place.
+LAYERS: list[tuple[str, ...]] = [
+    ("core.errors", "core.hashing"),
+    ("core.config", "core.offline", "core.progress", "core.textfiles", "core.locks", "core.logs",
+     "core.prompts", "core.readability", "core.documents"),
+    ("core.store", "core.models"),
+    ("core.glossary",),
+    ("core.pipelines",),
+    ("core.knowledge",),
+    ("core.evaluation",),
+    ("core.session", "core.doctor", "core.netprobe"),
+    ("export", "gui", "cli", "__main__"),
+]
+LEVEL = {name: level for level, names in enumerate(LAYERS) for name in names}
+
+
+def unit(module: str) -> str:
+    """The layer unit of a module: core's packages and modules one by one, then the
+    faces ("desktop_app.core.store.keys" -> "core.store", "desktop_app.gui.app" -> "gui")."""
+    parts = module.split(".")[1:]  # without "desktop_app"
+    if not parts:
+        return "__init__"
+    if parts[0] == "core" and len(parts) > 1:
+        return f"core.{parts[1]}"
+    return parts[0]
+
+
+def imported_modules(module: str, source: str, is_package: bool, known: set[str]) -> set[str]:
+    """Every desktop_app module `source` imports, wherever the import statement is."""
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names if alias.name.startswith("desktop_app")}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = module.split(".")
+                if not is_package:
+                    base = base[:-1]
+                base = base[:len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            elif node.module and node.module.startswith("desktop_app"):
+                target = node.module
+            else:
+                continue
+            # "from .. import offline" imports the module desktop_app.core.offline.
+            subs = {f"{target}.{alias.name}" for alias in node.names} & known
+            found |= subs or {target}
+    return found
+
+
+def upward_imports(sources: dict[str, tuple[str, bool]]) -> list[str]:
+    """'A imports B' for each import that reaches a higher layer (or an unplaced unit)."""
+    known = set(sources)
+    problems = []
+    for module, (source, is_package) in sorted(sources.items()):
+        own = unit(module)
+        for target in sorted(imported_modules(module, source, is_package, known)):
+            other = unit(target)
+            if other in ("__init__", own):
+                continue
+            if own not in LEVEL or other not in LEVEL:
+                problems.append(f"{module} imports {target}: give "
+                                f"{own if own not in LEVEL else other} a layer in tests/test_layers.py")
+            elif LEVEL[other] > LEVEL[own]:
+                problems.append(f"{module} ({own}) imports {target} ({other}), a higher layer")
+    return problems
+
+
+def lumen_sources() -> dict[str, tuple[str, bool]]:
+    sources = {}
+    for path in (ROOT / "desktop_app").rglob("*.py"):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        is_package = parts[-1] == "__init__"
+        module = ".".join(parts[:-1] if is_package else parts)
+        sources[module] = (path.read_text(encoding="utf-8"), is_package)
+    return sources
+
+
+def test_no_module_imports_a_higher_layer():
+    assert upward_imports(lumen_sources()) == []
+
+
+def test_a_planted_upward_import_is_caught():
+    sources = lumen_sources()
+    source, is_package = sources["desktop_app.core.store.database"]
+    sources["desktop_app.core.store.database"] = (
+        source + "\n\ndef later():\n    from ..evaluation.runs import EvaluationStore\n", is_package)
+    assert upward_imports(sources) == [
+        "desktop_app.core.store.database (core.store) imports desktop_app.core.evaluation.runs "
+        "(core.evaluation), a higher layer"]
+
+
+def test_the_core_never_imports_qt():
+    for module, (source, _is_package) in lumen_sources().items():
+        if unit(module).startswith("core."):
+            names = {alias.name for node in ast.walk(ast.parse(source))
+                     if isinstance(node, (ast.Import, ast.ImportFrom))
+                     for alias in node.names} | {
+                node.module or "" for node in ast.walk(ast.parse(source)) if isinstance(node, ast.ImportFrom)}
+            assert not any(name.startswith(("PySide6", "shiboken6")) for name in names), module
+
+
+def test_every_layer_named_exists():
+    units = {unit(module) for module in lumen_sources()}
+    assert set(LEVEL) <= units | {"__main__"}, set(LEVEL) - units
