@@ -285,11 +285,12 @@ def continue_run(evaluations: EvaluationStore, evaluator: Evaluator, run_id: str
                  progress: ProgressCallback = None, cancel: CancelToken | None = None,
                  on_sample: SampleCallback | None = None) -> dict[str, Any]:
     """Score every sample of the run not yet finished; safe to call again after any stop."""
+    was = evaluations.run(run_id)["status"]  # before this process holds it: "interrupted", ...
     with evaluations.carrying_on(run_id):
-        return _carry_on(evaluations, evaluator, run_id, progress, cancel, on_sample)
+        return _carry_on(evaluations, evaluator, run_id, was, progress, cancel, on_sample)
 
 
-def _carry_on(evaluations: EvaluationStore, evaluator: Evaluator, run_id: str,
+def _carry_on(evaluations: EvaluationStore, evaluator: Evaluator, run_id: str, was: str,
               progress: ProgressCallback, cancel: CancelToken | None,
               on_sample: SampleCallback | None) -> dict[str, Any]:
     run = evaluations.run(run_id)
@@ -298,7 +299,7 @@ def _carry_on(evaluations: EvaluationStore, evaluator: Evaluator, run_id: str,
     samples = evaluations.samples(run["dataset_id"], run["limit"])
     done = evaluations.finished_ids(run_id)
     if done:
-        evaluations.store.audit("bench.run_resumed", {"run": run_id, "was": run["status"],
+        evaluations.store.audit("bench.run_resumed", {"run": run_id, "was": was,
                                                       "finished": len(done)})
     evaluations.set_status(run_id, "running")
     total = len(samples)
