@@ -90,6 +90,15 @@ def test_a_loop_is_found_as_it_is_written():
     assert repeated_phrase("Take aspirin daily and ticagrelor twice a day.") == ""
 
 
+def test_a_medicine_list_is_not_a_loop_but_a_dose_said_over_and_over_is():
+    medicines = ("Acetaminophen 650 mg by mouth every 6 hours. Ibuprofen 400 mg by mouth every 6 "
+                 "hours, with food. Oxycodone 5 mg by mouth every 6 hours only when needed.")
+    assert degeneracy_problems(medicines, "Which pain medicines do I take?") == []
+    looping = "Take 5 mg by mouth every 6 hours. " * 12
+    assert repeated_phrase(looping) == "take 5 mg by mouth"
+    assert repeated_phrase("Take it with food. " * 4) == "take it with food take"
+
+
 def test_an_invented_dose_a_made_up_medicine_and_a_bare_number_are_unsupported(glossary):
     checks = {c.name: c for c in check_answer(
         "Take ticagrelor 180 mg twice a day, and insulin because of a lack of it. The answer is 17.",

@@ -64,6 +64,8 @@ class AnswerRules:
     refusal: re.Pattern
     repeat_words: int
     repeat_times: int
+    repeat_times_dosing: int
+    dosing_words: frozenset[str]
     echo_share: float
     least_words: int
     stop_words: frozenset[str]
@@ -94,6 +96,8 @@ def answer_rules() -> AnswerRules:
                         for k in data["question_kind"]),
             meta_talk=_any_phrase(bad["meta_talk"]), refusal=_any_phrase(bad["refusal"]),
             repeat_words=int(bad["repeat_words"]), repeat_times=int(bad["repeat_times"]),
+            repeat_times_dosing=int(bad["repeat_times_dosing"]),
+            dosing_words=frozenset(bad["dosing_words"]),
             echo_share=float(bad["echo_share"]), least_words=int(bad["least_words"]),
             stop_words=frozenset(bad["stop_words"]))
     except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError, ValueError, re.error) as exc:
@@ -122,7 +126,9 @@ def content_words(text: str) -> list[str]:
 
 
 def repeated_phrase(text: str) -> str:
-    """A phrase of `repeat_words` words said `repeat_times` times or more, or ''."""
+    """A phrase of `repeat_words` words said `repeat_times` times or more (a phrase of
+    dosing words with a number in it, as each line of a medicine list has, such as "mg by
+    mouth every 6", `repeat_times_dosing` times), or ''."""
     rules = answer_rules()
     tokens = words(text)
     n = rules.repeat_words
@@ -130,7 +136,9 @@ def repeated_phrase(text: str) -> str:
     for index in range(len(tokens) - n + 1):
         gram = tuple(tokens[index:index + n])
         counts[gram] = counts.get(gram, 0) + 1
-        if counts[gram] >= rules.repeat_times:
+        numbers = [word for word in gram if word.replace(".", "").isdigit()]
+        dosing = numbers and all(word in rules.dosing_words or word in numbers for word in gram)
+        if counts[gram] >= (rules.repeat_times_dosing if dosing else rules.repeat_times):
             return " ".join(gram)
     # A long sentence said twice is a loop too; short ones ("This is a new medicine.")
     # may rightly come back.
