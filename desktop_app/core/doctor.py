@@ -279,7 +279,8 @@ def run_doctor(paths: Paths, settings: Settings, *, store: Store | None = None,
                 db.close()
         if check.ok:
             return Finding("Database", "Audit log", OK,
-                           f"{check.entries} entries, each sealed and linked to the one before",
+                           f"{check.entries} {'entry' if check.entries == 1 else 'entries'}, "
+                           "each sealed and linked to the one before",
                            data=check.to_dict())
         return Finding("Database", "Audit log", FAIL, f"Altered: {check.problem}",
                        "Entries from there on cannot be trusted: keep a copy of the database "
