@@ -153,3 +153,13 @@ def test_key_backup_and_restore_commands(profile, tmp_path):
                       env={"LUMEN_BACKUP_PASSPHRASE": BACKUP_PASSPHRASE,
                            "LUMEN_PASSPHRASE": "the restored profile's passphrase"})
     assert again.returncode == 2 and "never overwrites" in again.stderr
+
+
+def test_a_refused_keyring_rotation_leaves_no_key_behind(profile, memory_keyring):
+    with open_store(profile.database_file) as mine, open_store(profile.database_file):
+        entries = dict(memory_keyring.items)
+        with pytest.raises(StoreError, match="Another Lumen window"):
+            change_key(mine)
+    assert memory_keyring.items == entries
+    assert "pending_account" not in KeyManager(profile.database_file).source_file.read_text()
+    open_store(profile.database_file).close()

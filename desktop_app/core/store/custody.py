@@ -84,8 +84,17 @@ def change_key(store, new_passphrase: str | None = None) -> DatabaseKey:
         keys.record_pending(new_key)
     else:
         raise StoreError("This database's key cannot be changed (a throw-away key).", "")
-    with alone_with(store):
-        store.rekey(new_key)
+    try:
+        with alone_with(store):
+            store.rekey(new_key)
+    except BaseException:
+        if new_key.source == "keyring":  # nothing changed: forget the key that was not used
+            keys.clear_pending()
+            try:
+                keyring.delete_password(KEYRING_SERVICE, new_key.account)
+            except Exception:
+                pass
+        raise
     if new_key.source == "keyring":
         keys.record_source(new_key)
         try:

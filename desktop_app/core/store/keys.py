@@ -98,6 +98,11 @@ class KeyManager:
         record["pending_account"] = key.account
         self.source_file.write_text(json.dumps(record), encoding="utf-8")
 
+    def clear_pending(self) -> None:
+        record = self._record()
+        if record.pop("pending_account", None) is not None:
+            self.source_file.write_text(json.dumps(record), encoding="utf-8")
+
     def pending_key(self) -> "DatabaseKey | None":
         account = self._record().get("pending_account")
         if not account or not keyring_available():
