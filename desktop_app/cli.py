@@ -782,7 +782,8 @@ def cmd_audit(args, paths, settings) -> int:
         if args.json:
             _print_json(check.to_dict())
         elif check.ok:
-            print(f"The audit log is intact: {check.entries} entries, each sealed and linked "
+            print(f"The audit log is intact: {check.entries} "
+                  f"{'entry' if check.entries == 1 else 'entries'}, each sealed and linked "
                   "to the one before, none missing from the end.")
         else:
             print(f"The audit log was altered: {check.problem}.\n"
