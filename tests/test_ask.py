@@ -267,7 +267,8 @@ def test_a_long_summary_gives_the_baseline_its_most_relevant_parts_and_says_so(r
     assert result.trace.calls()[0].prompt_tokens < 2048
     # The full pipeline reads only the evidence, whatever the summary's length.
     full = pipeline(runtime, glossary, tmp_path).run(long_summary, QUESTION, method="evidence")
-    assert len(full.trace.evidence) == Settings().evidence_lines
+    ranked = [line for line in full.trace.evidence if not line["related"]]
+    assert len(ranked) == Settings().evidence_lines
 
 
 def test_fit_document_keeps_order_and_marks_gaps():
@@ -375,3 +376,26 @@ def test_calibration_of_tau_on_the_development_split(runtime):
     assert held_out["balanced_accuracy"] > 0.75
     papers = balanced_accuracy(load_items(demo_benchmark(), "test"), embed, 0.671)
     assert papers["sensitivity"] < 0.5  # why the paper's τ does not carry over to this embedder
+
+
+def test_the_model_reads_the_ranked_evidence_and_not_the_related_lines(runtime, glossary,
+                                                                        tmp_path, monkeypatch):
+    from desktop_app.core.models.runtime import LlamaModel
+
+    seen = []
+    generate = LlamaModel.generate
+
+    def recording(self, messages, **kwargs):  # the real model answers; the prompt is kept
+        seen.append(messages[0]["content"])
+        return generate(self, messages, **kwargs)
+    monkeypatch.setattr(LlamaModel, "generate", recording)
+    question = "Why was my spironolactone stopped?"
+    result = pipeline(runtime, glossary, tmp_path, extraction_attempts=1,
+                      simplification_attempts=1).run(SUMMARY, question, method="lamp")
+    evidence = result.trace.evidence
+    related = [line for line in evidence if line["related"]]
+    ranked = [line for line in evidence if not line["related"]]
+    assert related, "the demo summary's spironolactone question has related lines"
+    assert seen and all(line["text"] in seen[0] for line in ranked)
+    assert not any(line["text"] in seen[0] for line in related)
+    assert result.trace.context["evidence_lines"] == len(ranked)

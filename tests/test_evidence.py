@@ -293,3 +293,67 @@ def test_an_abbreviation_after_its_own_name_is_not_written_twice(glossary):
     text = Explainer(glossary, "").explain("Placed on high-flow nasal cannula (HFNC), max 8 L/min.")
     assert "(HFNC)" not in text and "high-flow nasal cannula (high-flow" not in text
     assert "8 L/min" in text
+
+
+HELD = (SUMMARIES / "held_for_labs.txt").read_text(encoding="utf-8")
+
+
+def ranked_lines(summary, glossary, order):
+    """Every unit of `summary` as an evidence line, the units holding the texts of `order`
+    first and in that order (scores set by hand, so related_lines is tested on its own)."""
+    from desktop_app.core.pipelines.evidence import EvidenceLine, evidence_units
+
+    facts = read_summary(summary, glossary)
+    units = evidence_units(summary, facts)
+
+    def rank(unit):
+        hits = [i for i, text in enumerate(order) if text in unit.text]
+        return hits[0] if hits else len(order)
+    lines = [EvidenceLine(u.text, u.start, u.end, u.section, u.section_kind,
+                          1.0 - 0.1 * rank(u), 0.0, 0.0, 0.0) for u in units]
+    return facts, sorted(lines, key=lambda line: (-line.score, line.start))
+
+
+def test_a_why_question_gets_the_sentence_before_its_best_line(glossary):
+    from desktop_app.core.pipelines.evidence import related_lines
+
+    facts, ranked = ranked_lines(HELD, glossary, ["Lisinopril was held."])
+    question = "Why was my lisinopril held?"
+    related = related_lines(ranked, ranked[:1], question, facts, glossary, HELD)
+    reasons = [line for line in related if line.related == "reason"]
+    assert [line.text for line in reasons] == [
+        "creatinine rose to 2.4 mg/dL and potassium to 6.1 mmol/L on day 2."]
+    # Not for a question of another kind, and never across a line break.
+    assert not any(line.related == "reason" for line in related_lines(
+        ranked, ranked[:1], "How much lisinopril do I take?", facts, glossary, HELD))
+    _, first_of_list = ranked_lines(HELD, glossary, ["Colchicine 0.6 mg"])
+    assert not any(line.related == "reason" for line in related_lines(
+        first_of_list, first_of_list[:1], "Why do I take colchicine?", facts, glossary, HELD))
+
+
+def test_a_medicine_named_by_any_answer_line_brings_its_list_line(glossary):
+    from desktop_app.core.pipelines.evidence import related_lines
+
+    order = ["Lisinopril was held.", "a short course of colchicine"]
+    facts, ranked = ranked_lines(HELD, glossary, order)
+    answer = ranked[:2]
+    related = related_lines(ranked, answer, "Why was my lisinopril held?", facts, glossary, HELD)
+    medicines = [line.text for line in related if line.related == "medicine"]
+    # The question's own medicine first, then one the second answer line names.
+    assert medicines[0].startswith("HOLD: Lisinopril 20 mg")
+    assert len(medicines) == RELATED_MEDICINES
+    assert medicines[1].startswith(("1. Amlodipine", "2. Colchicine"))
+
+
+def test_answer_lines_is_a_setting_the_evidence_answer_keeps(embedder, glossary):
+    question = "Why was my lisinopril held?"
+    facts = read_summary(HELD, glossary)
+    evidence = find_evidence(HELD, question, embed=embedder.embed, glossary=glossary,
+                             facts=facts, count=6, answer_count=1)
+    one = [line for line in answer_lines(evidence, 1) if not line.related]
+    assert len(one) == 1
+    assert len([line for line in answer_lines(evidence, 4) if not line.related]) >= 1
+    short = evidence_answer(evidence, facts, glossary, HELD, 1)
+    longer = evidence_answer(evidence, facts, glossary, HELD, 4)
+    assert len(short) <= len(longer)
+    assert Settings().answer_lines == Settings.answer_lines >= 1

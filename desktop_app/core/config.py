@@ -258,6 +258,12 @@ class Settings:
         "Lines of the summary that answer a question, found without a model, shown as quotes "
         "and given to the model in place of the whole summary.", group="Ask",
         minimum=1, maximum=12)
+    answer_lines: int = _setting(
+        3, "Lines in an answer from the summary",
+        "Most evidence lines (those scoring close to the best) that Lumen writes out plainly "
+        "when it answers in the summary's own words; more lines hold more of the facts asked "
+        "for and make a longer answer (docs/BENCHMARKS.md).", group="Ask",
+        minimum=1, maximum=12)
     evidence_margin: float = _setting(
         0.09, "Evidence closeness margin",
         "An answer passes relevance only when it is closer in meaning to the evidence than "

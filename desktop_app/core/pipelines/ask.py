@@ -225,6 +225,7 @@ class AskPipeline(Pipeline):
                             "sha256": embedder_spec.file("model.onnx").sha256}},
             settings={"relevance_threshold": s.relevance_threshold,
                       "evidence_margin": s.evidence_margin, "evidence_lines": s.evidence_lines,
+                      "answer_lines": s.answer_lines,
                       "readability_limit": s.readability_limit,
                       "extraction_attempts": s.extraction_attempts,
                       "simplification_attempts": s.simplification_attempts,
@@ -235,9 +236,10 @@ class AskPipeline(Pipeline):
         trace.safety = safety.to_dict()
         facts = read_summary(summary, self.glossary)
         evidence = find_evidence(summary, question, embed=embedder.embed_recent, glossary=self.glossary,
-                                 facts=facts, count=s.evidence_lines)
+                                 facts=facts, count=s.evidence_lines, answer_count=s.answer_lines)
         trace.evidence = [e.to_dict() for e in evidence]
-        trace.evidence_answer = evidence_answer(evidence, facts, self.glossary, summary)
+        trace.evidence_answer = evidence_answer(evidence, facts, self.glossary, summary,
+                                                s.answer_lines)
         emit("evidence", {"evidence": evidence, "answer": trace.evidence_answer})
         if method == "evidence":
             return self._finish(trace, None, summary, started, progress, "")
@@ -296,8 +298,12 @@ class AskPipeline(Pipeline):
             emit("attempt", {"attempt": attempt})
             return self._finish(trace, attempt, summary, started, progress, "")
 
-        system = self.prompts.text("evidence", "system", evidence=self._fit_evidence(evidence, models))
-        trace.context = {"evidence_lines": len(evidence), "whole": False,
+        # The model reads the ranked lines only: the related lines (a medicine's list line, a
+        # follow-up) stay in the shown evidence and the evidence answer, and a shorter prompt
+        # is most of the model's time on a CPU.
+        ranked = [line for line in evidence if not line.related]
+        system = self.prompts.text("evidence", "system", evidence=self._fit_evidence(ranked, models))
+        trace.context = {"evidence_lines": len(ranked), "whole": False,
                          "note": ""}
         generator = models["generator"]
         reviewer = models.get("reviewer")

@@ -12,16 +12,19 @@ inside the sections summary_facts.py finds.  Each unit is scored three ways:
   "how much", follow-up for "when", ...; resources/answer_checks.toml) and units that
   name a medicine the question names get a bonus.
 
-The top units, with their character offsets, are the evidence.  Two kinds of line join
+The top units, with their character offsets, are the evidence.  Three kinds of line join
 them because a patient needs them next to the answer, even when they score low against
-the question's words: the medication-list line of a medicine the question or the best
+the question's words: the medication-list line of a medicine the question or an answer
 line names (its dose and timing: "replaced with lisinopril" -> "Lisinopril 5 mg by mouth
-once daily (NEW)"), and the follow-up line that names a medicine, test or condition of
-the question or the best line (when it is checked again).  They are marked `related`.
-The evidence is quoted in the Ask
-tab, highlighted in the summary, given to the model in place of the whole summary,
-and, when no model answer passes the checks (checks.py), rendered into plain
-sentences as the evidence answer: abbreviations written out, medical words glossed
+once daily (NEW)"); for a "why" question, the sentence just before the best line in its
+paragraph, where a reason is most often written ("K 5.3 on admission. Spironolactone was
+held."); and the follow-up line that names a medicine, test or condition of the question
+or the best line (when it is checked again).  They are marked `related`.
+The evidence is quoted in the Ask tab and highlighted in the summary; the ranked lines
+(not the related ones: a short prompt is most of the model's speed) are given to the
+model in place of the whole summary; and, when no model answer passes the checks
+(checks.py), the lines that answer (at most Settings.answer_lines) and the related lines
+are rendered into plain sentences as the evidence answer: abbreviations written out, medical words glossed
 from the glossary, a medication line turned into "Take ... by mouth twice a day".
 Nothing of a line is lost in that rendering: a rendering that drops a fact of its
 line is replaced by the line itself, explained.
@@ -35,6 +38,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..config import Settings
 from ..glossary.glossary import Glossary
 from .checks import answer_rules, question_kinds
 from .grounding import missing_facts, unsupported_facts
@@ -58,13 +62,14 @@ ANSWER_SHARE_OF_BEST = 0.6
 EVIDENCE_FLOOR = 0.25
 NO_EVIDENCE = ("Lumen found no line in your summary that answers what you asked. The closest "
                "lines are listed below; please ask your care team.")
-ANSWER_LINES = 3
+ANSWER_LINES = Settings.answer_lines  # the setting's default, for callers without settings
 # Lines added for what the question or the best line names (see the module's docstring).
 RELATED_MEDICINES = 2
 RELATED_FOLLOW_UPS = 1
 # How the Ask tab and `lumen ask` say why a related line is listed.
 RELATED_LABELS = {"medicine": "this medicine in the discharge list",
-                  "follow-up": "the follow-up for it"}
+                  "follow-up": "the follow-up for it",
+                  "reason": "written just before it, where a reason is given"}
 GLOSSES_PER_ANSWER = 3
 GLOSS_WORDS = 14  # longest gloss
 
@@ -147,8 +152,9 @@ def _medicine_words(text: str, glossary: Glossary | None) -> set[str]:
 
 def find_evidence(summary: str, question: str, *, embed: Callable[[list[str]], np.ndarray],
                   glossary: Glossary | None, facts: SummaryFacts | None = None,
-                  count: int = 4) -> list[EvidenceLine]:
-    """The `count` units of `summary` that best answer `question`, best first."""
+                  count: int = 4, answer_count: int = ANSWER_LINES) -> list[EvidenceLine]:
+    """The `count` units of `summary` that best answer `question`, best first, then the
+    lines related to the `answer_count` that answer it (see answer_lines)."""
     from rank_bm25 import BM25Okapi
 
     facts = facts if facts is not None else read_summary(summary, glossary)
@@ -188,7 +194,8 @@ def find_evidence(summary: str, question: str, *, embed: Callable[[list[str]], n
     lines.sort(key=lambda line: (-line.score, line.start))
     chosen = lines[:count]
     if chosen and chosen[0].score >= EVIDENCE_FLOOR:
-        for line in related_lines(lines, answer_lines(chosen), question, facts, glossary):
+        for line in related_lines(lines, answer_lines(chosen, answer_count), question, facts, glossary,
+                                  summary):
             if line not in chosen:
                 chosen.append(line)
     return chosen
@@ -201,7 +208,8 @@ def _terms(text: str, glossary: Glossary | None) -> set[str]:
 
 
 def related_lines(ranked: list[EvidenceLine], answer: list[EvidenceLine], question: str,
-                  facts: SummaryFacts, glossary: Glossary | None) -> list[EvidenceLine]:
+                  facts: SummaryFacts, glossary: Glossary | None,
+                  summary: str = "") -> list[EvidenceLine]:
     """The medication-list lines of the medicines the question or the best line names
     (at most RELATED_MEDICINES), then the follow-up line that shares a medicine or a
     glossary term with them (at most RELATED_FOLLOW_UPS); each marked `related`."""
@@ -211,13 +219,27 @@ def related_lines(ranked: list[EvidenceLine], answer: list[EvidenceLine], questi
     named = _medicine_words(question, glossary) | _medicine_words(asked, glossary)
     terms = named | _terms(asked, glossary)
     found: list[EvidenceLine] = []
-    for line in ranked:
-        if len(found) >= RELATED_MEDICINES:
-            break
-        if (line not in answer and named & _medicine_words(line.text, glossary)
-                and _medication_of(line, facts) is not None):
-            line.related = "medicine"
-            found.append(line)
+    # The medicines the question and the best line name first, then those the other
+    # answer lines name ("replaced with lisinopril"): their list lines say how to take them.
+    also = set().union(*(_medicine_words(line.text, glossary) for line in answer[1:])) - named
+    for wanted in (named, also):
+        for line in ranked:
+            if len(found) >= RELATED_MEDICINES:
+                break
+            if (line not in answer and line not in found
+                    and wanted & _medicine_words(line.text, glossary)
+                    and _medication_of(line, facts) is not None):
+                line.related = "medicine"
+                found.append(line)
+    if summary and any(kind.kind == "why" for kind in question_kinds(question)):
+        # A reason is most often written just before what was done about it, in the same
+        # paragraph ("K 5.3 on admission. Spironolactone was held.").
+        before = max((line for line in ranked if line.end <= answer[0].start), default=None,
+                     key=lambda line: line.end)
+        if (before is not None and before not in answer and before not in found
+                and "\n" not in summary[before.end:answer[0].start]):
+            before.related = "reason"
+            found.append(before)
     follow_ups = 0
     for line in ranked:
         if follow_ups >= RELATED_FOLLOW_UPS:
@@ -421,26 +443,27 @@ def _medication_of(line: EvidenceLine, facts: SummaryFacts) -> Medication | None
     return None
 
 
-def answer_lines(evidence: list[EvidenceLine]) -> list[EvidenceLine]:
-    """The best line, and those that score close to it (at most ANSWER_LINES), then the
+def answer_lines(evidence: list[EvidenceLine], count: int = ANSWER_LINES) -> list[EvidenceLine]:
+    """The best line, and those that score close to it (at most `count` in all), then the
     related lines (see related_lines)."""
     ranked = [e for e in evidence if not e.related]
     if not ranked:
         return []
     best = ranked[0].score
-    close = [e for e in ranked if e.score >= ANSWER_SHARE_OF_BEST * best][:ANSWER_LINES]
+    close = [e for e in ranked if e.score >= ANSWER_SHARE_OF_BEST * best][:max(1, count)]
     return close + [e for e in evidence if e.related]
 
 
 def evidence_answer(evidence: list[EvidenceLine], facts: SummaryFacts,
-                    glossary: Glossary | None, summary: str = "") -> str:
+                    glossary: Glossary | None, summary: str = "",
+                    count: int = ANSWER_LINES) -> str:
     """The top evidence as plain sentences, without a model; when no line scores at least
     EVIDENCE_FLOOR, a sentence saying that the summary does not seem to answer."""
     if not evidence or evidence[0].score < EVIDENCE_FLOOR:
         return NO_EVIDENCE
     explainer = Explainer(glossary, summary)
     sentences = []
-    for line in answer_lines(evidence):
+    for line in answer_lines(evidence, count):
         medication = _medication_of(line, facts)
         rendered = explainer.medication(medication) if medication is not None else ""
         if rendered and not missing_facts(line.text, rendered, glossary):
