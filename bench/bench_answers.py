@@ -16,7 +16,9 @@ the summary lacks that were shown without a flag, degenerate text shown as an an
 per question (median and p95) is reported in seconds and against the raw engine measured
 in the same run: plain llama-cpp-python generating 128 tokens, so a question's latency
 is also given as "plain tokens" (seconds × raw tokens/s), a unit that travels between
-machines.  Last, one handout of a summary of about 500 words is timed both ways.
+machines.  Then one handout of a summary of about 500 words is timed both ways.  Last,
+the evidence answer alone at each `answer_lines` of `--sweep` (key-fact recall against
+the answer's length in words), so the setting's default can be chosen on numbers.
 
     python bench/bench_answers.py --before b4fcbd8 [--limit 20]
 """
@@ -38,7 +40,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "resources" / "benchmarks" / "lumen-demo.jsonl"
 
 
-def child(tree: str, method: str, limit: int, out: str, models: str, handout: bool) -> None:
+def child(tree: str, method: str, limit: int, out: str, models: str, handout: bool,
+          answer_lines: int = 0) -> None:
     """Answer the questions with the pipeline in `tree`; one JSON line per question."""
     sys.path.insert(0, tree)
     from desktop_app.core import offline
@@ -53,7 +56,8 @@ def child(tree: str, method: str, limit: int, out: str, models: str, handout: bo
     home = tempfile.TemporaryDirectory(prefix="lumen-bench-answers-")
     paths = Paths.resolve(home.name)
     paths.ensure()
-    settings = Settings(models_dir=models)
+    settings = (Settings(models_dir=models, answer_lines=answer_lines) if answer_lines
+                else Settings(models_dir=models))
     runtime = ModelRuntime(paths, settings)
     glossary = load_glossary(None)
     rows = [json.loads(line) for line in DEMO.read_text(encoding="utf-8").splitlines()][:limit]
@@ -127,7 +131,9 @@ def score(rows: list[dict], answers: list[dict]) -> dict:
         model_shown += answer["source"] == "model"
         seconds.append(answer["seconds"])
     seconds.sort()
-    return {"questions": len(answers), "key_fact_recall": present / wanted if wanted else None,
+    words = sorted(len(answer["answer"].split()) for answer in answers)
+    return {"median_words": statistics.median(words),
+            "p90_words": words[min(len(words) - 1, int(round(0.9 * (len(words) - 1))))],"questions": len(answers), "key_fact_recall": present / wanted if wanted else None,
             "key_fact_recall_macro": statistics.mean(per_question) if per_question else None,
             "degenerate_shown": degenerate, "unsupported_unflagged": unflagged,
             "model_answers_shown": model_shown,
@@ -135,11 +141,13 @@ def score(rows: list[dict], answers: list[dict]) -> dict:
             "p95_seconds": seconds[min(len(seconds) - 1, int(round(0.95 * (len(seconds) - 1))))]}
 
 
-def run_child(tree: Path, method: str, limit: int, models: str, handout: bool) -> list[dict]:
+def run_child(tree: Path, method: str, limit: int, models: str, handout: bool,
+              answer_lines: int = 0) -> list[dict]:
     out = Path(tempfile.mkstemp(suffix=".jsonl")[1])
     env = dict(os.environ, PYTHONPATH=str(tree))
     subprocess.run([sys.executable, __file__, "--child", str(tree), "--method", method,
-                    "--limit", str(limit), "--out", str(out), "--models", models]
+                    "--limit", str(limit), "--out", str(out), "--models", models,
+                    "--answer-lines", str(answer_lines)]
                    + (["--handout"] if handout else []), check=True, env=env, cwd=str(tree))
     try:
         return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
@@ -160,9 +168,13 @@ def main() -> int:
     parser.add_argument("--method")
     parser.add_argument("--out")
     parser.add_argument("--handout", action="store_true")
+    parser.add_argument("--answer-lines", type=int, default=0)
+    parser.add_argument("--sweep", default="1,2,3,4,5,6",
+                        help="answer_lines values to measure the evidence answer at ('' for none)")
     args = parser.parse_args()
     if args.child:  # before anything imports Lumen: the child's Lumen is the tree's
-        child(args.child, args.method, args.limit, args.out, args.models, args.handout)
+        child(args.child, args.method, args.limit, args.out, args.models, args.handout,
+              args.answer_lines)
         return 0
     sys.path.insert(0, str(ROOT))
     from desktop_app.core.config import Paths, Settings
@@ -197,6 +209,10 @@ def main() -> int:
             if handout:
                 results[name].update(handout[0])
             print(f"{name}: {json.dumps(results[name])}", file=sys.stderr)
+        sweep = {}
+        for count in [int(c) for c in args.sweep.split(",") if c.strip()]:
+            answers = run_child(trees["after"], "evidence", args.limit, models, False, count)
+            sweep[count] = score(rows, answers)
     finally:
         for tree in trees.values():
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)],
@@ -221,6 +237,7 @@ def main() -> int:
     row(f"degenerate text shown (of {count})", "degenerate_shown", str)
     row(f"unsupported fact shown without a flag (of {count})", "unsupported_unflagged", str)
     row(f"shown answer written by the model (of {count})", "model_answers_shown", str)
+    row("median words in the shown answer", "median_words", lambda v: f"{v:.0f}")
     row("median seconds per question", "median_seconds", lambda v: f"{v:.2f}")
     row("p95 seconds per question", "p95_seconds", lambda v: f"{v:.2f}")
     row("median, in plain-engine tokens", "median_seconds", lambda v: f"{v * raw:.0f}")
@@ -228,9 +245,17 @@ def main() -> int:
     row("handout, in plain-engine tokens", "handout_seconds", lambda v: f"{v * raw:.0f}")
     print(f"\nHandout: the demo summary nearest 500 words "
           f"({results['after'].get('handout_words', '-')} words).")
+    if sweep:
+        print("\nThe evidence answer by `answer_lines` (the setting; related lines come on top):\n")
+        print("| answer_lines | key-fact recall | median words | p90 words |")
+        print("|---|---|---|---|")
+        for count, result in sweep.items():
+            print(f"| {count} | {result['key_fact_recall']:.3f} | {result['median_words']:.0f} | "
+                  f"{result['p90_words']} |")
     if args.json:
         Path(args.json).write_text(json.dumps({"raw_tokens_per_second": raw, "machine": facts,
-                                               "results": results}, indent=2), encoding="utf-8")
+                                               "results": results, "sweep": sweep},
+                                              indent=2), encoding="utf-8")
     return 0
 
 
