@@ -628,8 +628,7 @@ def cmd_bench_import(args, paths, settings) -> int:
 
 
 def cmd_bench_list(args, paths, settings) -> int:
-    from .core.evaluation.importers import FORMATS
-    from .core.evaluation.runner import SCORERS, systems
+    from .core.choices import FORMATS, SCORERS, systems
     from .core.evaluation.runs import EvaluationStore
 
     with _open_store_for_glossary(paths, required=True) as store:
@@ -1224,7 +1223,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("out")
     p.set_defaults(func=cmd_glossary_export)
 
-    from .core.pipelines.ask import METHODS, VARIANTS
+    from .core.choices import METHODS, VARIANTS
 
     facts = sub.add_parser("facts", help="the sections, medications, follow-ups, warning signs "
                                          "and restrictions of a discharge summary (no model)")
@@ -1257,11 +1256,11 @@ def build_parser() -> argparse.ArgumentParser:
     calibrate.add_argument("--json", action="store_true")
     calibrate.set_defaults(func=cmd_calibrate)
 
-    from .core.evaluation.runner import SCORERS
+    from .core.choices import SCORERS
 
     bench = sub.add_parser("bench", help="validate models on medical QA benchmarks")
     bsub = bench.add_subparsers(dest="bench_command", metavar="ACTION", required=True)
-    from .core.evaluation.importers import FORMATS
+    from .core.choices import FORMATS
 
     p = bsub.add_parser(
         "import", help="import a benchmark file into the encrypted database",
@@ -1280,7 +1279,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = bsub.add_parser("list", help="datasets, runs, systems and scorers")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench_list)
-    from .core.evaluation.runner import systems
+    from .core.choices import systems
 
     p = bsub.add_parser(
         "run", help="run a system over a dataset (or --resume a run)",
@@ -1319,7 +1318,7 @@ def build_parser() -> argparse.ArgumentParser:
     history.add_argument("--json", action="store_true")
     history.set_defaults(func=cmd_history)
 
-    from .core.knowledge.doctorrag import ABLATIONS
+    from .core.choices import ABLATIONS
 
     kb = sub.add_parser("kb", help="the knowledge base: add documents, ask questions (DoctorRAG)")
     ksub = kb.add_subparsers(dest="kb_command", metavar="ACTION", required=True)
@@ -1419,10 +1418,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = Settings.load(paths)
         configure_logging(paths, settings.log_level,
                           console_level=None if args.command is None else "WARNING")
+        if args.command is None and args.selftest:
+            os.environ["QT_QPA_PLATFORM"] = "offscreen"
+            from .gui.selftest import run_selftest
+
+            return run_selftest(paths, settings)
         if args.command is None:
             from .gui.app import run_gui
 
-            return run_gui(paths, settings, selftest=args.selftest)
+            return run_gui(paths, settings)
         try:
             return args.func(args, paths, settings)
         finally:

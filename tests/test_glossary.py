@@ -345,7 +345,7 @@ def test_a_phrase_wins_over_its_word_and_a_neighbour_can_rule_a_sense_out(builti
 
 
 def test_senses_file_names_real_entries_or_other_names_and_loads():
-    from desktop_app.core.glossary.entries import load_senses
+    from desktop_app.core.glossary.matcher import load_senses
 
     senses = load_senses()
     assert {"depression", "elevation", "stroke"} <= {s.term for s in senses}

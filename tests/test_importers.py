@@ -18,7 +18,8 @@ import pytest
 
 from desktop_app.core.errors import LumenError
 from desktop_app.core.evaluation.dataset import Dataset, DatasetFormatError, sha256_path
-from desktop_app.core.evaluation.importers import FORMATS, columns, import_dataset, normalise_persian
+from desktop_app.core.choices import FORMATS
+from desktop_app.core.evaluation.importers import columns, import_dataset, normalise_persian
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"

@@ -6,12 +6,14 @@ they do not remove it."""
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 
 from helpers import ROOT
 
 # Lowest first.  A package not listed is an error: a new one must be given its place.
 LAYERS: list[tuple[str, ...]] = [
-    ("core.errors", "core.hashing"),
+    ("core.errors", "core.hashing", "core.choices"),
     ("core.config", "core.offline", "core.progress", "core.textfiles", "core.locks", "core.logs",
      "core.prompts", "core.readability", "core.documents"),
     ("core.store", "core.models"),
@@ -19,7 +21,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("core.pipelines",),
     ("core.knowledge",),
     ("core.evaluation",),
-    ("core.session", "core.doctor", "core.netprobe"),
+    ("core.session", "core.doctor", "core.netprobe", "core.selftest"),
     ("export", "gui", "cli", "__main__"),
 ]
 LEVEL = {name: level for level, names in enumerate(LAYERS) for name in names}
@@ -36,10 +38,18 @@ def unit(module: str) -> str:
     return parts[0]
 
 
-def imported_modules(module: str, source: str, is_package: bool, known: set[str]) -> set[str]:
-    """Every desktop_app module `source` imports, wherever the import statement is."""
+def imported_modules(module: str, source: str, is_package: bool, known: set[str],
+                     typing_only: bool = True) -> set[str]:
+    """Every desktop_app module `source` imports, wherever the import statement is (and,
+    without `typing_only`, leaving out those under `if TYPE_CHECKING:`, which never run)."""
     found = set()
-    for node in ast.walk(ast.parse(source)):
+    tree = ast.parse(source)
+    if not typing_only:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING",
+                                                                        "typing.TYPE_CHECKING"):
+                node.body = []
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names if alias.name.startswith("desktop_app")}
         elif isinstance(node, ast.ImportFrom):
@@ -114,3 +124,79 @@ def test_the_core_never_imports_qt():
 def test_every_layer_named_exists():
     units = {unit(module) for module in lumen_sources()}
     assert set(LEVEL) <= units | {"__main__"}, set(LEVEL) - units
+
+
+def import_cycles(sources: dict[str, tuple[str, bool]]) -> list[list[str]]:
+    """Groups of modules that import each other, directly or round a loop, at run time
+    (an import inside a function counts: it only hides the loop)."""
+    known = set(sources)
+    graph = {module: sorted(imported_modules(module, source, is_package, known,
+                                             typing_only=False) & known - {module})
+             for module, (source, is_package) in sources.items()}
+    # Tarjan's strongly connected components, iteratively.
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, 0)]
+        while work:
+            node, child = work.pop()
+            if child == 0:
+                index[node] = low[node] = len(index)
+                stack.append(node)
+                on_stack.add(node)
+            targets = graph[node]
+            if child < len(targets):
+                work.append((node, child + 1))
+                target = targets[child]
+                if target not in index:
+                    work.append((target, 0))
+                elif target in on_stack:
+                    low[node] = min(low[node], index[target])
+                continue
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    cycles.append(sorted(group))
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+    return cycles
+
+
+def test_no_modules_import_each_other():
+    assert import_cycles(lumen_sources()) == []
+
+
+def test_a_planted_import_loop_is_caught():
+    sources = lumen_sources()
+    source, is_package = sources["desktop_app.core.hashing"]
+    sources["desktop_app.core.hashing"] = (
+        source + "\n\ndef later():\n    from .textfiles import read_text\n", is_package)
+    source, is_package = sources["desktop_app.core.textfiles"]
+    if "hashing" not in source:
+        sources["desktop_app.core.textfiles"] = (
+            source + "\n\ndef later():\n    from .hashing import sha256_text\n", is_package)
+    assert import_cycles(sources) == [["desktop_app.core.hashing", "desktop_app.core.textfiles"]]
+
+
+def test_the_command_line_s_parser_loads_no_engine():
+    # `lumen --version` and `lumen --help` name what exists (core/choices.py); only the
+    # handler that runs something loads scipy, chromadb, llama.cpp, onnxruntime or Qt.
+    code = ("import sys; from desktop_app.cli import build_parser; build_parser(); "
+            "heavy = {'scipy', 'chromadb', 'llama_cpp', 'onnxruntime', 'PySide6', 'numpy'}; "
+            "print(sorted(heavy & {name.split('.')[0] for name in sys.modules}))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            cwd=ROOT, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"

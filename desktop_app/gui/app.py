@@ -56,12 +56,7 @@ def unlock(paths: Paths):
     return None
 
 
-def run_gui(paths: Paths, settings: Settings, *, selftest: bool = False) -> int:
-    if selftest:
-        os.environ["QT_QPA_PLATFORM"] = "offscreen"
-        from .selftest import run_selftest
-
-        return run_selftest(paths, settings)
+def run_gui(paths: Paths, settings: Settings) -> int:
     if (sys.platform.startswith("linux") and not os.environ.get("QT_QPA_PLATFORM")
             and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY")):
         raise LumenError(

@@ -20,7 +20,8 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeade
                                QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from ..core.glossary.glossary import Glossary
-from ..core.pipelines.ask import METHODS, AskPipeline, AskResult
+from ..core.choices import METHODS
+from ..core.pipelines.ask import AskPipeline, AskResult
 from ..core.pipelines.evidence import RELATED_LABELS
 from ..core.pipelines.trace import NOTICE, Attempt, save_run
 from ..core.session import Session

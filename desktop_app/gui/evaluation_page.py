@@ -24,11 +24,12 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, 
                                QTableWidgetItem, QTextBrowser, QVBoxLayout, QWidget)
 
 from ..core.errors import LumenError
-from ..core.evaluation.importers import FORMATS, columns, detect_mapping, import_dataset
+from ..core.choices import FORMATS, SCORERS, systems
+from ..core.evaluation.importers import columns, detect_mapping, import_dataset
 from ..core.evaluation.chart import Bar, axis_label, axis_range, bar_chart_svg
 from ..core.evaluation.report import (ReportRules, build_report, compare, metric_info, report_kind,
                                       summarize)
-from ..core.evaluation.runner import SCORERS, Evaluator, continue_run, start_run, systems
+from ..core.evaluation.runner import Evaluator, continue_run, start_run
 from ..core.evaluation.runs import EvaluationStore
 from ..core.glossary.glossary import Glossary
 from ..core.session import Session

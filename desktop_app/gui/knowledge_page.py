@@ -18,7 +18,8 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QFileDia
 from ..core.errors import LumenError
 from ..core.glossary.glossary import Glossary
 from ..core.knowledge import icd10
-from ..core.knowledge.doctorrag import (ABLATIONS, KNOWLEDGE_FILES, KNOWLEDGE_NOTICE, DoctorRAG,
+from ..core.choices import ABLATIONS
+from ..core.knowledge.doctorrag import (KNOWLEDGE_FILES, KNOWLEDGE_NOTICE, DoctorRAG,
                                         KnowledgeResult, model_calls_needed, parse_labels)
 from ..core.session import Session
 from .messages import show_error, show_info

@@ -23,21 +23,12 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from ..choices import FORMATS
 from ..errors import LumenError
 from ..textfiles import (LIMITS, checked_text, csv_rows, json_depth, json_lines, json_value,
                          read_text, unreadable)
 from .dataset import Dataset, DatasetFormatError, Sample, sha256_path
 
-FORMATS: dict[str, str] = {
-    "medisumqa": "MeDiSumQA: discharge summary, patient question, reference answer (CSV, JSONL, JSON, Parquet)",
-    "hivmedqa": "HIVMedQA: the category files HIV_evaluation_questionare_category_N.json, or their folder",
-    "permedcqa": "PerMedCQA: Persian consumer questions with expert answers (JSON, JSONL or Parquet)",
-    "medquad": "MedQuAD: NIH question-answer XML documents, one file or a folder of them",
-    "generic": "Any JSONL, JSON array, CSV or Parquet file: question and answer columns found by "
-               "their usual names (question/answer, query/response, input/output), or mapped",
-    "cases": "Labelled patient cases (CSV or JSONL: id, complaint, diagnosis, ...) for diagnosis "
-             "accuracy; de-identified as read",
-}
 
 # The extensions the tabular readers understand, and how each is read.
 _TABULAR = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv",

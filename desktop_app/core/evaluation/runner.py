@@ -29,8 +29,8 @@ from ..config import Settings
 from ..errors import Cancelled, LumenError, ModelOutputError
 from ..glossary.glossary import Glossary
 from ..models.runtime import ModelRuntime
-from ..pipelines.ask import (METHOD_DESCRIPTIONS, METHODS, VARIANT_DESCRIPTIONS, VARIANTS,
-                             AskPipeline, clean_reply)
+from ..choices import METHODS, SCORERS, systems
+from ..pipelines.ask import AskPipeline, clean_reply
 from ..pipelines.base import Pipeline
 from ..progress import CancelToken, ProgressCallback, report
 from ..prompts import load_prompts
@@ -41,38 +41,11 @@ from .runs import EvaluationStore
 if TYPE_CHECKING:
     from ..knowledge.doctorrag import DoctorRAG
 
-SCORERS = {"diagnosis-accuracy": "DoctorRAG diagnosis mode: 1 when the label picked is the case's",
-           "reference": "SARI, FKGL, SBERT, Token F1, BLEU, ROUGE-L, BERTScore vs the reference",
-           "similarity-judge": "LLM judge of semantic similarity, 1-5 (LAMP-MedQA)",
-           "medjudge": "MedJudge rubric (PerMedCQA): correctness, coverage, clinical impact labels",
-           "hivmedqa-judge": "HIVMedQA judge: five dimensions 0-5 and their mean",
-           "key-facts": "share of the reference's doses, timings, dates and medicines in the "
-                        "answer; facts the document lacks; degenerate text; model or evidence"}
 # An enum, not minimum/maximum: llama.cpp's schema grammar ignores integer bounds.
 SIMILARITY_SCHEMA = {"type": "object", "properties": {"similarity": {"type": "integer",
                                                                      "enum": [1, 2, 3, 4, 5]}},
                      "required": ["similarity"], "additionalProperties": False}
 JUDGE_MAX_TOKENS = 150  # the paper's judge setting (far above what the grammar allows)
-
-
-def systems() -> dict[str, str]:
-    from ..knowledge.doctorrag import ABLATIONS
-
-    described = {}
-    for method in METHODS:
-        variants = VARIANTS if method.startswith("lamp") else ("",)
-        for variant in variants:
-            name = f"{method}:{variant}" if variant else method
-            described[name] = METHOD_DESCRIPTIONS[method] + (
-                f"; {VARIANT_DESCRIPTIONS[variant]}" if variant else "")
-    described["qa"] = "one model answers the question alone, with no document (open question sets)"
-    for setup, uses in ABLATIONS.items():
-        sources = " and ".join(what for what, key in (("knowledge", "knowledge"),
-                                                      ("similar cases", "cases")) if uses[key])
-        described[f"doctorrag:{setup}"] = (
-            f"DoctorRAG diagnosis of labelled cases from {sources}, "
-            + ("filtered by ICD-10 chapter" if uses["tags"] else "no chapter filter"))
-    return described
 
 
 def parse_system(name: str) -> tuple[str, str | None]:

@@ -15,16 +15,12 @@ import re
 import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import tomli_w
 
 from ..config import resource_root
 from ..errors import LumenError
 from ..store import Store
-
-if TYPE_CHECKING:  # the matcher imports this module
-    from .matcher import Sense
 
 CATEGORIES = ("condition", "symptom", "procedure", "test", "medication", "drug-class",
               "anatomy", "abbreviation", "device", "care", "topic")
@@ -67,22 +63,6 @@ def slug(text: str) -> str:
 
 def builtin_file() -> Path:
     return resource_root() / "glossary" / "glossary.toml"
-
-
-def load_senses(path: Path | None = None) -> list[Sense]:
-    """glossary/senses.toml: the senses an entry does not cover, by the words around it."""
-    from .matcher import Sense, normalise_form
-
-    path = path or resource_root() / "glossary" / "senses.toml"
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-        return [Sense(normalise_form(raw["term"]),
-                      tuple(normalise_form(w) for w in raw.get("before", ())),
-                      tuple(normalise_form(w) for w in raw.get("after", ())))
-                for raw in data.get("sense", [])]
-    except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
-        raise GlossaryError(f"Lumen's glossary senses {path} cannot be read: {exc}.",
-                            "Reinstall Lumen; the file ships with it.") from exc
 
 
 def load_builtin(path: Path | None = None) -> list[GlossaryEntry]:

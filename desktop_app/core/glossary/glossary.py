@@ -17,8 +17,8 @@ import numpy as np
 
 from ..config import Settings
 from ..store import Store
-from .entries import GlossaryEntry, load_builtin, load_imported, load_local, load_senses, merge
-from .matcher import GlossaryMatch, JargonMatcher, normalise_form, term_variants
+from .entries import GlossaryEntry, load_builtin, load_imported, load_local, merge
+from .matcher import GlossaryMatch, JargonMatcher, load_senses, normalise_form, term_variants
 
 log = logging.getLogger(__name__)
 

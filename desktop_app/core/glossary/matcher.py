@@ -15,12 +15,15 @@ before "depression") is dropped.
 from __future__ import annotations
 
 import re
+import tomllib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Iterable
 
 import ahocorasick
 
-from .entries import GlossaryEntry
+from ..config import resource_root
+from .entries import GlossaryEntry, GlossaryError
 
 _SPACES = str.maketrans({c: " " for c in "-\u2010\u2011\u2012\u2013\u00ad\t\n\r\f\v\u00a0"})
 _SOURCE_PRIORITY = {"local": 0, "lumen": 1, "medlineplus": 2}
@@ -192,3 +195,17 @@ class JargonMatcher:
                                         entry.category, entry.source, kind))
         chosen.sort(key=lambda m: m.start)
         return chosen
+
+
+def load_senses(path: Path | None = None) -> list[Sense]:
+    """glossary/senses.toml: the senses an entry does not cover, by the words around it."""
+    path = path or resource_root() / "glossary" / "senses.toml"
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return [Sense(normalise_form(raw["term"]),
+                      tuple(normalise_form(w) for w in raw.get("before", ())),
+                      tuple(normalise_form(w) for w in raw.get("after", ())))
+                for raw in data.get("sense", [])]
+    except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
+        raise GlossaryError(f"Lumen's glossary senses {path} cannot be read: {exc}.",
+                            "Reinstall Lumen; the file ships with it.") from exc

@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from ..choices import ABLATIONS
 from ... import __version__
 from ..config import Paths, Settings
 from ..documents import read_document
@@ -48,14 +49,6 @@ from .index import CASES, KNOWLEDGE, Hit, VectorIndex
 from .textgrad import med_textgrad, refinement_calls
 
 MODES = ("answer", "diagnosis")
-# The paper's ablation (Table 3): each switches one part off.
-ABLATIONS: dict[str, dict[str, bool]] = {
-    "full": {"knowledge": True, "cases": True, "tags": True},
-    "no-cases": {"knowledge": True, "cases": False, "tags": True},
-    "no-knowledge": {"knowledge": False, "cases": True, "tags": True},
-    "no-tags": {"knowledge": True, "cases": True, "tags": False},
-    "vanilla": {"knowledge": True, "cases": False, "tags": False},
-}
 KNOWLEDGE_FILES = (".txt", ".md", ".pdf", ".docx")
 TAG_TEXT_WORDS = 300  # the start of a long text is enough to place it in a chapter
 CASE_PROMPT_WORDS = 160  # a long dialogue is cut in the prompt (the full text stays stored)

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ... import __version__
+from ..choices import METHODS, VARIANTS
 from ..errors import LumenError
 from ..models.runtime import Generation, LlamaModel
 from ..progress import CancelToken, ProgressCallback, report
@@ -44,20 +45,6 @@ from .summary_facts import read_summary
 from ..hashing import sha256_text
 from .trace import Attempt, CallRecord, Gate, Trace
 
-METHODS = ("lamp", "lamp-no-reviewer", "lamp-no-verifier", "lamp-no-loops", "zero-shot",
-           "one-shot", "evidence")
-VARIANTS = ("glossary", "plain")
-# One line each, for `lumen bench run --help`, the Evaluation tab and the Ask tab's tooltips.
-METHOD_DESCRIPTIONS = {
-    "lamp": "LAMP-MedQA on the evidence (extract, review, rewrite, verify), shown if checked",
-    "lamp-no-reviewer": "LAMP-MedQA without the reviewer's feedback loop",
-    "lamp-no-verifier": "LAMP-MedQA without the readability verifier's loop",
-    "lamp-no-loops": "LAMP-MedQA with neither loop: one extraction, one rewrite",
-    "zero-shot": "one model answers from the whole summary, with no example",
-    "one-shot": "one model answers from the whole summary, after one worked example",
-    "evidence": "no model: the summary's lines that answer, medical words explained",
-}
-VARIANT_DESCRIPTIONS = {"glossary": "with glossary definitions", "plain": "without glossary"}
 MAX_GLOSSARY_TERMS = 12
 EVIDENCE_NOTE = ("No model answer passed Lumen's checks, so this is your summary's own "
                  "words, with medical words explained.")

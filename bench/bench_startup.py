@@ -1,0 +1,133 @@
+"""Benchmark: how long `lumen --version` and the window take to start, before and after
+a change (issue #16), in one run.
+
+Each commit (`--before`, and `--after`, HEAD by default) is checked out into a temporary
+git worktree; each measurement is a fresh Python process with the tree first on its
+path, timed from the parent (interpreter start included), repeated `--repeat` times and
+reported as the median and the fastest:
+
+- `lumen --version`: parsing the command line and printing the version;
+- the window: the offscreen main window built and shown over a throw-away encrypted
+  database, with the installed models; the start-up checks that run after it is shown
+  are left out.
+
+The raw engine here is the interpreter itself: `python -c pass` in the same run, so a
+start-up is also given as a multiple of a bare Python start.
+
+    python bench/bench_startup.py --before b253b42 [--repeat 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+VERSION = """
+import sys
+import desktop_app
+assert desktop_app.__file__.startswith(sys.argv[1]), desktop_app.__file__
+from desktop_app.cli import main
+try:
+    main(["--version"])
+except SystemExit as exit:
+    assert not exit.code
+"""
+
+WINDOW = """
+import os, secrets, sys
+os.environ["QT_QPA_PLATFORM"] = "offscreen"
+import desktop_app
+assert desktop_app.__file__.startswith(sys.argv[1]), desktop_app.__file__
+from desktop_app.core import offline
+offline.activate()
+from desktop_app.core.config import Paths, Settings
+from desktop_app.core.session import Session
+from desktop_app.core.store import Store
+from desktop_app.core.store.keys import DatabaseKey
+from desktop_app.gui.app import application
+from desktop_app.gui.main_window import MainWindow
+
+app = application()
+paths = Paths.resolve(sys.argv[2])
+paths.ensure()
+settings = Settings(models_dir=sys.argv[3])
+store = Store(paths.database_file, DatabaseKey("raw", secrets.token_hex(32)))
+window = MainWindow(Session(paths, settings, store))
+window.show()
+app.processEvents()
+sys.stdout.flush()
+os._exit(0)
+"""
+
+
+def timed(command: list[str], cwd: Path, repeat: int) -> list[float]:
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        subprocess.run(command, cwd=str(cwd), check=True, capture_output=True,
+                       env={"PATH": "/usr/bin:/bin", "HOME": tempfile.gettempdir(),
+                            "PYTHONPATH": str(cwd), "LUMEN_HOME": str(cwd / ".bench-home")})
+        times.append(time.perf_counter() - started)
+    return times
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--before", required=True, help="the commit to compare with")
+    parser.add_argument("--after", default="HEAD")
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--models", default="", help="models folder (default: Lumen's own)")
+    args = parser.parse_args()
+    sys.path.insert(0, str(ROOT))
+    from desktop_app.core.config import Paths, Settings
+    from desktop_app.core.evaluation.runner import machine
+
+    models = args.models or str(Settings().models_path(Paths.resolve()))
+    python = sys.executable
+    bare = timed([python, "-c", "pass"], ROOT, args.repeat)
+    results = {}
+    for name, commit in (("before", args.before), ("after", args.after)):
+        tree = Path(tempfile.mkdtemp(prefix=f"lumen-start-{name}-")) / "tree"
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), commit],
+                       check=True, capture_output=True)
+        try:
+            short = subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", "HEAD"],
+                                   capture_output=True, text=True).stdout.strip()
+            home = Path(tempfile.mkdtemp(prefix="lumen-start-home-"))
+            results[name] = {
+                "commit": short,
+                "version": timed([python, "-c", VERSION, str(tree)], tree, args.repeat),
+                "window": timed([python, "-c", WINDOW, str(tree), str(home), models], tree,
+                                args.repeat)}
+            shutil.rmtree(home, ignore_errors=True)
+        finally:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)],
+                           check=False, capture_output=True)
+            shutil.rmtree(tree.parent, ignore_errors=True)
+    print(f"Machine: {machine()}")
+    print(f"Commits: before {results['before']['commit']}, after {results['after']['commit']}; "
+          f"{args.repeat} starts each")
+    base = statistics.median(bare)
+    print(f"Raw: a bare `python -c pass` starts in {base:.3f} s (median)\n")
+    print("| start-up | before: median (fastest) | after: median (fastest) | after ÷ before "
+          "| after ÷ bare Python |")
+    print("|---|---|---|---|---|")
+    for key, label in (("version", "`lumen --version`"), ("window", "main window shown")):
+        before, after = results["before"][key], results["after"][key]
+        print(f"| {label} | {statistics.median(before):.2f} s ({min(before):.2f}) | "
+              f"{statistics.median(after):.2f} s ({min(after):.2f}) | "
+              f"{statistics.median(after) / statistics.median(before):.2f} | "
+              f"{statistics.median(after) / base:.1f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

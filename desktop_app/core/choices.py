@@ -1,0 +1,67 @@
+"""What Lumen can run, by name, with one line each: the answering methods and their
+variants, the evaluation systems and scorers, the benchmark formats and the DoctorRAG
+set-ups.  The command line's help and choices, the window's lists and the core's own
+checks read them here, so naming what exists never loads what runs it (scipy,
+chromadb, llama.cpp)."""
+
+from __future__ import annotations
+
+METHODS = ("lamp", "lamp-no-reviewer", "lamp-no-verifier", "lamp-no-loops", "zero-shot",
+           "one-shot", "evidence")
+VARIANTS = ("glossary", "plain")
+# One line each, for `lumen bench run --help`, the Evaluation tab and the Ask tab's tooltips.
+METHOD_DESCRIPTIONS = {
+    "lamp": "LAMP-MedQA on the evidence (extract, review, rewrite, verify), shown if checked",
+    "lamp-no-reviewer": "LAMP-MedQA without the reviewer's feedback loop",
+    "lamp-no-verifier": "LAMP-MedQA without the readability verifier's loop",
+    "lamp-no-loops": "LAMP-MedQA with neither loop: one extraction, one rewrite",
+    "zero-shot": "one model answers from the whole summary, with no example",
+    "one-shot": "one model answers from the whole summary, after one worked example",
+    "evidence": "no model: the summary's lines that answer, medical words explained",
+}
+VARIANT_DESCRIPTIONS = {"glossary": "with glossary definitions", "plain": "without glossary"}
+
+SCORERS = {"diagnosis-accuracy": "DoctorRAG diagnosis mode: 1 when the label picked is the case's",
+           "reference": "SARI, FKGL, SBERT, Token F1, BLEU, ROUGE-L, BERTScore vs the reference",
+           "similarity-judge": "LLM judge of semantic similarity, 1-5 (LAMP-MedQA)",
+           "medjudge": "MedJudge rubric (PerMedCQA): correctness, coverage, clinical impact labels",
+           "hivmedqa-judge": "HIVMedQA judge: five dimensions 0-5 and their mean",
+           "key-facts": "share of the reference's doses, timings, dates and medicines in the "
+                        "answer; facts the document lacks; degenerate text; model or evidence"}
+
+FORMATS: dict[str, str] = {
+    "medisumqa": "MeDiSumQA: discharge summary, patient question, reference answer (CSV, JSONL, JSON, Parquet)",
+    "hivmedqa": "HIVMedQA: the category files HIV_evaluation_questionare_category_N.json, or their folder",
+    "permedcqa": "PerMedCQA: Persian consumer questions with expert answers (JSON, JSONL or Parquet)",
+    "medquad": "MedQuAD: NIH question-answer XML documents, one file or a folder of them",
+    "generic": "Any JSONL, JSON array, CSV or Parquet file: question and answer columns found by "
+               "their usual names (question/answer, query/response, input/output), or mapped",
+    "cases": "Labelled patient cases (CSV or JSONL: id, complaint, diagnosis, ...) for diagnosis "
+             "accuracy; de-identified as read",
+}
+
+ABLATIONS: dict[str, dict[str, bool]] = {
+    "full": {"knowledge": True, "cases": True, "tags": True},
+    "no-cases": {"knowledge": True, "cases": False, "tags": True},
+    "no-knowledge": {"knowledge": False, "cases": True, "tags": True},
+    "no-tags": {"knowledge": True, "cases": True, "tags": False},
+    "vanilla": {"knowledge": True, "cases": False, "tags": False},
+}
+
+
+def systems() -> dict[str, str]:
+    described = {}
+    for method in METHODS:
+        variants = VARIANTS if method.startswith("lamp") else ("",)
+        for variant in variants:
+            name = f"{method}:{variant}" if variant else method
+            described[name] = METHOD_DESCRIPTIONS[method] + (
+                f"; {VARIANT_DESCRIPTIONS[variant]}" if variant else "")
+    described["qa"] = "one model answers the question alone, with no document (open question sets)"
+    for setup, uses in ABLATIONS.items():
+        sources = " and ".join(what for what, key in (("knowledge", "knowledge"),
+                                                      ("similar cases", "cases")) if uses[key])
+        described[f"doctorrag:{setup}"] = (
+            f"DoctorRAG diagnosis of labelled cases from {sources}, "
+            + ("filtered by ICD-10 chapter" if uses["tags"] else "no chapter filter"))
+    return described
