@@ -56,8 +56,10 @@ def child(tree: str, method: str, limit: int, out: str, models: str, handout: bo
     home = tempfile.TemporaryDirectory(prefix="lumen-bench-answers-")
     paths = Paths.resolve(home.name)
     paths.ensure()
-    settings = (Settings(models_dir=models, answer_lines=answer_lines) if answer_lines
-                else Settings(models_dir=models))
+    # An answer is written from the evidence lines, so there are at least as many of them.
+    settings = (Settings(models_dir=models, answer_lines=answer_lines,
+                         evidence_lines=max(answer_lines, Settings().evidence_lines))
+                if answer_lines else Settings(models_dir=models))
     runtime = ModelRuntime(paths, settings)
     glossary = load_glossary(None)
     rows = [json.loads(line) for line in DEMO.read_text(encoding="utf-8").splitlines()][:limit]
@@ -171,6 +173,8 @@ def main() -> int:
     parser.add_argument("--answer-lines", type=int, default=0)
     parser.add_argument("--sweep", default="1,2,3,4,5,6",
                         help="answer_lines values to measure the evidence answer at ('' for none)")
+    parser.add_argument("--sweep-only", action="store_true",
+                        help="measure only the evidence answer at each --sweep value")
     args = parser.parse_args()
     if args.child:  # before anything imports Lumen: the child's Lumen is the tree's
         child(args.child, args.method, args.limit, args.out, args.models, args.handout,
@@ -199,9 +203,9 @@ def main() -> int:
                for name, tree in trees.items()}
     try:
         results = {}
-        for name, tree, method in (("before", trees["before"], "lamp"),
-                                   ("after", trees["after"], "lamp"),
-                                   ("evidence", trees["after"], "evidence")):
+        for name, tree, method in () if args.sweep_only else (
+                ("before", trees["before"], "lamp"), ("after", trees["after"], "lamp"),
+                ("evidence", trees["after"], "evidence")):
             answers = run_child(tree, method, args.limit, models, handout=name != "evidence")
             handout = [a for a in answers if "handout_seconds" in a]
             answers = [a for a in answers if "id" in a]
@@ -223,28 +227,29 @@ def main() -> int:
     print(f"Commits: before {commits['before']}, after {commits['after']}")
     print(f"Raw engine: plain llama-cpp-python, {raw:.1f} generated tokens/s (SmolLM2-135M "
           f"Q4_1, {settings.effective_threads()} threads)\n")
-    print("| | before (lamp:glossary) | after (lamp:glossary) | evidence answer alone |")
-    print("|---|---|---|---|")
+    if results:
+        print("| | before (lamp:glossary) | after (lamp:glossary) | evidence answer alone |")
+        print("|---|---|---|---|")
 
-    def row(label, key, fmt):
-        cells = [fmt(results[name].get(key)) if results[name].get(key) is not None else "-"
-                 for name in ("before", "after", "evidence")]
-        print(f"| {label} | " + " | ".join(cells) + " |")
+        def row(label, key, fmt):
+            cells = [fmt(results[name].get(key)) if results[name].get(key) is not None else "-"
+                     for name in ("before", "after", "evidence")]
+            print(f"| {label} | " + " | ".join(cells) + " |")
 
-    count = len(rows)
-    row("key-fact recall (micro)", "key_fact_recall", lambda v: f"{v:.3f}")
-    row("key-fact recall (per question)", "key_fact_recall_macro", lambda v: f"{v:.3f}")
-    row(f"degenerate text shown (of {count})", "degenerate_shown", str)
-    row(f"unsupported fact shown without a flag (of {count})", "unsupported_unflagged", str)
-    row(f"shown answer written by the model (of {count})", "model_answers_shown", str)
-    row("median words in the shown answer", "median_words", lambda v: f"{v:.0f}")
-    row("median seconds per question", "median_seconds", lambda v: f"{v:.2f}")
-    row("p95 seconds per question", "p95_seconds", lambda v: f"{v:.2f}")
-    row("median, in plain-engine tokens", "median_seconds", lambda v: f"{v * raw:.0f}")
-    row("handout seconds", "handout_seconds", lambda v: f"{v:.1f}")
-    row("handout, in plain-engine tokens", "handout_seconds", lambda v: f"{v * raw:.0f}")
-    print(f"\nHandout: the demo summary nearest 500 words "
-          f"({results['after'].get('handout_words', '-')} words).")
+        count = len(rows)
+        row("key-fact recall (micro)", "key_fact_recall", lambda v: f"{v:.3f}")
+        row("key-fact recall (per question)", "key_fact_recall_macro", lambda v: f"{v:.3f}")
+        row(f"degenerate text shown (of {count})", "degenerate_shown", str)
+        row(f"unsupported fact shown without a flag (of {count})", "unsupported_unflagged", str)
+        row(f"shown answer written by the model (of {count})", "model_answers_shown", str)
+        row("median words in the shown answer", "median_words", lambda v: f"{v:.0f}")
+        row("median seconds per question", "median_seconds", lambda v: f"{v:.2f}")
+        row("p95 seconds per question", "p95_seconds", lambda v: f"{v:.2f}")
+        row("median, in plain-engine tokens", "median_seconds", lambda v: f"{v * raw:.0f}")
+        row("handout seconds", "handout_seconds", lambda v: f"{v:.1f}")
+        row("handout, in plain-engine tokens", "handout_seconds", lambda v: f"{v * raw:.0f}")
+        print(f"\nHandout: the demo summary nearest 500 words "
+              f"({results['after'].get('handout_words', '-')} words).")
     if sweep:
         print("\nThe evidence answer by `answer_lines` (the setting; related lines come on top):\n")
         print("| answer_lines | key-fact recall | median words | p90 words |")

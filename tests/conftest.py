@@ -161,3 +161,33 @@ def truncated_gguf(tmp_path, shared_models) -> Path:
         target.write_bytes(source.read(5_000_000))
     return target
 
+
+
+# ---- lanes -----------------------------------------------------------------------------
+# `make test` runs every test; `make check` the quick lane (pyproject.toml's markers).  A
+# test's lanes follow from what it uses, so a new test needs no marker of its own:
+# `gui` (Qt widgets: qtbot), `model` (the shared llama.cpp runtime), `subprocess` (starts
+# `lumen` or another process: run_lumen, subprocess, multiprocessing, the network probe);
+# `slow` is set by hand on tests that take long for another reason.
+_SPAWNS = ("run_lumen(", "subprocess.", "Popen(", "multiprocessing", "run_watched(", "run_tour(",
+           "sys.executable")
+
+
+def _test_source(item) -> str:
+    import inspect
+
+    try:
+        return inspect.getsource(item.function)
+    except (OSError, TypeError, AttributeError):
+        return ""
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if "qtbot" in fixtures:
+            item.add_marker(pytest.mark.gui)
+        if "runtime" in fixtures:
+            item.add_marker(pytest.mark.model)
+        if any(spawn in _test_source(item) for spawn in _SPAWNS):
+            item.add_marker(pytest.mark.subprocess)
