@@ -1,6 +1,8 @@
 # Two commands set Lumen up on a fresh machine:
 #   make run    create .venv, install pinned packages, provision the embedded models, open the window
 #   make test   the same set-up, then the whole test suite
+#   make check  the quick lane for an edit-test loop: no test that starts a process and none
+#               marked slow (pyproject.toml's markers; under 3 minutes on 2 cores)
 # Installing compiles llama.cpp once (about 5 minutes on 2 cores); later runs reuse .venv.
 # llama.cpp is compiled for a fixed CPU level (GGML_NATIVE=OFF), never for this machine's CPU
 # (packaging/install_llama.sh; AMX kernels are left out at every level):
@@ -16,7 +18,7 @@ DIST_ARGS ?=
 LLAMA_CPU ?= portable
 LLAMA_STAMP := $(VENV)/.llama-$(LLAMA_CPU)
 
-.PHONY: run test install provision bench bench-cpu lock clean dist screenshots
+.PHONY: run test check install provision bench bench-cpu lock clean dist screenshots
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -48,6 +50,9 @@ run: provision
 
 test: provision
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+check: provision
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -m "not slow and not subprocess" $(PYTEST_ARGS)
 
 bench: provision
 	$(BIN)/python bench/bench_runtime.py

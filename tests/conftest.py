@@ -163,6 +163,44 @@ def truncated_gguf(tmp_path, shared_models) -> Path:
 
 
 
+
+# ---- the window ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def open_window(qtbot, profile, settings, passphrase_env):
+    """Opens the main window over the test's profile, as `lumen` does: a Session on the
+    unlocked store, the settings with `changes` (dataclasses.replace, so a test may go
+    outside the user-facing limits), shown.  After the test, running work is waited for
+    and each window's Session closed (qtbot also closes the windows)."""
+    import dataclasses
+
+    from desktop_app.core.session import Session
+    from desktop_app.core.store import open_store
+    from desktop_app.gui.main_window import MainWindow
+    from desktop_app.gui.workers import wait_for_all
+
+    opened = []
+
+    def open_(base: Settings | None = None, **changes):
+        chosen = dataclasses.replace(base or settings, **changes)
+        window = MainWindow(Session(profile, chosen, open_store(profile.database_file)))
+        qtbot.addWidget(window)
+        window.show()
+        opened.append(window)
+        return window
+    yield open_
+    wait_for_all()
+    for window in opened:
+        window.session.close()
+
+
+@pytest.fixture
+def window(open_window):
+    """The main window with the test profile's settings."""
+    return open_window()
+
+
 # ---- lanes -----------------------------------------------------------------------------
 # `make test` runs every test; `make check` the quick lane (pyproject.toml's markers).  A
 # test's lanes follow from what it uses, so a new test needs no marker of its own:

@@ -48,6 +48,7 @@ def purposes(attempt):
     return [c.purpose for c in attempt.calls]
 
 
+@pytest.mark.slow
 def test_trace_records_every_call_and_is_stored_encrypted(runtime, glossary, tmp_path, profile,
                                                           passphrase_env):
     events = []
@@ -101,6 +102,7 @@ def shows_what_passed(result):
                        for a in trace.attempts)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("question", [
     "How long should I take ticagrelor?", "Why was my spironolactone stopped?",
     "How much weight gain should make me call the clinic?", "What is my new water pill?"])
@@ -230,6 +232,7 @@ def test_the_evidence_method_uses_no_model(runtime, glossary, tmp_path):
     assert "no model was used" in result.note
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["zero-shot", "one-shot"])
 def test_single_model_baselines_make_one_call(runtime, glossary, tmp_path, method):
     result = pipeline(runtime, glossary, tmp_path).run(SUMMARY, QUESTION, method=method)
@@ -239,6 +242,7 @@ def test_single_model_baselines_make_one_call(runtime, glossary, tmp_path, metho
     shows_what_passed(result)
 
 
+@pytest.mark.slow
 def test_glossary_variant_hands_definitions_to_the_simplifier(runtime, glossary, tmp_path,
                                                               monkeypatch):
     force_checks(monkeypatch, True)
@@ -255,6 +259,7 @@ def test_glossary_variant_hands_definitions_to_the_simplifier(runtime, glossary,
     assert plain.glossary_terms == [] and stages(plain, "simplification")[0].calls[0].prompt == "simplify"
 
 
+@pytest.mark.slow
 def test_a_long_summary_gives_the_baseline_its_most_relevant_parts_and_says_so(runtime, glossary,
                                                                                tmp_path):
     others = [i["summary"] for i in ITEMS if i["summary_id"] in ("demo-05", "demo-09", "demo-20", "demo-24")]

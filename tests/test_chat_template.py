@@ -27,6 +27,7 @@ def _spec(path, chat_format):
                      files=(ModelFile(name=path.name, location=str(path)),))
 
 
+@pytest.mark.slow
 def test_gguf_without_template_uses_the_catalog_format(gguf_without_template, runtime_settings,
                                                        runtime):
     """SmolLM2 stripped of its template, run with the catalog's chatml, prompts and answers

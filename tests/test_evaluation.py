@@ -56,6 +56,7 @@ def test_datasets_are_stored_once(evaluations, profile):
     assert sample.input.encode() not in profile.database_file.read_bytes()
 
 
+@pytest.mark.slow
 def test_a_run_scores_every_sample_and_records_its_configuration(evaluations, evaluator, runtime):
     dataset = demo(evaluations)
     run_id = start_run(evaluations, runtime, evaluator.settings, dataset.id, "lamp-no-loops:plain",
@@ -85,6 +86,7 @@ def test_a_run_scores_every_sample_and_records_its_configuration(evaluations, ev
     assert low <= mean <= high
 
 
+@pytest.mark.slow
 def test_cancel_pauses_and_resume_finishes_without_repeats(evaluations, evaluator, runtime):
     dataset = demo(evaluations)
     run_id = start_run(evaluations, runtime, evaluator.settings, dataset.id, "zero-shot",
@@ -153,6 +155,7 @@ def test_systems_and_criteria_are_checked():
     assert [c["passed"] for c in checked] == [True, False, True]
 
 
+@pytest.mark.slow
 def test_report_and_comparison(evaluations, evaluator, runtime):
     dataset = demo(evaluations)
     runs = []

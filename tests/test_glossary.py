@@ -282,6 +282,7 @@ def test_lookup_exact_synonym_and_fuzzy(builtin):
     assert glossary.lookup("zzqxv") == []
 
 
+@pytest.mark.slow
 def test_semantic_lookup_uses_the_embedder(builtin, runtime, tmp_path):
     glossary = Glossary(builtin)
     results = glossary.lookup("my sugar levels are too high", embedder=runtime.embedder(),

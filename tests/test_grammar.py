@@ -85,6 +85,7 @@ def test_bounded_strings_count_bytes_in_any_language():
     assert reply_token_limit({"type": "object", "properties": {"note": {"type": "string"}}}) is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["MedJudge", "HIVMedQA judge", "ICD-10 chapter tag"])
 def test_the_longest_reply_goes_through_the_real_model_and_parser_uncut(runtime, monkeypatch, name):
     """llama.cpp is made to write the longest reply the grammar allows: it ends before
@@ -102,6 +103,7 @@ def test_the_longest_reply_goes_through_the_real_model_and_parser_uncut(runtime,
     assert value == json.loads(witness)
 
 
+@pytest.mark.slow
 def test_medjudge_reply_from_the_real_model_parses_whatever_it_writes(runtime):
     labels, detail = RubricJudge(runtime).medjudge(
         "How often should I take the tablet?", "Once a day, in the morning.", "Twice a day.")

@@ -16,24 +16,11 @@ from PySide6.QtWidgets import QDialog, QDialogButtonBox, QMessageBox
 
 from desktop_app.core.config import Settings
 from desktop_app.core.pipelines.evidence import RELATED_LABELS
-from desktop_app.core.session import Session
 from desktop_app.core.store import open_store
-from desktop_app.gui.main_window import MainWindow
 from desktop_app.gui.settings_dialog import SettingsDialog
 from desktop_app.gui.unlock_dialog import UnlockDialog
 from desktop_app.gui.workers import wait_for_all
 from helpers import ROOT, TEST_PASSPHRASE, run_lumen, smollm2_file
-
-
-@pytest.fixture
-def window(qtbot, profile, settings, passphrase_env):
-    store = open_store(profile.database_file)
-    session = Session(profile, settings, store)
-    main = MainWindow(session)
-    qtbot.addWidget(main)
-    main.show()
-    yield main
-    wait_for_all()
 
 
 def test_status_page_shows_the_doctors_findings(qtbot, window):
@@ -360,16 +347,13 @@ def test_ctrl_tab_switches_tabs_from_a_text_box_and_every_shortcut_is_listed(qtb
 
 
 def test_a_fresh_profile_gets_its_models_on_first_start_and_findings_offer_buttons(
-        qtbot, profile, passphrase_env, tmp_path):
+        qtbot, profile, open_window, tmp_path):
     from desktop_app.core.doctor import DoctorReport, Finding
     from desktop_app.core.models.manage import embedded_missing
 
     fresh = Settings(models_dir=str(tmp_path / "no-models-yet"))
     fresh.save(profile)
-    session = Session(profile, fresh, open_store(profile.database_file))
-    main = MainWindow(session)
-    qtbot.addWidget(main)
-    main.show()
+    main = open_window(fresh)
     page = main.status_page
     assert embedded_missing(profile, fresh)
     with qtbot.waitSignal(page.checked, timeout=300_000) as checked:
@@ -1033,6 +1017,7 @@ def test_dropping_a_file_on_the_summary_box_opens_it(qtbot, quick_window, tmp_pa
     assert "Opened dropped.docx" in quick_window.ask_page.source_label.text()
 
 
+@pytest.mark.slow
 def test_evaluation_tab_runs_a_small_benchmark(qtbot, quick_window, tmp_path):
     from desktop_app.core.pipelines.calibration import demo_benchmark
 

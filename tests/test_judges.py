@@ -51,6 +51,7 @@ def test_unparseable_replies_are_missing_never_zero(runtime, monkeypatch):
     assert counts["unparseable"]["count"] == 1 and counts["correctness"]["correct"] == 1
 
 
+@pytest.mark.slow
 @needs_hiv
 def test_judge_calibration_against_the_papers_scores(runtime):
     rows = load_paper_scores(PAPER_CSV)
@@ -73,6 +74,7 @@ def test_calibrate_judge_command(profile):
     assert wrong.returncode == 2 and "holds scores without the texts" in wrong.stderr
 
 
+@pytest.mark.slow
 @needs_hiv
 def test_hivmedqa_run_with_rubric_judges(profile, passphrase_env, runtime):
     settings = dataclasses.replace(Settings(), context_size=2048, answer_tokens=40,

@@ -71,6 +71,7 @@ def test_chunks_keep_headings_and_respect_the_length():
     assert " ".join(chunks).count("Furosemide") == 1
 
 
+@pytest.mark.slow
 def test_each_file_type_is_ingested_tagged_and_kept_only_encrypted(no_connections, rag, tmp_path, qapp):
     import docx
 
@@ -179,6 +180,7 @@ def test_own_record_and_near_duplicates_are_left_out(rag, tmp_path):
     assert result.excluded["near duplicate"] >= 3 and result.excluded["own record"] == 1
 
 
+@pytest.mark.slow
 def test_answers_cite_only_retrieved_sources_and_diagnoses_come_from_the_list(no_connections, rag):
     with pytest.raises(LumenError, match="nothing to answer from"):
         rag.run("What helps a migraine?")
@@ -208,6 +210,7 @@ def test_answers_cite_only_retrieved_sources_and_diagnoses_come_from_the_list(no
         rag.run("Headache", mode="diagnosis", labels=["Migraine"])
 
 
+@pytest.mark.slow
 def test_med_textgrad_rounds_are_recorded_and_counted(rag):
     add_chunks(rag, "asthma.md", [
         ("Asthma attacks are treated first with a reliever inhaler such as salbutamol.", "J00-J99"),
@@ -334,6 +337,7 @@ def test_a_database_from_before_the_knowledge_base_keeps_its_saved_runs(tmp_path
         sqlite3.connect(path).execute("SELECT * FROM pipeline_run").fetchall()
 
 
+@pytest.mark.slow
 def test_evaluation_replays_a_labelled_case_set_in_diagnosis_mode(rag, tmp_path):
     from desktop_app.core.evaluation.importers import import_dataset
     from desktop_app.core.evaluation.report import ReportRules, summarize

@@ -1,35 +1,25 @@
 """The Knowledge tab, driven with pytest-qt on real widgets (offscreen), real models,
 chromadb and the encrypted store."""
 
-import dataclasses
-
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
-from desktop_app.core.session import Session
-from desktop_app.core.store import open_store
 from desktop_app.gui.knowledge_page import ROUND_PARTS
-from desktop_app.gui.main_window import MainWindow
-from desktop_app.gui.workers import wait_for_all
 from helpers import ROOT
 
 DEMO = ROOT / "resources" / "knowledge"
 
 
 @pytest.fixture
-def page(qtbot, profile, settings, passphrase_env):
-    store = open_store(profile.database_file)
-    session = Session(profile, dataclasses.replace(
-        settings, context_size=2048, kb_answer_tokens=48, kb_critique_tokens=16, kb_top_k=2), store)
-    window = MainWindow(session)
-    qtbot.addWidget(window)
-    window.show()
+def page(open_window):
+    window = open_window(context_size=2048, kb_answer_tokens=48, kb_critique_tokens=16,
+                         kb_top_k=2)
     window.tabs.setCurrentWidget(window.knowledge_page)
-    yield window.knowledge_page
-    wait_for_all()
+    return window.knowledge_page
 
 
+@pytest.mark.slow
 def test_knowledge_tab_library_answer_sources_and_refinement(qtbot, page):
     assert "Add documents or import cases" in page.library_summary.text()
     page.inner.setCurrentIndex(1)

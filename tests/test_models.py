@@ -69,6 +69,7 @@ def test_truncated_gguf_is_named_truncated(truncated_gguf):
     assert "Copy the file again" in info.value.fix
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("metadata,phrase", [
     ({"general.architecture": "bert"}, "cannot write text"),
     ({"general.type": "adapter"}, "not a complete model"),
@@ -82,6 +83,7 @@ def test_gguf_that_is_not_a_chat_model_is_refused(tmp_path, shared_models, metad
     assert phrase in info.value.message
 
 
+@pytest.mark.slow
 def test_template_that_does_not_compile_is_refused_at_add(profile, settings, shared_models,
                                                            tmp_path):
     from conftest import rewrite_gguf
@@ -95,6 +97,7 @@ def test_template_that_does_not_compile_is_refused_at_add(profile, settings, sha
     assert not profile.model_registry_file.exists()
 
 
+@pytest.mark.slow
 def test_template_that_drops_messages_needs_a_named_format(profile, settings, shared_models,
                                                            tmp_path):
     from conftest import rewrite_gguf
@@ -150,6 +153,7 @@ def test_add_refuses_truncated_file_and_registers_nothing(profile, settings, tru
     assert Settings.load(profile).role_generator == settings.role_generator
 
 
+@pytest.mark.slow
 def test_add_without_template_needs_a_chat_format(profile, settings, gguf_without_template):
     with pytest.raises(ChatTemplateError) as info:
         manage.add_gguf(profile, settings, gguf_without_template)
@@ -189,6 +193,7 @@ def test_verify_finds_a_replaced_file(profile, settings, shared_models, tmp_path
     assert results[spec.id][0].state == "missing"
 
 
+@pytest.mark.slow
 def test_runtime_refuses_a_model_whose_hash_changed(profile, settings, shared_models, tmp_path):
     copy = tmp_path / "changed.gguf"
     shutil.copyfile(smollm2_file(shared_models), copy)

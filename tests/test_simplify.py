@@ -89,6 +89,7 @@ def test_the_handout_starts_with_the_medicines_appointments_and_warning_signs(ru
     assert "<th>Medicine</th>" in page and "<span class='change'>NEW</span>" in page
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["caps_headings", "numbered_problems", "medication_table",
                                   "free_narrative", "long_stay"])
 def test_every_medication_dose_date_and_follow_up_is_in_the_handout(name, runtime, glossary,
@@ -109,6 +110,7 @@ def test_every_medication_dose_date_and_follow_up_is_in_the_handout(name, runtim
     assert len(handout.appointments) == len(facts.follow_ups)
 
 
+@pytest.mark.slow
 def test_a_section_is_shown_rewritten_only_when_the_rewrite_passed_every_check(
         runtime, glossary, tmp_path, monkeypatch):
     from desktop_app.core.pipelines import simplify
