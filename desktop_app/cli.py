@@ -464,22 +464,21 @@ def cmd_facts(args, paths, settings) -> int:
     return EXIT_OK
 
 
+def _session(paths: Paths, settings: Settings):
+    """The command's one Session, on the unlocked store (closed when the command ends)."""
+    from .core.session import Session
+
+    return Session.open(paths, settings, _passphrase_for(paths))
+
+
 def cmd_ask(args, paths, settings) -> int:
     from .core.documents import read_document
-    from .core.pipelines.ask import AskPipeline
     from .core.pipelines.evidence import RELATED_LABELS
-    from .core.pipelines.trace import save_run
 
     summary = sys.stdin.read() if args.summary == "-" else read_document(Path(args.summary))
-    with _open_store_for_glossary(paths, required=True) as store:
-        runtime, glossary = _pipeline_parts(paths, settings, store)
-        try:
-            result = AskPipeline(runtime, glossary, settings, paths.cache_dir).run(
-                summary, args.question, method=args.method, variant=args.variant,
-                on_event=_stage_printer(not args.json))
-        finally:
-            runtime.close()
-        save_run(store, result.trace, summary=summary, question=args.question, result=result.answer)
+    with _session(paths, settings) as session:
+        result = session.ask(summary, args.question, method=args.method, variant=args.variant,
+                             on_event=_stage_printer(not args.json))
     if args.json:
         _print_json(result.to_dict())
         return EXIT_OK
@@ -507,25 +506,18 @@ def cmd_ask(args, paths, settings) -> int:
 
 def cmd_simplify(args, paths, settings) -> int:
     from .core.documents import read_document
-    from .core.pipelines.simplify import SimplifyPipeline, handout_file_kind
-    from .core.pipelines.trace import save_run
+    from .core.pipelines.simplify import handout_file_kind
     from .export import write_handout
 
     out = Path(args.out) if args.out else None
     if out is not None:
         handout_file_kind(out)  # refuse a bad file name before the long work
     summary = read_document(Path(args.file))
-    with _open_store_for_glossary(paths, required=True) as store:
-        runtime, glossary = _pipeline_parts(paths, settings, store)
-        try:
-            handout = SimplifyPipeline(runtime, glossary, settings, paths.cache_dir).run(
-                summary, use_verifier=not args.no_verifier, variant=args.variant,
-                progress=_progress_printer(not args.json))
-        finally:
-            runtime.close()
-        save_run(store, handout.trace, summary=summary, question="", result=handout.to_text())
+    with _session(paths, settings) as session:
+        handout = session.simplify(summary, use_verifier=not args.no_verifier,
+                                   variant=args.variant, progress=_progress_printer(not args.json))
         if out is not None:
-            write_handout(handout, out, store)
+            write_handout(handout, out, session.store)
     if args.json:
         _print_json(handout.to_dict())
     elif out is None:

@@ -53,6 +53,7 @@ def test_status_page_verifies_offline_below_python(qtbot, window):
     assert window.session.store.audit_entries(1)[0]["action"] == "offline.verified"
 
 
+@pytest.mark.slow
 def test_models_page_lists_models_and_assigns_roles(qtbot, window, profile, shared_models, tmp_path):
     page = window.models_page
     names = {page.table.item(r, 0).text() for r in range(page.table.rowCount())}
@@ -75,6 +76,7 @@ def test_models_page_lists_models_and_assigns_roles(qtbot, window, profile, shar
     assert "model.added" in actions and "model.role_assigned" in actions
 
 
+@pytest.mark.slow
 def test_adding_a_broken_model_shows_a_clear_message(qtbot, window, truncated_gguf):
     page = window.models_page
     page.add_model(truncated_gguf)

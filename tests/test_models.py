@@ -53,6 +53,7 @@ def test_missing_model_package_says_how_to_install_it():
     assert "pip install" in info.value.fix
 
 
+@pytest.mark.slow
 def test_inspect_gguf_reads_smollm2(shared_models):
     info = inspect_gguf(smollm2_file(shared_models))
     assert info.architecture == "llama"
@@ -133,6 +134,7 @@ def test_gguf_with_damaged_header(tmp_path, shared_models):
     assert info.value.message.startswith("bad-header.gguf is")
 
 
+@pytest.mark.slow
 def test_add_gguf_registers_and_assigns_roles(profile, settings, shared_models, tmp_path):
     copy = tmp_path / "my-own-model.Q4_1.gguf"
     shutil.copyfile(smollm2_file(shared_models), copy)
@@ -162,6 +164,7 @@ def test_add_without_template_needs_a_chat_format(profile, settings, gguf_withou
     assert spec.chat_format == "chatml"
 
 
+@pytest.mark.slow
 def test_add_refuses_unknown_chat_format(profile, settings, gguf_without_template):
     with pytest.raises(ChatTemplateError) as info:
         manage.add_gguf(profile, settings, gguf_without_template, chat_format="llama-7")
@@ -177,6 +180,7 @@ def test_role_assignment_checks_the_kind(profile, settings):
         manage.assign_role(profile, settings, "generator", "no-such-model")
 
 
+@pytest.mark.slow
 def test_verify_finds_a_replaced_file(profile, settings, shared_models, tmp_path):
     copy = tmp_path / "mine.gguf"
     shutil.copyfile(smollm2_file(shared_models), copy)

@@ -262,7 +262,8 @@ class Settings:
         3, "Lines in an answer from the summary",
         "Most evidence lines (those scoring close to the best) that Lumen writes out plainly "
         "when it answers in the summary's own words; more lines hold more of the facts asked "
-        "for and make a longer answer (docs/BENCHMARKS.md).", group="Ask",
+        "for and make a longer answer (docs/BENCHMARKS.md). Evidence lines are found up to "
+        "this many when it is the larger.", group="Ask",
         minimum=1, maximum=12)
     evidence_margin: float = _setting(
         0.09, "Evidence closeness margin",

@@ -21,9 +21,9 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeade
 
 from ..core.glossary.glossary import Glossary
 from ..core.choices import METHODS
-from ..core.pipelines.ask import AskPipeline, AskResult
+from ..core.pipelines.ask import AskResult
 from ..core.pipelines.evidence import RELATED_LABELS
-from ..core.pipelines.trace import NOTICE, Attempt, save_run
+from ..core.pipelines.trace import NOTICE, Attempt
 from ..core.session import Session
 from .messages import show_error
 from .progress_bar import TaskProgress
@@ -294,18 +294,13 @@ class AskPage(QWidget):
         if self._task is not None:
             return
         summary, question = self.summary.toPlainText(), self.question.text().strip()
-        session, glossary = self.session, self.glossary
+        session = self.session
         method, variant = self.method.currentData(), self.variant.currentData()
         bridge = self.bridge
 
         def work(progress, cancel):
-            pipeline = AskPipeline(session.runtime, glossary, session.settings, session.paths.cache_dir)
-            result = pipeline.run(summary, question, method=method, variant=variant,
-                                  on_event=bridge, progress=progress, cancel=cancel)
-            if session.store is not None:
-                save_run(session.store, result.trace, summary=summary, question=question,
-                         result=result.answer)
-            return result
+            return session.ask(summary, question, method=method, variant=variant,
+                               on_event=bridge, progress=progress, cancel=cancel)
 
         self.result = None
         self._streamed = ""

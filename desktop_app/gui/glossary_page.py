@@ -114,7 +114,7 @@ class GlossaryPage(QWidget):
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.session = session
-        self.glossary: Glossary = load_glossary(session.store, session.settings)
+        self.glossary: Glossary = session.glossary
         self.search = QLineEdit()
         self.search.setObjectName("glossarySearch")
         self.search.setPlaceholderText("Search the glossary (Ctrl+F): a word, abbreviation or misspelling")
@@ -180,7 +180,8 @@ class GlossaryPage(QWidget):
     # ---- display ----
 
     def reload(self) -> None:
-        self.glossary = load_glossary(self.session.store, self.session.settings)
+        self.glossary = self.session.glossary = load_glossary(self.session.store,
+                                                              self.session.settings)
         self.refresh_results()
         self.glossary_changed.emit()
 

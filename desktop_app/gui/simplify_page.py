@@ -13,8 +13,8 @@ from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QPushButton, QS
                                QStackedWidget, QVBoxLayout, QWidget)
 
 from ..core.glossary.glossary import Glossary
-from ..core.pipelines.simplify import Handout, SimplifyPipeline
-from ..core.pipelines.trace import NOTICE, save_run
+from ..core.pipelines.simplify import Handout
+from ..core.pipelines.trace import NOTICE
 from ..core.session import Session
 from ..export import write_handout
 from .messages import show_error, show_info
@@ -109,16 +109,10 @@ class SimplifyPage(QWidget):
         if self._task is not None:
             return
         summary = self.editor.toPlainText()
-        session, glossary, bridge = self.session, self.glossary, self.bridge
+        session, bridge = self.session, self.bridge
 
         def work(progress, cancel):
-            handout = SimplifyPipeline(session.runtime, glossary, session.settings,
-                                       session.paths.cache_dir).run(
-                summary, on_event=bridge, progress=progress, cancel=cancel)
-            if session.store is not None:
-                save_run(session.store, handout.trace, summary=summary, question="",
-                         result=handout.to_text())
-            return handout
+            return session.simplify(summary, on_event=bridge, progress=progress, cancel=cancel)
 
         if summary.strip():
             self.show_original(summary)

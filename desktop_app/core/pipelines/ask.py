@@ -223,7 +223,8 @@ class AskPipeline(Pipeline):
         trace.safety = safety.to_dict()
         facts = read_summary(summary, self.glossary)
         evidence = find_evidence(summary, question, embed=embedder.embed_recent, glossary=self.glossary,
-                                 facts=facts, count=s.evidence_lines, answer_count=s.answer_lines)
+                                 facts=facts, count=max(s.evidence_lines, s.answer_lines),
+                                 answer_count=s.answer_lines)
         trace.evidence = [e.to_dict() for e in evidence]
         trace.evidence_answer = evidence_answer(evidence, facts, self.glossary, summary,
                                                 s.answer_lines)
