@@ -645,8 +645,8 @@ def cmd_bench_run(args, paths, settings) -> int:
 
     if not args.resume and not args.dataset:
         raise LumenError("Name the dataset to run, or a run to resume.",
-                         "For example 'lumen bench run lumen-demo --limit 5', or "
-                         "'lumen bench run --resume RUN'; 'lumen bench list' shows both.")
+                         "For example 'lumen evaluate run lumen-demo --limit 5', or "
+                         "'lumen evaluate run --resume RUN'; 'lumen evaluate list' shows both.")
     with _open_store_for_glossary(paths, required=True) as store:
         evaluations, evaluator, runtime = _evaluation(paths, settings, store)
         try:
@@ -658,7 +658,7 @@ def cmd_bench_run(args, paths, settings) -> int:
                                    args.scorer or ["reference", "similarity-judge", "key-facts"],
                                    args.limit)
             if not args.json:
-                print(f"Run {run_id} (resume with 'lumen bench run --resume {run_id}').", file=sys.stderr)
+                print(f"Run {run_id} (resume with 'lumen evaluate run --resume {run_id}').", file=sys.stderr)
 
             def on_sample(outcome, done, total):
                 if not args.json:
@@ -1250,7 +1250,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .core.choices import SCORERS
 
-    bench = sub.add_parser("bench", help="validate models on medical QA benchmarks")
+    # "evaluate", as the Evaluation tab; "bench" (its first name) still works for a release,
+    # while bench/ is the speed benchmarks' folder.
+    bench = sub.add_parser("evaluate", aliases=["bench"],
+                           help="validate models on medical QA benchmarks (also: bench)")
     bsub = bench.add_subparsers(dest="bench_command", metavar="ACTION", required=True)
     from .core.choices import FORMATS
 
@@ -1277,7 +1280,7 @@ def build_parser() -> argparse.ArgumentParser:
         "run", help="run a system over a dataset (or --resume a run)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="systems:\n" + "\n".join(f"  {name:26} {text}" for name, text in systems().items()))
-    p.add_argument("dataset", nargs="?", help="dataset name or id (see 'lumen bench list')")
+    p.add_argument("dataset", nargs="?", help="dataset name or id (see 'lumen evaluate list')")
     p.add_argument("--system", default="lamp:glossary", metavar="SYSTEM",
                    help="the system to run (listed below; default lamp:glossary)")
     p.add_argument("--scorer", action="append", choices=tuple(SCORERS),

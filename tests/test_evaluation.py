@@ -188,10 +188,10 @@ def test_a_killed_run_resumes_with_every_sample_scored_once(profile, tmp_path):
     """A child `lumen bench run` is killed (SIGKILL) mid-run; resuming completes it."""
     _fast_profile(profile)
     env = dict(os.environ, LUMEN_PASSPHRASE=TEST_PASSPHRASE)
-    imported = run_lumen("bench", "import", "--format", "medisumqa", str(demo_benchmark()),
+    imported = run_lumen("evaluate", "import", "--format", "medisumqa", str(demo_benchmark()),
                          "--name", "lumen-demo", env=env)
     assert imported.returncode == 0, imported.stderr
-    child = subprocess.Popen([sys.executable, "-m", "desktop_app", "bench", "run", "lumen-demo",
+    child = subprocess.Popen([sys.executable, "-m", "desktop_app", "evaluate", "run", "lumen-demo",
                               "--system", "zero-shot", "--scorer", "reference", "--limit", "12"],
                              cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -211,9 +211,9 @@ def test_a_killed_run_resumes_with_every_sample_scored_once(profile, tmp_path):
         before = store.query("SELECT count(*) FROM eval_result")[0][0]
     assert status == "running" and 2 <= before < 12  # killed: no chance to say "paused"
     # No process holds the run any more: it is shown as interrupted, ready to resume.
-    listed = json.loads(run_lumen("bench", "list", "--json", env=env).stdout)
+    listed = json.loads(run_lumen("evaluate", "list", "--json", env=env).stdout)
     assert [r["status"] for r in listed["runs"] if r["id"] == run_id] == ["interrupted"], listed
-    resumed = run_lumen("bench", "run", "--resume", run_id, "--json", env=env)
+    resumed = run_lumen("evaluate", "run", "--resume", run_id, "--json", env=env)
     assert resumed.returncode == 0, resumed.stderr
     summary = json.loads(resumed.stdout)
     assert summary["run"]["status"] == "complete" and summary["counts"]["samples"] == 12
@@ -225,7 +225,7 @@ def test_a_killed_run_resumes_with_every_sample_scored_once(profile, tmp_path):
         resumes = [e["detail"] for e in store.audit_entries() if e["action"] == "bench.run_resumed"]
     assert resumes == [{"run": run_id, "was": "interrupted", "finished": before}]
     report = tmp_path / "report.html"
-    written = run_lumen("bench", "report", run_id, "--out", str(report), "--accept", "errors == 0",
+    written = run_lumen("evaluate", "report", run_id, "--out", str(report), "--accept", "errors == 0",
                         env=env)
     assert written.returncode == 0, written.stderr + written.stdout
     assert "Passed on what was measured: all 1 acceptance criteria met" in written.stdout

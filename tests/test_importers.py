@@ -608,13 +608,15 @@ def test_command_line_import_shows_the_columns_it_chose_and_help_lists_the_syste
     path = write_jsonl(tmp_path / "consumer-questions.jsonl", [
         {"Question": "Can I drink coffee with this tablet?", "Answer": "Yes, with water."},
         {"Question": "What does this cream do?", "Answer": "  "}])
-    imported = run_lumen("bench", "import", "--format", "generic", str(path))
+    imported = run_lumen("evaluate", "import", "--format", "generic", str(path))
     assert imported.returncode == 0, imported.stderr
     assert "Imported consumer-questions: 2 samples" in imported.stdout
     assert "question from 'Question', reference answer from 'Answer'" in imported.stdout
     assert '1 of 2 questions have no reference answer ("no reference")' in imported.stdout
-    shown = run_lumen("bench", "run", "--help")
+    shown = run_lumen("evaluate", "run", "--help")
     assert shown.returncode == 0
+    # "bench", the command's first name, still works for a release.
+    assert run_lumen("bench", "run", "--help").stdout == shown.stdout
     lines = shown.stdout.splitlines()
     for name, description in systems().items():
         assert any(line.split()[:1] == [name] and description in " ".join(line.split())

@@ -66,11 +66,11 @@ def test_judge_calibration_against_the_papers_scores(runtime):
 
 @needs_hiv
 def test_calibrate_judge_command(profile):
-    result = run_lumen("bench", "calibrate-judge", str(PAPER_CSV), "--limit", "2", "--json")
+    result = run_lumen("evaluate", "calibrate-judge", str(PAPER_CSV), "--limit", "2", "--json")
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["rows"] == 2 and set(data["dimensions"]) == set(HIV_DIMENSIONS)
-    wrong = run_lumen("bench", "calibrate-judge", str(HIV / "rephrased_all_questions_answers_scores.csv"))
+    wrong = run_lumen("evaluate", "calibrate-judge", str(HIV / "rephrased_all_questions_answers_scores.csv"))
     assert wrong.returncode == 2 and "holds scores without the texts" in wrong.stderr
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 METHODS = ("lamp", "lamp-no-reviewer", "lamp-no-verifier", "lamp-no-loops", "zero-shot",
            "one-shot", "evidence")
 VARIANTS = ("glossary", "plain")
-# One line each, for `lumen bench run --help`, the Evaluation tab and the Ask tab's tooltips.
+# One line each, for `lumen evaluate run --help`, the Evaluation tab and the Ask tab's tooltips.
 METHOD_DESCRIPTIONS = {
     "lamp": "LAMP-MedQA on the evidence (extract, review, rewrite, verify), shown if checked",
     "lamp-no-reviewer": "LAMP-MedQA without the reviewer's feedback loop",

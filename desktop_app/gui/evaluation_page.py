@@ -51,7 +51,7 @@ class MappingDialog(QDialog):
         self.setWindowTitle(f"Columns of {path.name}")
         self.boxes: dict[str, QComboBox] = {}
         names = columns(path)
-        guessed = detect_mapping(names)  # the usual names, as `lumen bench import` detects them
+        guessed = detect_mapping(names)  # the usual names, as `lumen evaluate import` detects them
         form = QFormLayout()
         for field, label, required in (("input", "Question", True), ("target", "Reference answer", True),
                                        ("context", "Document (optional)", False),

@@ -129,7 +129,7 @@ class Evaluator(Pipeline):
     def diagnose(self, setup: str, sample: Sample, cancel: CancelToken | None) -> tuple[str, dict, float]:
         if self.knowledge is None:
             raise LumenError("DoctorRAG systems need the knowledge and case bases.",
-                             "Run them from the Evaluation tab or 'lumen bench run'.")
+                             "Run them from the Evaluation tab or 'lumen evaluate run'.")
         labels = list(sample.metadata.get("labels") or [])
         if len(labels) < 2:
             raise LumenError(f"Sample {sample.id} has no labels to choose from.",

@@ -103,7 +103,7 @@ class EvaluationStore:
             if missing_ok:
                 return None
             raise LumenError(f"There is no imported dataset '{dataset_id}'.",
-                             "List datasets with 'lumen bench list'.")
+                             "List datasets with 'lumen evaluate list'.")
         return SavedDataset(*rows[0])
 
     def find_dataset(self, name_or_id: str) -> SavedDataset:
@@ -111,7 +111,7 @@ class EvaluationStore:
                                 "ORDER BY imported_at DESC", (name_or_id, name_or_id))
         if not rows:
             raise LumenError(f"There is no imported dataset called '{name_or_id}'.",
-                             "Import one with 'lumen bench import', or list them with 'lumen bench list'.")
+                             "Import one with 'lumen evaluate import', or list them with 'lumen evaluate list'.")
         return self.dataset(rows[0][0])
 
     def datasets(self) -> list[SavedDataset]:
@@ -146,7 +146,7 @@ class EvaluationStore:
                                 "created_at, updated_at FROM eval_run WHERE id = ?", (run_id,))
         if not rows:
             raise LumenError(f"There is no evaluation run '{run_id}'.",
-                             "List runs with 'lumen bench list'.")
+                             "List runs with 'lumen evaluate list'.")
         rid, dataset_id, system, scorers, config, status, limit, created, updated = rows[0]
         return {"id": rid, "dataset_id": dataset_id, "system": system, "scorers": json.loads(scorers),
                 "config": json.loads(config), "status": self._status_now(rid, status), "limit": limit,
