@@ -406,13 +406,6 @@ def _mapping(items: list[str] | None) -> dict[str, str]:
     return mapping
 
 
-def _pipeline_parts(paths: Paths, settings: Settings, store):
-    from .core.glossary.glossary import load_glossary
-    from .core.models.runtime import ModelRuntime
-
-    return ModelRuntime(paths, settings), load_glossary(store, settings)
-
-
 def _stage_printer(enabled: bool):
     def on_event(kind: str, data: dict) -> None:
         if not enabled:
@@ -589,16 +582,15 @@ def cmd_calibrate(args, paths, settings) -> int:
     return EXIT_OK
 
 
-def _evaluation(paths: Paths, settings: Settings, store):
+def _evaluation(session):
+    """The evaluation store and an evaluator on the session's models, glossary and
+    knowledge (for the DoctorRAG systems)."""
     from .core.evaluation.runner import Evaluator
     from .core.evaluation.runs import EvaluationStore
 
-    from .core.knowledge.doctorrag import DoctorRAG
-
-    runtime, glossary = _pipeline_parts(paths, settings, store)
-    knowledge = DoctorRAG.open(paths, settings, store, runtime, glossary)
-    return (EvaluationStore(store), Evaluator(runtime, glossary, settings, paths.cache_dir, knowledge),
-            runtime)
+    return (EvaluationStore(session.store),
+            Evaluator(session.runtime, session.glossary, session.settings, session.paths.cache_dir,
+                      session.knowledge()))
 
 
 def cmd_bench_import(args, paths, settings) -> int:
@@ -647,28 +639,26 @@ def cmd_bench_run(args, paths, settings) -> int:
         raise LumenError("Name the dataset to run, or a run to resume.",
                          "For example 'lumen evaluate run lumen-demo --limit 5', or "
                          "'lumen evaluate run --resume RUN'; 'lumen evaluate list' shows both.")
-    with _open_store_for_glossary(paths, required=True) as store:
-        evaluations, evaluator, runtime = _evaluation(paths, settings, store)
-        try:
-            if args.resume:
-                run_id = args.resume
-            else:
-                dataset = evaluations.find_dataset(args.dataset)
-                run_id = start_run(evaluations, runtime, settings, dataset.id, args.system,
-                                   args.scorer or ["reference", "similarity-judge", "key-facts"],
-                                   args.limit)
-            if not args.json:
-                print(f"Run {run_id} (resume with 'lumen evaluate run --resume {run_id}').", file=sys.stderr)
+    with _session(paths, settings) as session:
+        evaluations, evaluator = _evaluation(session)
+        if args.resume:
+            run_id = args.resume
+        else:
+            dataset = evaluations.find_dataset(args.dataset)
+            run_id = start_run(evaluations, session.runtime, settings, dataset.id, args.system,
+                               args.scorer or ["reference", "similarity-judge", "key-facts"],
+                               args.limit)
+        if not args.json:
+            print(f"Run {run_id} (resume with 'lumen evaluate run --resume {run_id}').", file=sys.stderr)
 
-            def on_sample(outcome, done, total):
-                if not args.json:
-                    shown = ", ".join(f"{k} {v:.1f}" for k, v in outcome.scores.items()
-                                      if isinstance(v, (int, float)))
-                    print(f"  [{done}/{total}] {outcome.sample.id}: {shown}"
-                          + (f" (error: {outcome.error})" if outcome.error else ""), file=sys.stderr)
-            run = continue_run(evaluations, evaluator, run_id, on_sample=on_sample)
-        finally:
-            runtime.close()
+        def on_sample(outcome, done, total):
+            if not args.json:
+                shown = ", ".join(f"{k} {v:.1f}" for k, v in outcome.scores.items()
+                                  if isinstance(v, (int, float)))
+                print(f"  [{done}/{total}] {outcome.sample.id}: {shown}"
+                      + (f" (error: {outcome.error})" if outcome.error else ""), file=sys.stderr)
+        run = continue_run(evaluations, evaluator, run_id, on_sample=on_sample)
+        session.runtime.close()  # the models' memory back before the summary's statistics
         from .core.evaluation.report import ReportRules, summarize
 
         summary = summarize(evaluations, run_id, ReportRules.from_settings(settings))
@@ -900,31 +890,21 @@ def _audit_refusals(paths: Paths) -> None:
 # ---- knowledge (DoctorRAG) ----------------------------------------------------------
 
 
-def _doctorrag(paths: Paths, settings: Settings, store):
-    from .core.knowledge.doctorrag import DoctorRAG
-
-    runtime, glossary = _pipeline_parts(paths, settings, store)
-    return DoctorRAG.open(paths, settings, store, runtime, glossary)
-
-
 def cmd_kb_add(args, paths, settings) -> int:
     if not args.files and not args.glossary:
         raise LumenError("Nothing to add.", "Name documents (.txt, .md, .pdf, .docx) or use --glossary.")
     declarative = True if args.declarative else None
     added = []
-    with _open_store_for_glossary(paths, required=True) as store:
-        rag = _doctorrag(paths, settings, store)
-        try:
-            progress = _progress_printer(not args.json)
-            for name in args.files:
-                document, new = rag.add_file(Path(name), declarative=declarative, progress=progress)
-                added.append({**document.to_dict(), "new": new})
-            if args.glossary:
-                document, new = rag.add_glossary(limit=args.limit, declarative=declarative,
-                                                 progress=progress)
-                added.append({**document.to_dict(), "new": new})
-        finally:
-            rag.runtime.close()
+    with _session(paths, settings) as session:
+        rag = session.knowledge()
+        progress = _progress_printer(not args.json)
+        for name in args.files:
+            document, new = rag.add_file(Path(name), declarative=declarative, progress=progress)
+            added.append({**document.to_dict(), "new": new})
+        if args.glossary:
+            document, new = rag.add_glossary(limit=args.limit, declarative=declarative,
+                                             progress=progress)
+            added.append({**document.to_dict(), "new": new})
     if args.json:
         _print_json(added)
         return EXIT_OK
@@ -975,12 +955,8 @@ def cmd_kb_remove(args, paths, settings) -> int:
 
 
 def cmd_kb_reindex(args, paths, settings) -> int:
-    with _open_store_for_glossary(paths, required=True) as store:
-        rag = _doctorrag(paths, settings, store)
-        try:
-            counts = rag.reindex(progress=_progress_printer(True))
-        finally:
-            rag.runtime.close()
+    with _session(paths, settings) as session:
+        counts = session.knowledge().reindex(progress=_progress_printer(True))
     print(f"Rebuilt the vector index: {counts['statements']} statements, {counts['cases']} cases.")
     return EXIT_OK
 
@@ -1011,15 +987,12 @@ def cmd_kb_ask(args, paths, settings) -> int:
     if refine and not args.json:
         calls = model_calls_needed(settings, args.ablation, True, args.rounds)
         print(f"  Refinement on: this question takes {calls} model calls.", file=sys.stderr)
-    with _open_store_for_glossary(paths, required=True) as store:
-        rag = _doctorrag(paths, settings, store)
-        try:
-            result = rag.run(args.question, mode=mode, labels=labels, ablation=args.ablation,
-                             refine=refine, rounds=args.rounds,
-                             on_event=_knowledge_printer(not args.json),
-                             progress=_progress_printer(not args.json))
-        finally:
-            rag.runtime.close()
+    with _session(paths, settings) as session:
+        rag = session.knowledge()
+        result = rag.run(args.question, mode=mode, labels=labels, ablation=args.ablation,
+                         refine=refine, rounds=args.rounds,
+                         on_event=_knowledge_printer(not args.json),
+                         progress=_progress_printer(not args.json))
         rag.save(result)
     if args.json:
         _print_json(result.to_dict())
@@ -1050,13 +1023,9 @@ def cmd_kb_ask(args, paths, settings) -> int:
 
 def cmd_cases_import(args, paths, settings) -> int:
     mapping = _mapping(args.map)
-    with _open_store_for_glossary(paths, required=True) as store:
-        rag = _doctorrag(paths, settings, store)
-        try:
-            case_set, case_file, new = rag.import_cases(Path(args.file), mapping,
-                                                        progress=_progress_printer(not args.json))
-        finally:
-            rag.runtime.close()
+    with _session(paths, settings) as session:
+        case_set, case_file, new = session.knowledge().import_cases(
+            Path(args.file), mapping, progress=_progress_printer(not args.json))
     removals = [{"record": r.key, **item} for r in case_file.records for item in r.removals]
     if args.json:
         _print_json({**case_set.to_dict(), "new": new, "columns": case_file.columns_used,

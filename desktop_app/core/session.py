@@ -4,8 +4,9 @@ loaded models, and the actions both faces call on them.
 The window holds one Session for its life; the command line builds one per command
 (`Session.open`).  An action on a Session runs the core pipeline, keeps what it produced
 in the encrypted store and writes its audit entry, so the window and the command line
-store the same rows for the same action (tests/test_session.py).  Issue #16 moves the
-remaining actions (knowledge, evaluation, models, settings) here the same way.
+store the same rows for the same action (tests/test_session.py).  `session.knowledge()`
+is the one way both faces reach DoctorRAG.  Issue #16 moves the remaining actions
+(knowledge answers, evaluation, models, settings) here the same way.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from .store import Store
 
 if TYPE_CHECKING:
     from .glossary.glossary import Glossary
+    from .knowledge.doctorrag import DoctorRAG
     from .pipelines.ask import AskResult, EventCallback
     from .pipelines.simplify import Handout
     from .progress import CancelToken, ProgressCallback
@@ -67,9 +69,17 @@ class Session:
 
     def _open_store(self) -> Store:
         if self.store is None:
-            raise LumenError("Lumen's database is not open, so the result could not be kept.",
-                             "Unlock Lumen and try again.")
+            raise LumenError("Lumen's database is not open.",
+                             "Unlock Lumen (or start it again) and try again.")
         return self.store
+
+    def knowledge(self) -> "DoctorRAG":
+        """DoctorRAG (core/knowledge) over the session's store, models and glossary: the
+        knowledge base, the case base and the answers drawn from them."""
+        from .knowledge.doctorrag import DoctorRAG
+
+        return DoctorRAG.open(self.paths, self.settings, self._open_store(), self.runtime,
+                              self.glossary)
 
     # ---- actions ----
 

@@ -447,12 +447,9 @@ class EvaluationPage(QWidget):
         self._first_done: int | None = None
 
         def work(progress, cancel):
-            from ..core.knowledge.doctorrag import DoctorRAG
-
             knowledge = None
             if evaluations.run(run_id)["system"].startswith("doctorrag"):
-                knowledge = DoctorRAG.open(session.paths, session.settings, session.store,
-                                           session.runtime, glossary)
+                knowledge = session.knowledge()
             evaluator = Evaluator(session.runtime, glossary, session.settings, session.paths.cache_dir,
                                   knowledge)
             return continue_run(evaluations, evaluator, run_id, progress=progress, cancel=cancel)

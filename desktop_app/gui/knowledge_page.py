@@ -218,11 +218,7 @@ class KnowledgePage(QWidget):
     # ---- helpers ----
 
     def _rag(self) -> DoctorRAG:
-        session = self.session
-        if session.store is None:
-            raise LumenError("The database is locked.", "Restart Lumen and unlock it.")
-        return DoctorRAG.open(session.paths, session.settings, session.store, session.runtime,
-                              self.glossary)
+        return self.session.knowledge()
 
     def _rag_or_report(self) -> DoctorRAG | None:
         try:
