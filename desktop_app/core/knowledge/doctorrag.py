@@ -374,18 +374,26 @@ class DoctorRAG(Pipeline):
     # ---- the answer ----
 
     def _sections(self, retrieval: Retrieval) -> tuple[str, str]:
+        """The knowledge statements and the similar cases as the prompts give them
+        (knowledge.toml's [context])."""
+        text = self.prompts.text
         knowledge = "\n".join(
-            f"[{s.ref}] ({s.chapter}{', other chapter' if s.fallback else ''}; {s.document}) "
-            f"{neutralise_control_markers(s.statement)[0]}" for s in retrieval.knowledge) or "(none)"
+            text("context", "statement", ref=s.ref, chapter=s.chapter, document=s.document,
+                 other_chapter=text("context", "other_chapter") if s.fallback else "",
+                 statement=neutralise_control_markers(s.statement)[0])
+            for s in retrieval.knowledge) or text("context", "none")
+        unknown = text("context", "not_recorded")
         cases = []
         for c in retrieval.cases:
             who = ", ".join(f"{k} {v}" for k, v in c.demographics.items())
-            cases.append(
-                f"[{c.ref}] similarity {c.score:.2f}{'; ' + who if who else ''}\n"
-                f"Complaint: {neutralise_control_markers(_shorten(c.complaint, CASE_PROMPT_WORDS))[0]}\n"
-                f"Diagnosis: {c.diagnosis or 'not recorded'}\n"
-                f"Treatment: {neutralise_control_markers(_shorten(c.treatment, CASE_PROMPT_WORDS))[0] or 'not recorded'}")
-        return knowledge, "\n\n".join(cases) or "(none)"
+            cases.append(text(
+                "context", "case", ref=c.ref, score=f"{c.score:.2f}",
+                who=f"; {who}" if who else "",
+                complaint=neutralise_control_markers(_shorten(c.complaint, CASE_PROMPT_WORDS))[0],
+                diagnosis=c.diagnosis or unknown,
+                treatment=neutralise_control_markers(_shorten(c.treatment, CASE_PROMPT_WORDS))[0]
+                or unknown))
+        return knowledge, "\n\n".join(cases) or text("context", "none")
 
     def _fit(self, model: LlamaModel, build: Callable[[Retrieval], list[dict[str, str]]],
              retrieval: Retrieval, max_tokens: int) -> list[dict[str, str]]:
@@ -495,8 +503,7 @@ class DoctorRAG(Pipeline):
         # 4. Med-TextGrad, when asked for (answer mode only: a label is not refined).
         if refine and mode == "answer":
             knowledge, cases = self._sections(retrieval)
-            context = f"General medical knowledge (expertise):\n{knowledge}\n\n" \
-                      f"Similar past patient cases (experience):\n{cases}"
+            context = self.prompts.text("context", "refinement", knowledge=knowledge, cases=cases)
             calls: list[CallRecord] = []
 
             def call(system: str, user: str, tokens: int, purpose: str,

@@ -361,7 +361,8 @@ class AskPipeline(Pipeline):
                         if definitions else self.prompts.text(prompt, "user", answer=extraction))
             else:
                 prompt = "simplify_retry"
-                block = f"\nPlain meanings of medical words:\n{definitions}" if definitions else ""
+                block = (self.prompts.text("definitions", "block", definitions=definitions)
+                         if definitions else "")
                 user = self.prompts.text(prompt, "user", previous=previous, feedback=feedback,
                                          definitions_block=block)
             text, record, generation = call(generator, "generator", "simplify", prompt, system,

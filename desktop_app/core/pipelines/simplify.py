@@ -397,7 +397,8 @@ class SimplifyPipeline(Pipeline):
         system = self.prompts.text("shared", "system", title=section.title or "Summary",
                                    section=neutralise_control_markers(original)[0])
         definitions = self._definitions(original) if variant == "glossary" else ""
-        block = f"\nPlain meanings of medical words in this section:\n{definitions}" if definitions else ""
+        block = (self.prompts.text("definitions", "block", definitions=definitions)
+                 if definitions else "")
         # A rewrite needs about as many tokens as the section; half as many again is room.
         budget = min(s.section_tokens, 3 * generator.count_tokens(
             [{"role": "user", "content": original}]) // 2 + 32)
