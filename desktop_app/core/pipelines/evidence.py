@@ -69,7 +69,7 @@ RELATED_FOLLOW_UPS = 1
 # How the Ask tab and `lumen ask` say why a related line is listed.
 RELATED_LABELS = {"medicine": "this medicine in the discharge list",
                   "follow-up": "the follow-up for it",
-                  "reason": "written just before it, where a reason is given"}
+                  "reason": "the sentence before it, often the reason"}
 GLOSSES_PER_ANSWER = 3
 GLOSS_WORDS = 14  # longest gloss
 
@@ -210,9 +210,11 @@ def _terms(text: str, glossary: Glossary | None) -> set[str]:
 def related_lines(ranked: list[EvidenceLine], answer: list[EvidenceLine], question: str,
                   facts: SummaryFacts, glossary: Glossary | None,
                   summary: str = "") -> list[EvidenceLine]:
-    """The medication-list lines of the medicines the question or the best line names
-    (at most RELATED_MEDICINES), then the follow-up line that shares a medicine or a
-    glossary term with them (at most RELATED_FOLLOW_UPS); each marked `related`."""
+    """The medication-list lines of the medicines the question or the best line names,
+    then of those the other answer lines name (at most RELATED_MEDICINES in all); for a
+    "why" question, the sentence just before the best line in its paragraph; then the
+    follow-up line that shares a medicine or a glossary term with the question or the
+    best line (at most RELATED_FOLLOW_UPS); each marked `related`."""
     if not answer:
         return []
     asked = f"{question}\n{answer[0].text}"
