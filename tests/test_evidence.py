@@ -323,6 +323,8 @@ def test_a_why_question_gets_the_sentence_before_its_best_line(glossary):
     reasons = [line for line in related if line.related == "reason"]
     assert [line.text for line in reasons] == [
         "creatinine rose to 2.4 mg/dL and potassium to 6.1 mmol/L on day 2."]
+    # The evidence answer reads it first, as the summary has it: the reason, then the act.
+    assert answer_lines(ranked[:1] + related)[:2] == [reasons[0], ranked[0]]
     # Not for a question of another kind, and never across a line break.
     assert not any(line.related == "reason" for line in related_lines(
         ranked, ranked[:1], "How much lisinopril do I take?", facts, glossary, HELD))

@@ -447,13 +447,15 @@ def _medication_of(line: EvidenceLine, facts: SummaryFacts) -> Medication | None
 
 def answer_lines(evidence: list[EvidenceLine], count: int = ANSWER_LINES) -> list[EvidenceLine]:
     """The best line, and those that score close to it (at most `count` in all), then the
-    related lines (see related_lines)."""
+    related lines (see related_lines); the sentence before the best line (a "why"
+    question's reason) comes first, as the summary has it."""
     ranked = [e for e in evidence if not e.related]
     if not ranked:
         return []
     best = ranked[0].score
     close = [e for e in ranked if e.score >= ANSWER_SHARE_OF_BEST * best][:max(1, count)]
-    return close + [e for e in evidence if e.related]
+    reasons = [e for e in evidence if e.related == "reason"]
+    return reasons + close + [e for e in evidence if e.related and e.related != "reason"]
 
 
 def evidence_answer(evidence: list[EvidenceLine], facts: SummaryFacts,
