@@ -179,6 +179,18 @@ def test_sub_headings_of_a_medication_list_give_their_status():
         ("Apixaban", "new"), ("Aspirin", "stopped"), ("Levothyroxine", "unchanged")]
 
 
+def test_a_problem_heading_may_hold_a_number_and_a_numbered_medicine_is_no_heading():
+    text = ("Hospital Course:\n# Heart failure: diuresed with IV furosemide.\n"
+            "# Hyperkalemia / AKI on CKD 3a: K 5.3 mEq/L on admission. Spironolactone held.\n"
+            "# Type 2 DM: A1c 7.2%.\n\nDischarge Medications:\n"
+            "1. Amoxicillin 400 mg/5 mL suspension: give 4.4 mL twice daily\n")
+    facts = read_summary(text)
+    problems = [s.title for s in facts.sections if s.kind == "problem"]
+    assert problems == ["Heart failure", "Hyperkalemia / AKI on CKD 3a", "Type 2 DM"]
+    assert [m.name for m in facts.medications] == ["Amoxicillin"]
+    assert facts.sections[-1].kind == "medications"
+
+
 def test_sections_cover_the_text_in_order():
     text = (SUMMARIES / "long_stay.txt").read_text(encoding="utf-8")
     sections = split_summary(text)

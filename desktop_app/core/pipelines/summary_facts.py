@@ -33,8 +33,8 @@ from .vocabulary import DATE, Vocabulary, date_value, number_value, vocabulary
 
 _TITLED = re.compile(r"^\s*(?:#{1,4}\s*)?(?P<title>[A-Za-z][A-Za-z0-9 /&(),'-]{1,60}?)\s*:\s*(?P<rest>.*)$")
 _CAPS = re.compile(r"^\s*(?:#{1,4}\s*)?(?P<title>[A-Z][A-Z0-9 /&(),'-]{3,60}?)\s*:?\s*$")
-_MARKDOWN = re.compile(r"^\s*#{1,4}\s+(?P<title>[A-Za-z][^\n]{1,60}?)\s*:?\s*$")
-_PROBLEM = re.compile(r"^\s*(?:#\s*|(?:\d{1,2}|[A-Za-z])[.)]\s+)(?P<title>[A-Z][A-Za-z /&(),.'-]{2,50}?)"
+_MARKDOWN = re.compile(r"^\s*#{1,4}\s+(?P<title>[A-Za-z][^\n:]{1,60}?)\s*:?\s*$")
+_PROBLEM = re.compile(r"^\s*(?:#\s*|(?:\d{1,2}|[A-Za-z])[.)]\s+)(?P<title>[A-Z][A-Za-z0-9 /&(),.'-]{2,50}?)"
                       r"\s*(?::|\s[-–—]{1,2}\s)\s*(?P<rest>.*)$")
 _BULLET = re.compile(r"^\s*(?:[-•*·▪◦]|\(?\d{1,2}[.)]|\[\s?\])\s+")
 
