@@ -359,3 +359,81 @@ def test_answer_lines_is_a_setting_the_evidence_answer_keeps(embedder, glossary)
     longer = evidence_answer(evidence, facts, glossary, HELD, 4)
     assert len(short) <= len(longer)
     assert Settings().answer_lines == Settings.answer_lines >= 1
+
+
+KINDS = (SUMMARIES / "kinds_of_medicine.txt").read_text(encoding="utf-8")
+
+
+def test_a_kind_of_medicine_asks_about_the_summary_s_medicines_of_that_kind(glossary):
+    from desktop_app.core.pipelines.evidence import asked_medicines
+    from desktop_app.core.pipelines.vocabulary import vocabulary
+
+    lines = KINDS.splitlines()
+    assert [k.kind for k in vocabulary().medicine_kinds_in("Is my water pill stopped?")] == [
+        "water pill"]
+
+    def names(question):
+        return sorted(w for w in asked_medicines(question, lines, glossary) if not w.startswith("§"))
+    assert names("How long do I take the antibiotic?") == ["cefazolin", "cephalexin"]
+    # By glossary topic (amlodipine), by definition ("water pill") and by stem (-thiazide).
+    assert names("Which one is my blood pressure pill?") == ["amlodipine", "hydrochlorothiazide"]
+    assert names("Why was my water pill stopped?") == ["hydrochlorothiazide"]
+    # A question naming no kind asks only about the medicines it names.
+    assert names("How long do I take cephalexin?") == ["cephalexin"]
+    assert names("When is my next visit?") == []
+
+
+def test_the_medicines_of_the_kind_asked_about_get_the_medicine_bonus(embedder, glossary):
+    from desktop_app.core.pipelines.evidence import MEDICINE_BONUS
+
+    _facts, evidence = evidence_for(KINDS, "How long do I take the antibiotic?", embedder,
+                                    glossary, count=30)
+    bonus = {line.text: line.bonus for line in evidence}
+    # Two lines of the same section: only the antibiotic's gets the medicine bonus.
+    assert (bonus["1. Cephalexin 500 mg PO QID through 05/19/2025 (NEW)"]
+            - bonus["2. Amlodipine 5 mg PO daily (NEW)"]) == pytest.approx(MEDICINE_BONUS)
+
+
+def test_a_stopped_medicine_brings_the_new_one_of_its_kind(glossary):
+    from desktop_app.core.pipelines.evidence import RELATED_LABELS, related_lines
+
+    question = "Why was my hydrochlorothiazide stopped?"
+    facts, ranked = ranked_lines(KINDS, glossary, ["STOPPED: Hydrochlorothiazide"])
+    instead = [line.text for line in related_lines(ranked, ranked[:1], question, facts,
+                                                   glossary, KINDS)
+               if line.related == "instead"]
+    assert instead == ["2. Amlodipine 5 mg PO daily (NEW)"]
+    assert "instead" in RELATED_LABELS
+    # Not when the answer already holds the new one, nor for a medicine that goes on.
+    _, both = ranked_lines(KINDS, glossary, ["STOPPED: Hydrochlorothiazide", "2. Amlodipine"])
+    assert not any(line.related == "instead" for line in related_lines(
+        both, both[:2], question, facts, glossary, KINDS))
+    _, metformin = ranked_lines(KINDS, glossary, ["4. Metformin"])
+    assert not any(line.related == "instead" for line in related_lines(
+        metformin, metformin[:1], "Do I keep taking metformin?", facts, glossary, KINDS))
+
+
+def test_a_question_about_coming_back_also_gets_the_first_planned_visit(glossary):
+    from desktop_app.core.pipelines.evidence import related_lines
+
+    facts, ranked = ranked_lines(KINDS, glossary, ["Return to the ED"])
+    related = related_lines(ranked, ranked[:1], "What signs mean I should come back?", facts,
+                            glossary, KINDS)
+    assert [line.text for line in related if line.related == "next-visit"] == [
+        "- Primary care on 05/21/2025 to recheck sodium and the leg."]
+    assert not any(line.related == "next-visit" for line in related_lines(
+        ranked, ranked[:1], "Should I keep my leg up?", facts, glossary, KINDS))
+
+
+def test_a_medicine_not_prescribed_never_reads_as_take_it(glossary):
+    from desktop_app.core.pipelines.summary_facts import Medication
+
+    facts = read_summary("Discharge Medications:\n1. Aspirin 81 mg PO daily\n"
+                         "Albuterol was not helpful and is NOT prescribed.\n", glossary)
+    status = {m.name.lower(): m.status for m in facts.medications}
+    assert status["albuterol"] == "stopped"
+    explainer = Explainer(glossary)
+    # A medicine named with nothing to do: its own words are shown, not "Take albuterol."
+    assert explainer.medication(Medication(name="Albuterol")) == ""
+    assert explainer.medication(Medication(name="Aspirin", dose="81 mg")).startswith(
+        "Take Aspirin 81 mg")

@@ -266,7 +266,7 @@ class Settings:
         "this many when it is the larger.", group="Ask",
         minimum=1, maximum=12)
     evidence_margin: float = _setting(
-        0.09, "Evidence closeness margin",
+        0.034, "Evidence closeness margin",
         "An answer passes relevance only when it is closer in meaning to the evidence than "
         "the question itself is, by at least this much (cosine), so an echo of the question "
         "fails. Calibrated on the demo benchmark (docs/CALIBRATION.md).", group="Ask",

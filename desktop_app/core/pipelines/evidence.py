@@ -69,7 +69,9 @@ RELATED_FOLLOW_UPS = 1
 # How the Ask tab and `lumen ask` say why a related line is listed.
 RELATED_LABELS = {"medicine": "this medicine in the discharge list",
                   "follow-up": "the follow-up for it",
-                  "reason": "the sentence before it, often the reason"}
+                  "reason": "the sentence before it, often the reason",
+                  "next-visit": "your first planned visit",
+                  "instead": "a new medicine of the same kind"}
 GLOSSES_PER_ANSWER = 3
 GLOSS_WORDS = 14  # longest gloss
 
@@ -146,8 +148,40 @@ def _medicine_words(text: str, glossary: Glossary | None) -> set[str]:
     meets "insulin glargine" and "Bactrim" meets "trimethoprim-sulfamethoxazole"."""
     found = set()
     for *_span, name, key in medicine_names(text, glossary):
-        found |= {w for w in re.findall(r"[a-z]{3,}", name.lower())} | {f"§{key}"}
+        found |= _name_words(name, key)
     return found
+
+
+def _name_words(name: str, key: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z]{3,}", name.lower())} | {f"§{key}"}
+
+
+def asked_medicines(question: str, texts: list[str], glossary: Glossary | None) -> set[str]:
+    """The medicine words of what `question` asks about: the medicines it names, and the
+    medicines of `texts` of each kind it names ("the antibiotic" asks about amoxicillin;
+    resources/summary_vocabulary.toml [[medicine_kind]])."""
+    asked = _medicine_words(question, glossary)
+    kinds = {kind.kind for kind in vocabulary().medicine_kinds_in(question)}
+    if not kinds:
+        return asked
+    for text in texts:
+        for *_span, name, key in medicine_names(text, glossary):
+            if kinds & _kinds_of(name, key, glossary):
+                asked |= _name_words(name, key)
+    return asked
+
+
+def _kinds_of(name: str, key: str, glossary: Glossary | None) -> set[str]:
+    """The kinds of medicine (resources/summary_vocabulary.toml) a medicine is of."""
+    entry = glossary.by_key.get(key) if glossary is not None else None
+    topic, definition = (entry.medlineplus_title, entry.definition) if entry else ("", "")
+    return {kind.kind for kind in vocabulary().medicine_kinds
+            if kind.includes(name, topic, definition)}
+
+
+def _medicine_kinds(text: str, glossary: Glossary | None) -> set[str]:
+    return set().union(*(_kinds_of(name, key, glossary)
+                         for *_span, name, key in medicine_names(text, glossary)))
 
 
 def find_evidence(summary: str, question: str, *, embed: Callable[[list[str]], np.ndarray],
@@ -177,7 +211,7 @@ def find_evidence(summary: str, question: str, *, embed: Callable[[list[str]], n
                     + [question])
     meaning = np.clip(vectors[:-1] @ vectors[-1], 0.0, None)
     wanted_sections = {s for kind in question_kinds(question) for s in kind.sections}
-    asked = _medicine_words(question, glossary)
+    asked = asked_medicines(question, [unit.text for unit in units], glossary)
     lines = []
     for index, unit in enumerate(units):
         bonus = SECTION_BONUS if unit.section_kind in wanted_sections else 0.0
@@ -212,13 +246,16 @@ def related_lines(ranked: list[EvidenceLine], answer: list[EvidenceLine], questi
                   summary: str = "") -> list[EvidenceLine]:
     """The medication-list lines of the medicines the question or the best line names,
     then of those the other answer lines name (at most RELATED_MEDICINES in all); for a
-    "why" question, the sentence just before the best line in its paragraph; then the
+    medicine the question names that was stopped or held, the new medicine of the same
+    kind; for a "why" question, the sentence just before the best line in its paragraph; then the
     follow-up line that shares a medicine or a glossary term with the question or the
-    best line (at most RELATED_FOLLOW_UPS); each marked `related`."""
+    best line (at most RELATED_FOLLOW_UPS), or, for a question about when to come back
+    and when none does, the first dated follow-up line; each marked `related`."""
     if not answer:
         return []
     asked = f"{question}\n{answer[0].text}"
-    named = _medicine_words(question, glossary) | _medicine_words(asked, glossary)
+    named = (asked_medicines(question, [line.text for line in ranked], glossary)
+             | _medicine_words(asked, glossary))
     terms = named | _terms(asked, glossary)
     found: list[EvidenceLine] = []
     # The medicines the question and the best line name first, then those the other
@@ -233,6 +270,25 @@ def related_lines(ranked: list[EvidenceLine], answer: list[EvidenceLine], questi
                     and _medication_of(line, facts) is not None):
                 line.related = "medicine"
                 found.append(line)
+    # A medicine the question names that was stopped or held: the new medicine of the
+    # same kind is most often what is taken instead ("hydrochlorothiazide stopped",
+    # "amlodipine 5 mg daily (NEW)").
+    named_in_question = _medicine_words(question, glossary)
+    replaced = set().union(*(_medicine_kinds(m.name, glossary) for m in facts.medications
+                             if m.status in ("stopped", "held")
+                             and named_in_question & _medicine_words(m.name, glossary)))
+    for line in answer + found:  # the new one is already there ("sertraline to venlafaxine")
+        medication = _medication_of(line, facts)
+        if medication is not None and medication.status == "new":
+            replaced -= _medicine_kinds(medication.name, glossary)
+    for line in ranked if replaced else []:
+        medication = _medication_of(line, facts)
+        if (medication is not None and medication.status == "new"
+                and line not in answer and line not in found
+                and replaced & _medicine_kinds(medication.name, glossary)):
+            line.related = "instead"
+            found.append(line)
+            break
     if summary and any(kind.kind == "why" for kind in question_kinds(question)):
         # A reason is most often written just before what was done about it, in the same
         # paragraph ("K 5.3 on admission. Spironolactone was held.").
@@ -251,6 +307,15 @@ def related_lines(ranked: list[EvidenceLine], answer: list[EvidenceLine], questi
             line.related = "follow-up"
             found.append(line)
             follow_ups += 1
+    if not follow_ups and any(kind.kind == "warning" for kind in question_kinds(question)):
+        # "When should I come back?" is also asked of the planned visit: the first dated
+        # follow-up line, after the signs that mean coming back sooner.
+        planned = [line for line in ranked if line.section_kind == "follow_up"
+                   and line not in answer and line not in found and DATE.search(line.text)]
+        if planned:
+            first = min(planned, key=lambda line: line.start)
+            first.related = "next-visit"
+            found.append(first)
     return found
 
 
@@ -380,8 +445,13 @@ class Explainer:
         return ""
 
     def medication(self, medication: Medication) -> str:
-        """A medication as what to do: "Take torsemide 40 mg by mouth once a day." """
+        """A medication as what to do: "Take torsemide 40 mg by mouth once a day."; '' when
+        the line says nothing to do but the name (its own words are shown instead, since
+        "Albuterol is not prescribed" must never read as "Take albuterol")."""
         m, vocab = medication, self.vocab
+        if (m.status in ("", "unchanged") and not (m.dose or m.route or m.frequency
+                                                     or m.duration or m.until)):
+            return ""
         until = plain_date(m.until) if m.until else ""
         timing = vocab.plain_frequency(m.frequency) if m.frequency != "as needed" else ""
         what = " ".join(p for p in (m.dose, m.route, timing) if p)

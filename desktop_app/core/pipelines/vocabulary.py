@@ -38,6 +38,23 @@ class Term:
 
 
 @dataclass(frozen=True)
+class MedicineKind:
+    """A kind of medicine a patient may name instead of a medicine ("the antibiotic")."""
+    kind: str
+    cue: re.Pattern
+    topics: frozenset[str]
+    defined_as: tuple[str, ...]
+    stems: tuple[str, ...]
+
+    def includes(self, name: str, topic: str = "", definition: str = "") -> bool:
+        """Whether a medicine (its name, glossary topic and definition) is of this kind."""
+        lowered, definition = name.lower(), definition.lower()
+        return (topic in self.topics
+                or any(phrase in definition for phrase in self.defined_as)
+                or any(lowered.endswith(stem) for stem in self.stems))
+
+
+@dataclass(frozen=True)
 class Vocabulary:
     units: dict[str, Term]          # form (lower case) -> term
     dose_units: frozenset[str]      # unit values that are doses of a medicine
@@ -54,6 +71,7 @@ class Vocabulary:
     stems: tuple[str, ...]
     medicine_names: tuple[str, ...]
     not_medicines: frozenset[str]
+    medicine_kinds: tuple[MedicineKind, ...] = ()
 
     # ---- compiled patterns ----
 
@@ -114,6 +132,10 @@ class Vocabulary:
             return True
         return (len(lowered) >= 6 and lowered not in self.not_medicines
                 and any(lowered.endswith(stem) for stem in self.stems))
+
+    def medicine_kinds_in(self, text: str) -> list[MedicineKind]:
+        """The kinds of medicine a text names ("my water pill")."""
+        return [kind for kind in self.medicine_kinds if kind.cue.search(text)]
 
     def section_kind(self, title: str) -> str:
         """The kind of section a heading names ('other' when none)."""
@@ -234,6 +256,11 @@ def vocabulary() -> Vocabulary:
             stems=tuple(sorted(set(data["medicine"]["stems"]), key=len, reverse=True)),
             medicine_names=tuple(n.lower() for n in data["medicine"]["names"]),
             not_medicines=frozenset(w.lower() for w in data["medicine"]["not_medicines"]),
+            medicine_kinds=tuple(
+                MedicineKind(k["kind"], _whole(k["cues"]), frozenset(k["topics"]),
+                             tuple(p.lower() for p in k["defined_as"]),
+                             tuple(s.lower() for s in k["stems"]))
+                for k in data["medicine_kind"]),
         )
     except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
         raise ConfigError(f"Lumen's summary vocabulary ({path}) cannot be read ({exc}).",
