@@ -1,7 +1,7 @@
 """Benchmark: what a user is shown, before and after evidence-first Ask (issue #13).
 
-Runs the demo benchmark's questions (resources/benchmarks/lumen-demo.jsonl) through the
-Ask pipeline of two commits (`--after`, HEAD by default, and an earlier `--before`), each
+Runs the demo benchmark's questions (resources/benchmarks/lumen-demo.jsonl; `--benchmark`
+names another file, such as bench/data/heldout-answers.jsonl) through the Ask pipeline of two commits (`--after`, HEAD by default, and an earlier `--before`), each
 checked out into a temporary git worktree and run in a child process, on the same
 machine in one run:
 
@@ -41,7 +41,7 @@ DEMO = ROOT / "resources" / "benchmarks" / "lumen-demo.jsonl"
 
 
 def child(tree: str, method: str, limit: int, out: str, models: str, handout: bool,
-          answer_lines: int = 0) -> None:
+          answer_lines: int = 0, benchmark: Path = DEMO) -> None:
     """Answer the questions with the pipeline in `tree`; one JSON line per question."""
     sys.path.insert(0, tree)
     from desktop_app.core import offline
@@ -62,7 +62,7 @@ def child(tree: str, method: str, limit: int, out: str, models: str, handout: bo
                 if answer_lines else Settings(models_dir=models))
     runtime = ModelRuntime(paths, settings)
     glossary = load_glossary(None)
-    rows = [json.loads(line) for line in DEMO.read_text(encoding="utf-8").splitlines()][:limit]
+    rows = read_rows(benchmark, limit)
     pipeline = AskPipeline(runtime, glossary, settings, paths.cache_dir)
     pipeline.run(rows[0]["summary"], rows[0]["question"], method=method)  # load and warm up
     with open(out, "w", encoding="utf-8") as handle:
@@ -86,6 +86,11 @@ def child(tree: str, method: str, limit: int, out: str, models: str, handout: bo
                                      "handout_words": len(summary.split())}) + "\n")
     runtime.close()
     home.cleanup()
+
+
+def read_rows(benchmark: Path, limit: int) -> list[dict]:
+    return [json.loads(line) for line in benchmark.read_text(encoding="utf-8").splitlines()
+            if line.strip()][:limit]
 
 
 def handout_summary(rows: list[dict]) -> str:
@@ -144,12 +149,12 @@ def score(rows: list[dict], answers: list[dict]) -> dict:
 
 
 def run_child(tree: Path, method: str, limit: int, models: str, handout: bool,
-              answer_lines: int = 0) -> list[dict]:
+              answer_lines: int = 0, benchmark: Path = DEMO) -> list[dict]:
     out = Path(tempfile.mkstemp(suffix=".jsonl")[1])
     env = dict(os.environ, PYTHONPATH=str(tree))
     subprocess.run([sys.executable, __file__, "--child", str(tree), "--method", method,
                     "--limit", str(limit), "--out", str(out), "--models", models,
-                    "--answer-lines", str(answer_lines)]
+                    "--answer-lines", str(answer_lines), "--benchmark", str(benchmark)]
                    + (["--handout"] if handout else []), check=True, env=env, cwd=str(tree))
     try:
         return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
@@ -163,7 +168,11 @@ def main() -> int:
     parser.add_argument("--after", default="HEAD",
                         help="the commit measured as 'after' (checked out on its own, so edits "
                              "to the working tree during a run change nothing)")
-    parser.add_argument("--limit", type=int, default=84, help="questions (84: all)")
+    parser.add_argument("--limit", type=int, default=1000, help="most questions (default: all)")
+    parser.add_argument("--benchmark", type=Path, default=DEMO,
+                        help="the questions (JSON lines: summary, question, answer); the demo "
+                             "benchmark by default, or bench/data/heldout-answers.jsonl, written "
+                             "apart from the evidence rules, for a figure they were not tuned on")
     parser.add_argument("--models", default="", help="models folder (default: Lumen's own)")
     parser.add_argument("--json", help="also write the results to this file")
     parser.add_argument("--child")
@@ -178,7 +187,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.child:  # before anything imports Lumen: the child's Lumen is the tree's
         child(args.child, args.method, args.limit, args.out, args.models, args.handout,
-              args.answer_lines)
+              args.answer_lines, args.benchmark)
         return 0
     sys.path.insert(0, str(ROOT))
     from desktop_app.core.config import Paths, Settings
@@ -191,7 +200,8 @@ def main() -> int:
 
     settings = Settings(models_dir=models)
     gguf = next(Path(models).glob("smollm2-135m-instruct-q4_1/*.gguf"))
-    rows = [json.loads(line) for line in DEMO.read_text(encoding="utf-8").splitlines()][:args.limit]
+    benchmark = args.benchmark.resolve()
+    rows = read_rows(benchmark, args.limit)
     raw = raw_tokens_per_second(str(gguf), settings.effective_threads())
     trees = {}
     for name, commit in (("before", args.before), ("after", args.after)):
@@ -206,7 +216,7 @@ def main() -> int:
         for name, tree, method in () if args.sweep_only else (
                 ("before", trees["before"], "lamp"), ("after", trees["after"], "lamp"),
                 ("evidence", trees["after"], "evidence")):
-            answers = run_child(tree, method, args.limit, models, handout=name != "evidence")
+            answers = run_child(tree, method, args.limit, models, name != "evidence", 0, benchmark)
             handout = [a for a in answers if "handout_seconds" in a]
             answers = [a for a in answers if "id" in a]
             results[name] = score(rows, answers)
@@ -215,7 +225,8 @@ def main() -> int:
             print(f"{name}: {json.dumps(results[name])}", file=sys.stderr)
         sweep = {}
         for count in [int(c) for c in args.sweep.split(",") if c.strip()]:
-            answers = run_child(trees["after"], "evidence", args.limit, models, False, count)
+            answers = run_child(trees["after"], "evidence", args.limit, models, False, count,
+                                benchmark)
             sweep[count] = score(rows, answers)
     finally:
         for tree in trees.values():
@@ -225,6 +236,7 @@ def main() -> int:
     facts = machine_facts()
     print(f"Machine: {facts}")
     print(f"Commits: before {commits['before']}, after {commits['after']}")
+    print(f"Questions: {len(rows)} of {benchmark.name}")
     print(f"Raw engine: plain llama-cpp-python, {raw:.1f} generated tokens/s (SmolLM2-135M "
           f"Q4_1, {settings.effective_threads()} threads)\n")
     if results:
@@ -248,7 +260,7 @@ def main() -> int:
         row("median, in plain-engine tokens", "median_seconds", lambda v: f"{v * raw:.0f}")
         row("handout seconds", "handout_seconds", lambda v: f"{v:.1f}")
         row("handout, in plain-engine tokens", "handout_seconds", lambda v: f"{v * raw:.0f}")
-        print(f"\nHandout: the demo summary nearest 500 words "
+        print(f"\nHandout: the summary nearest 500 words "
               f"({results['after'].get('handout_words', '-')} words).")
     if sweep:
         print("\nThe evidence answer by `answer_lines` (the setting; related lines come on top):\n")
