@@ -212,7 +212,7 @@ def main() -> int:
                                     capture_output=True, text=True).stdout.strip()
                for name, tree in trees.items()}
     try:
-        results = {}
+        results, shown = {}, {}
         for name, tree, method in () if args.sweep_only else (
                 ("before", trees["before"], "lamp"), ("after", trees["after"], "lamp"),
                 ("evidence", trees["after"], "evidence")):
@@ -220,6 +220,7 @@ def main() -> int:
             handout = [a for a in answers if "handout_seconds" in a]
             answers = [a for a in answers if "id" in a]
             results[name] = score(rows, answers)
+            shown[name] = answers
             if handout:
                 results[name].update(handout[0])
             print(f"{name}: {json.dumps(results[name])}", file=sys.stderr)
@@ -271,7 +272,8 @@ def main() -> int:
                   f"{result['p90_words']} |")
     if args.json:
         Path(args.json).write_text(json.dumps({"raw_tokens_per_second": raw, "machine": facts,
-                                               "results": results, "sweep": sweep},
+                                               "results": results, "sweep": sweep,
+                                               "answers": shown},
                                               indent=2), encoding="utf-8")
     return 0
 

@@ -524,7 +524,9 @@ def cmd_simplify(args, paths, settings) -> int:
                 continue
             how = ("rewritten (passed every check)" if section.source == "model" else
                    "the summary's own words explained (no rewrite passed: "
-                   + "; ".join(section.problems[:3]) + ")")
+                   + "; ".join(section.problems[:3]) + ")" if section.problems else
+                   "the summary's own words explained (they already read below the grade "
+                   "limit, so the model did not rewrite them)")
             print(f"  {section.plain_title}: {how}; grade {section.fkgl_before} → "
                   f"{section.fkgl_after}", file=sys.stderr)
         if handout.copied:

@@ -62,6 +62,12 @@ def evidence_for(summary, question, embedder, glossary, count=4):
     ("The patient can read this answer at an 8th-grade reading level.", "talks about"),
     ("10.", "too short"),
     ("", "empty"),
+    # Made-up conversations and the answer speaking as the patient, as the embedded model
+    # wrote them on the demo benchmark.
+    ("The patient asked about a new scope, and the doctor replied that one is available.",
+     "talks about"),
+    ('Patient: "I\'m taking lisinopril 10 mg by mouth once daily."', "talks about"),
+    ("I was started on metformin to manage diabetes.", "talks about"),
 ])
 def test_degenerate_answers_are_caught(text, problem):
     problems = degeneracy_problems(text, QUESTION)
@@ -97,6 +103,11 @@ def test_a_medicine_list_is_not_a_loop_but_a_dose_said_over_and_over_is():
     looping = "Take 5 mg by mouth every 6 hours. " * 12
     assert repeated_phrase(looping) == "take 5 mg by mouth"
     assert repeated_phrase("Take it with food. " * 4) == "take it with food take"
+    # The number may come just before the repeated words, as a list with status words has it.
+    marked = ("Aspirin 81 mg by mouth daily - NEW. Omeprazole 20 mg by mouth daily - NEW. "
+              "Clopidogrel 75 mg by mouth daily - NEW.")
+    assert repeated_phrase(marked) == ""
+    assert repeated_phrase("mg by mouth daily new. " * 4) == "mg by mouth daily new"
 
 
 def test_an_invented_dose_a_made_up_medicine_and_a_bare_number_are_unsupported(glossary):
@@ -135,6 +146,40 @@ def test_coverage_wants_what_the_question_asks_and_the_evidence_holds(embedder, 
     # A question that asks for no number needs none.
     assert coverage_problems("It keeps the stent open.", "Why do I take ticagrelor?", evidence,
                              glossary) == []
+
+
+def test_a_question_about_a_kind_of_medicine_wants_the_medicine_named(glossary):
+    from desktop_app.core.pipelines.evidence import EvidenceLine
+
+    def line(text):
+        return EvidenceLine(text, 0, len(text), "Medications", "medications", 1.0, 0.0, 0.0, 0.0)
+    evidence = [line("STOPPED: Hydrochlorothiazide 25 mg daily (low sodium)."),
+                line("Amlodipine 5 mg PO daily (NEW)")]
+    question = "Why was my water pill stopped?"
+    vague = coverage_problems("It was stopped because of the medicine.", question, evidence,
+                              glossary)
+    assert vague and "Hydrochlorothiazide" in vague[0] and "water pill" in vague[0]
+    assert coverage_problems("Hydrochlorothiazide was stopped because your sodium was low.",
+                             question, evidence, glossary) == []
+    # Not when the question names the medicine itself, nor when no line names one of the kind.
+    assert coverage_problems("It lowered your sodium.", "Why was my hydrochlorothiazide stopped?",
+                             evidence, glossary) == []
+    assert coverage_problems("It was stopped.", "Why was my antibiotic stopped?", evidence,
+                             glossary) == []
+
+
+@pytest.mark.parametrize("benchmark", ["resources/benchmarks/lumen-demo.jsonl",
+                                       "bench/data/heldout-answers.jsonl"])
+def test_no_reference_answer_fails_the_degeneracy_check(benchmark):
+    """The reference answers are what a right answer looks like: the checks must pass every
+    one of them, or they would refuse right answers too."""
+    import json
+
+    rows = [json.loads(line) for line in
+            (Path(__file__).parents[1] / benchmark).read_text(encoding="utf-8").splitlines()]
+    assert len(rows) >= 36
+    failing = {row["id"]: degeneracy_problems(row["answer"], row["question"]) for row in rows}
+    assert {key: value for key, value in failing.items() if value} == {}
 
 
 # ---- evidence ----------------------------------------------------------------------------

@@ -122,7 +122,8 @@ def test_a_section_is_shown_rewritten_only_when_the_rewrite_passed_every_check(
         return check
 
     monkeypatch.setattr(SimplifyPipeline, "_check", verdict(False))
-    failed = make(runtime, glossary, tmp_path, NSTEMI, simplification_attempts=2)
+    failed = make(runtime, glossary, tmp_path, NSTEMI, simplification_attempts=2,
+                  rewrite_easy_sections=True)
     course = next(s for s in failed.sections if s.title == "Hospital Course")
     assert course.source == "explained" and "facts: it leaves out 1.8 ng/mL" in course.problems
     assert course.text.startswith("Presented with chest pain") and "1.8 ng/mL" in course.text
@@ -131,10 +132,39 @@ def test_a_section_is_shown_rewritten_only_when_the_rewrite_passed_every_check(
     assert len(attempts) <= 2 and not any(a.chosen for a in attempts)
 
     monkeypatch.setattr(SimplifyPipeline, "_check", verdict(True))
-    passed = make(runtime, glossary, tmp_path, NSTEMI, simplification_attempts=2)
+    passed = make(runtime, glossary, tmp_path, NSTEMI, simplification_attempts=2,
+                  rewrite_easy_sections=True)
     course = next(s for s in passed.sections if s.title == "Hospital Course")
     chosen = [a for a in passed.trace.attempts if a.chosen]
     assert course.source == "model" and [course.text] == [a.text for a in chosen]
+
+
+def test_a_section_that_already_reads_easily_is_not_rewritten(runtime, glossary, tmp_path):
+    easy = ("Hospital Course:\nYou came in with a bad cough. We gave you fluids and rest. "
+            "You felt better on day two and went home.\n")
+    handout = make(runtime, glossary, tmp_path, easy, simplification_attempts=1)
+    course = next(s for s in handout.sections if s.title == "Hospital Course")
+    assert course.source == "explained" and course.problems == []
+    assert course.fkgl_after < settings().readability_limit
+    assert "bad cough" in course.text
+    assert not handout.trace.attempts  # no model call for it
+    # The setting hands every section to the model again.
+    again = make(runtime, glossary, tmp_path, easy, simplification_attempts=1,
+                 rewrite_easy_sections=True)
+    assert [a.stage for a in again.trace.attempts] == ["section"]
+    # A section that reads hard, even explained, still goes to the model.
+    hard_summary = (
+        "Hospital Course:\nThe patient was admitted with community-acquired pneumonia "
+        "complicated by acute hypoxemic respiratory failure requiring supplemental oxygen "
+        "administration, intravenous antimicrobial therapy and subsequent transition to oral "
+        "therapy following clinical stabilization, defervescence and radiographic "
+        "improvement of the consolidation.\n")
+    pipeline = SimplifyPipeline(runtime, glossary, settings(), tmp_path)
+    section, text = pipeline._narrative_pieces(hard_summary,
+                                               read_summary(hard_summary, glossary))[0]
+    assert pipeline._easy(section, text, hard_summary) is None
+    hard = make(runtime, glossary, tmp_path, hard_summary, simplification_attempts=1)
+    assert [a.stage for a in hard.trace.attempts] == ["section"]
 
 
 def test_the_real_checks_refuse_a_rewrite_that_loses_or_invents_a_fact(runtime, glossary,

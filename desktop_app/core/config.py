@@ -296,6 +296,13 @@ class Settings:
         700, "Longest handout section (tokens)",
         "Most tokens for one rewritten section of a handout.", group="Ask",
         minimum=64, maximum=4096)
+    rewrite_easy_sections: bool = _setting(
+        False, "Rewrite handout sections that already read easily",
+        "Off: a handout section whose own words, with shorthand written out and medical "
+        "words explained, already read below the grade limit is shown that way, since it "
+        "passes every check a rewrite is held to, and the model's time goes to the hard "
+        "sections (about half the time of a handout, docs/BENCHMARKS.md). On: the model "
+        "tries to rewrite those too.", group="Ask")
 
     # Evaluation.
     acceptance_criteria: str = _setting(

@@ -144,12 +144,15 @@ class SimplifyPage(QWidget):
             button.setEnabled(True)
         narrative = [s for s in handout.sections if not s.is_record]
         rewritten = [s for s in narrative if s.source == "model"]
+        easy = [s for s in narrative if s.source == "explained" and not s.problems]
         limit = self.session.settings.readability_limit
         grade = handout.trace.final_fkgl
         text = (f"{len(handout.medicines)} medicine(s) and {len(handout.appointments)} "
                 f"appointment(s) read from the summary. {len(rewritten)} of {len(narrative)} "
                 "section(s) rewritten in plain words (each passed every check); the others "
-                "are the summary's own words with medical words explained.")
+                "are the summary's own words with medical words explained"
+                + (f" ({len(easy)} of them already read below the grade limit, so were not "
+                   "rewritten)." if easy else "."))
         if grade is not None:
             text += f" Reading grade of the sections: {grade:.1f} (goal: below {limit:g})."
         if handout.copied:

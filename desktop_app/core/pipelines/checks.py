@@ -31,7 +31,8 @@ from ..config import resource_root
 from ..errors import ConfigError
 from ..glossary.glossary import Glossary
 from .grounding import extract_facts, unsupported_facts
-from .vocabulary import same_date
+from .summary_facts import medicine_names, medicines_of_kinds
+from .vocabulary import same_date, vocabulary
 
 if TYPE_CHECKING:
     from .evidence import EvidenceLine
@@ -127,8 +128,9 @@ def content_words(text: str) -> list[str]:
 
 def repeated_phrase(text: str) -> str:
     """A phrase of `repeat_words` words said `repeat_times` times or more (a phrase of
-    dosing words with a number in it, as each line of a medicine list has, such as "mg by
-    mouth every 6", `repeat_times_dosing` times), or ''."""
+    dosing words with a number in it or just before it, as each line of a medicine list
+    has, such as "mg by mouth every 6" or "81 | mg by mouth daily new",
+    `repeat_times_dosing` times), or ''."""
     rules = answer_rules()
     tokens = words(text)
     n = rules.repeat_words
@@ -137,7 +139,9 @@ def repeated_phrase(text: str) -> str:
         gram = tuple(tokens[index:index + n])
         counts[gram] = counts.get(gram, 0) + 1
         numbers = [word for word in gram if word.replace(".", "").isdigit()]
-        dosing = numbers and all(word in rules.dosing_words or word in numbers for word in gram)
+        after_number = index > 0 and tokens[index - 1].replace(".", "").isdigit()
+        dosing = (numbers or after_number) and all(word in rules.dosing_words or word in numbers
+                                                   for word in gram)
         if counts[gram] >= (rules.repeat_times_dosing if dosing else rules.repeat_times):
             return " ".join(gram)
     # A long sentence said twice is a loop too; short ones ("This is a new medicine.")
@@ -264,7 +268,21 @@ def coverage_problems(text: str, question: str, evidence: list["EvidenceLine"],
                 shown = ", ".join(dict.fromkeys(_shown(top, fact_kind, glossary)))
                 problems.append(f"the question asks {_ASKS.get(kind.kind, kind.kind)} and the "
                                 f"summary says {shown}, which the answer leaves out")
+    # A question about a kind of medicine ("why was her bladder pill stopped?") is answered
+    # only by naming which one, when the evidence names one of that kind.
+    kinds = {kind.kind for kind in vocabulary().medicine_kinds_in(question)}
+    if kinds and not medicine_names(question, glossary):
+        wanted = {key: name for line in evidence[:KIND_LINES]
+                  for *_span, name, key in medicines_of_kinds(kinds, line.text, glossary)}
+        named = {key for *_span, _name, key in medicine_names(text, glossary)}
+        if wanted and not named & wanted.keys():
+            problems.append(f"the question asks about the {' or '.join(sorted(kinds))} and the "
+                            f"summary names {', '.join(dict.fromkeys(wanted.values()))}, which "
+                            "the answer leaves out")
     return problems
+
+
+KIND_LINES = 3  # the evidence lines whose medicines of the kind asked about an answer must name
 
 
 _ASKS = {"dose": "how much", "duration": "how long", "when": "when", "which": "which medicine"}

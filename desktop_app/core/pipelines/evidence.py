@@ -43,8 +43,8 @@ from ..glossary.glossary import Glossary
 from .checks import answer_rules, question_kinds
 from .grounding import missing_facts, unsupported_facts
 from .safety import reads_like_instruction
-from .summary_facts import (Medication, SummaryFacts, medicine_names, read_summary,
-                            section_items)
+from .summary_facts import (Medication, SummaryFacts, medicine_kinds, medicine_names,
+                            medicines_of_kinds, read_summary, section_items)
 from .vocabulary import DATE, plain_date, vocabulary
 
 # How the three scores are weighed, and how close to the best a line must score to be
@@ -165,22 +165,13 @@ def asked_medicines(question: str, texts: list[str], glossary: Glossary | None) 
     if not kinds:
         return asked
     for text in texts:
-        for *_span, name, key in medicine_names(text, glossary):
-            if kinds & _kinds_of(name, key, glossary):
-                asked |= _name_words(name, key)
+        for *_span, name, key in medicines_of_kinds(kinds, text, glossary):
+            asked |= _name_words(name, key)
     return asked
 
 
-def _kinds_of(name: str, key: str, glossary: Glossary | None) -> set[str]:
-    """The kinds of medicine (resources/summary_vocabulary.toml) a medicine is of."""
-    entry = glossary.by_key.get(key) if glossary is not None else None
-    topic, definition = (entry.medlineplus_title, entry.definition) if entry else ("", "")
-    return {kind.kind for kind in vocabulary().medicine_kinds
-            if kind.includes(name, topic, definition)}
-
-
 def _medicine_kinds(text: str, glossary: Glossary | None) -> set[str]:
-    return set().union(*(_kinds_of(name, key, glossary)
+    return set().union(*(medicine_kinds(name, key, glossary)
                          for *_span, name, key in medicine_names(text, glossary)))
 
 

@@ -298,6 +298,8 @@ class SimplifyPipeline(Pipeline):
                 cancel.raise_if_cancelled()
             if section.kind == "header":
                 done = HandoutSection(section.title, section.title, text, text, "record")
+            elif (easy := None if s.rewrite_easy_sections else self._easy(section, text, summary)):
+                done = easy
             else:
                 done = self._rewrite(section, text, summary, generator, reviewer, variant,
                                      trace, emit, cancel)
@@ -369,6 +371,27 @@ class SimplifyPipeline(Pipeline):
                 pieces.append((section, piece))
         return pieces
 
+    def _easy(self, section: SummarySection, original: str, summary: str
+              ) -> HandoutSection | None:
+        """The section as its own words explained, when that already reads below the
+        limit: it keeps every fact and passes the gate, so a rewrite could only add risk."""
+        explained = self._explained(original, summary)
+        grade = self.grade(explained)
+        if grade is None or grade >= self.settings.readability_limit:
+            return None
+        return HandoutSection(section.title, self._plain_title(section), original, explained,
+                              "explained", self.grade(original), grade)
+
+    def _explained(self, original: str, summary: str) -> str:
+        explainer = Explainer(self.glossary, summary)
+        return "\n".join(explainer.explain(line) for line in original.split("\n") if line.strip())
+
+    def _plain_title(self, section: SummarySection) -> str:
+        plain = vocabulary().section_plain(section.effective_kind) or section.title or "From your summary"
+        if section.title and section.title.lower() != plain.lower():
+            plain = f"{plain} ({section.title})" if section.kind != "problem" else section.title
+        return plain
+
     def _definitions(self, text: str) -> str:
         return "\n".join(f"- {match.text}: {entry.definition}"
                          for match, entry in self.glossary.terms_to_explain(text))
@@ -390,10 +413,7 @@ class SimplifyPipeline(Pipeline):
                  generator: LlamaModel, reviewer: LlamaModel | None, variant: str, trace: Trace,
                  emit: EventCallback, cancel: CancelToken | None) -> HandoutSection:
         s = self.settings
-        vocab = vocabulary()
-        plain = vocab.section_plain(section.effective_kind) or section.title or "From your summary"
-        if section.title and section.title.lower() != plain.lower():
-            plain = f"{plain} ({section.title})" if section.kind != "problem" else section.title
+        plain = self._plain_title(section)
         system = self.prompts.text("shared", "system", title=section.title or "Summary",
                                    section=neutralise_control_markers(original)[0])
         definitions = self._definitions(original) if variant == "glossary" else ""
@@ -455,8 +475,7 @@ class SimplifyPipeline(Pipeline):
             best.chosen = True
             return HandoutSection(section.title, plain, original, best.text, "model",
                                   self.grade(original), self.grade(best.text))
-        explainer = Explainer(self.glossary, summary)
-        explained = "\n".join(explainer.explain(line) for line in original.split("\n") if line.strip())
+        explained = self._explained(original, summary)
         return HandoutSection(section.title, plain, original, explained, "explained",
                               self.grade(original), self.grade(explained), best.problems())
 

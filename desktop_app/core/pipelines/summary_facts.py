@@ -351,6 +351,22 @@ def medicine_names(text: str, glossary: Glossary | None,
     return sorted(found)
 
 
+def medicine_kinds(name: str, key: str, glossary: Glossary | None) -> set[str]:
+    """The kinds of medicine (summary_vocabulary.toml [[medicine_kind]]) a medicine named
+    `name` (glossary key `key`) is of: by its glossary topic, definition or name stem."""
+    entry = glossary.by_key.get(key) if glossary is not None else None
+    topic, definition = (entry.medlineplus_title, entry.definition) if entry else ("", "")
+    return {kind.kind for kind in vocabulary().medicine_kinds
+            if kind.includes(name, topic, definition)}
+
+
+def medicines_of_kinds(kinds: set[str], text: str, glossary: Glossary | None
+                       ) -> list[tuple[int, int, str, str]]:
+    """The medicines `text` names (as medicine_names gives them) of any of `kinds`."""
+    return [found for found in medicine_names(text, glossary)
+            if kinds & medicine_kinds(found[2], found[3], glossary)]
+
+
 def _quantity_text(number: str, unit_form: str, vocab: Vocabulary) -> str:
     term = vocab.units[unit_form.lower()]
     if "/" not in number:
