@@ -164,6 +164,8 @@ def test_a_question_about_a_kind_of_medicine_wants_the_medicine_named(glossary):
     # Not when the question names the medicine itself, nor when no line names one of the kind.
     assert coverage_problems("It lowered your sodium.", "Why was my hydrochlorothiazide stopped?",
                              evidence, glossary) == []
+    assert coverage_problems("It lowered your sodium.", "Why was my water pill, the "
+                             "hydrochlorothiazide, stopped?", evidence, glossary) == []
     assert coverage_problems("It was stopped.", "Why was my antibiotic stopped?", evidence,
                              glossary) == []
 

@@ -271,7 +271,7 @@ def coverage_problems(text: str, question: str, evidence: list["EvidenceLine"],
     # A question about a kind of medicine ("why was her bladder pill stopped?") is answered
     # only by naming which one, when the evidence names one of that kind.
     kinds = {kind.kind for kind in vocabulary().medicine_kinds_in(question)}
-    if kinds and not medicine_names(question, glossary):
+    if kinds and not medicines_of_kinds(kinds, question, glossary):
         wanted = {key: name for line in evidence[:KIND_LINES]
                   for *_span, name, key in medicines_of_kinds(kinds, line.text, glossary)}
         named = {key for *_span, _name, key in medicine_names(text, glossary)}

@@ -238,10 +238,11 @@ def related_lines(ranked: list[EvidenceLine], answer: list[EvidenceLine], questi
     """The medication-list lines of the medicines the question or the best line names,
     then of those the other answer lines name (at most RELATED_MEDICINES in all); for a
     medicine the question names that was stopped or held, the new medicine of the same
-    kind; for a "why" question, the sentence just before the best line in its paragraph; then the
-    follow-up line that shares a medicine or a glossary term with the question or the
-    best line (at most RELATED_FOLLOW_UPS), or, for a question about when to come back
-    and when none does, the first dated follow-up line; each marked `related`."""
+    kind; for a "why" question, the sentence just before the best line in its
+    paragraph; then the follow-up line that shares a medicine or a glossary term with
+    the question or the best line (at most RELATED_FOLLOW_UPS), or, for a question about
+    when to come back and when none does, the first dated follow-up line; each marked
+    `related`."""
     if not answer:
         return []
     asked = f"{question}\n{answer[0].text}"
