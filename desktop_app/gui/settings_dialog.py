@@ -108,7 +108,9 @@ class SettingsDialog(QDialog):
             return spin
         if kind is float:
             spin = QDoubleSpinBox()
-            spin.setDecimals(2)
+            # As many decimals as a calibrated value has (`lumen calibrate` gives 0.034), so
+            # saving the dialog never rounds a setting nobody touched.
+            spin.setDecimals(3)
             spin.setSingleStep(0.05)
             spin.setRange(float(meta.get("minimum") or 0.0), float(meta.get("maximum") or 1e9))
             spin.setValue(float(value))
