@@ -1076,8 +1076,6 @@ def test_evaluation_tab_runs_a_small_benchmark(qtbot, quick_window, tmp_path):
 
 
 def test_persian_samples_are_shown_right_to_left(qtbot, quick_window):
-    from desktop_app.core.evaluation.runner import continue_run, start_run
-
     from helpers import ROOT
 
     page = quick_window.evaluation_page
@@ -1085,12 +1083,8 @@ def test_persian_samples_are_shown_right_to_left(qtbot, quick_window):
     dataset_id = page.dataset.currentData()
     assert dataset_id.startswith("permedcqa")
     session = quick_window.session
-    from desktop_app.core.evaluation.runner import Evaluator
-
-    run_id = start_run(page.evaluations, session.runtime, session.settings, dataset_id, "qa",
-                       ["reference"], limit=1)
-    continue_run(page.evaluations, Evaluator(session.runtime, page.glossary, session.settings,
-                                             session.paths.cache_dir), run_id)
+    (run_id,) = session.evaluation.start(dataset_id, ["qa"], ["reference"], limit=1)
+    session.evaluation.resume(run_id)
     page.refresh()
     row = next(r for r in range(page.runs.rowCount()) if page.runs.item(r, 0).text() == run_id)
     page.runs.selectRow(row)

@@ -54,3 +54,102 @@ def test_an_action_needs_the_open_store(profile, settings):
     with pytest.raises(LumenError, match="not open"):
         session.ask(SUMMARY, QUESTION, method="evidence")
     session.close()
+
+
+# ---- the same change through both faces, into two profiles ----
+
+CHANGES = ("model.added", "model.role_assigned", "model.removed", "settings.changed",
+           "bench.dataset_imported", "bench.run_created", "bench.run_complete",
+           "bench.report_exported")
+
+
+def second_profile(tmp_path, shared_models):
+    """Another profile beside the fixture's, with the same settings and its own database."""
+    from desktop_app.core.config import Paths, Settings
+
+    other = Paths.resolve(str(tmp_path / "second"))
+    other.ensure()
+    Settings(models_dir=str(shared_models)).save(other)
+    return other
+
+
+def audited(paths, skip=("from", "run")) -> list[tuple[str, dict]]:
+    """The audit log's changes, oldest first, without who acted and the runs' random ids."""
+    with open_store(paths.database_file) as store:
+        return [(e["action"], {k: v for k, v in e["detail"].items() if k not in skip})
+                for e in reversed(store.audit_entries(1000)) if e["action"] in CHANGES]
+
+
+def faces(paths) -> set[str]:
+    with open_store(paths.database_file) as store:
+        return {e["detail"]["from"] for e in store.audit_entries(1000) if "from" in e["detail"]}
+
+
+def test_model_and_settings_changes_are_audited_alike_by_both_faces(
+        profile, settings, passphrase_env, shared_models, tmp_path):
+    import shutil
+
+    from desktop_app.core.config import Settings
+    from helpers import smollm2_file
+
+    model = tmp_path / "ward-model.gguf"
+    shutil.copyfile(smollm2_file(shared_models), model)
+    assert run_lumen("audit").returncode == 0  # the database to audit into
+    for command in (("models", "add", str(model), "--role", "judge"),
+                    ("models", "role", "judge", "smollm2-135m-instruct-q4_1"),
+                    ("models", "remove", "ward-model"),
+                    ("settings", "set", "seed", "7"), ("settings", "reset")):
+        result = run_lumen(*command)
+        assert result.returncode == 0, (command, result.stderr)
+
+    other = second_profile(tmp_path, shared_models)
+    with Session.open(other, Settings.load(other)) as session:
+        session.models.add(model, roles=["judge"])
+        assert session.settings.role_judge == "ward-model"  # in effect at once
+        session.models.assign_role("judge", "smollm2-135m-instruct-q4_1")
+        session.models.remove("ward-model")
+        session.change_settings(session.settings.with_value("seed", "7"))
+        session.reset_settings()
+
+    assert audited(other) == audited(profile)
+    assert [action for action, _ in audited(profile)] == [
+        "model.added", "model.role_assigned", "model.removed", "settings.changed",
+        "settings.changed"]
+    assert faces(profile) == {"command line"} and faces(other) == {"window"}
+    assert Settings.load(other) == Settings.load(profile) == Settings()
+
+
+def test_an_evaluation_through_both_faces_stores_the_same(
+        profile, settings, passphrase_env, shared_models, tmp_path):
+    from desktop_app.core.config import Settings
+
+    benchmark = ROOT / "tests" / "data" / "benchmarks" / "medisumqa_sample.csv"
+    assert run_lumen("evaluate", "import", "--format", "medisumqa", str(benchmark),
+                     "--name", "ward check").returncode == 0
+    ran = run_lumen("evaluate", "run", "ward check", "--system", "evidence", "--scorer",
+                    "reference", "--limit", "2", "--json")
+    assert ran.returncode == 0, ran.stderr
+    (cli_run,) = [r["id"] for r in json.loads(run_lumen("evaluate", "list", "--json").stdout)["runs"]]
+    assert run_lumen("evaluate", "report", cli_run, "--out", str(tmp_path / "a.csv")).returncode in (0, 1)
+
+    other = second_profile(tmp_path, shared_models)
+    with Session.open(other, Settings.load(other)) as session:
+        saved, _dataset = session.evaluation.import_file(benchmark, "medisumqa", name="ward check")
+        (run_id,) = session.evaluation.start(saved.id, ["evidence"], ["reference"], limit=2)
+        session.evaluation.resume(run_id)
+        shown = session.evaluation.summary(run_id)
+        assert shown["metrics"] == json.loads(ran.stdout)["metrics"]
+        from desktop_app.export import write_report
+
+        write_report(session.evaluation.report(run_id), tmp_path / "b.csv", session.store)
+
+    def results(paths):
+        with open_store(paths.database_file) as store:
+            return store.query("SELECT sample_id, output, scores, error FROM eval_result "
+                               "ORDER BY ordinal")
+    assert results(other) == results(profile) and len(results(profile)) == 2
+    assert audited(other) == audited(profile)
+    assert [action for action, _ in audited(profile)] == [
+        "bench.dataset_imported", "bench.run_created", "bench.run_complete", "bench.report_exported"]
+    assert (tmp_path / "a.csv").read_text() == (tmp_path / "b.csv").read_text().replace(
+        run_id, cli_run)

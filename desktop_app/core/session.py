@@ -2,26 +2,40 @@
 loaded models, and the actions both faces call on them.
 
 The window holds one Session for its life; the command line builds one per command
-(`Session.open`).  An action on a Session runs the core pipeline, keeps what it produced
-in the encrypted store and writes its audit entry, so the window and the command line
-store the same rows for the same action (tests/test_session.py).  `session.knowledge()`
-is the one way both faces reach DoctorRAG.  Issue #16 moves the remaining actions
-(knowledge answers, evaluation, models, settings) here the same way.
+(`Session.open`).  An action on a Session runs the core call, keeps what it produced in the
+encrypted store and writes its audit entry, so the window and the command line store the
+same rows and audit the same entries for the same action (tests/test_session.py):
+
+- `session.ask`, `session.simplify`, `session.ask_knowledge`: the pipelines, runs kept;
+- `session.knowledge()`: DoctorRAG (core/knowledge) on the session's store and models;
+- `session.evaluation`: benchmarks imported, runs started and resumed, summaries,
+  reports and comparisons (core/evaluation);
+- `session.models`: the model list, adding, removing and assigning roles (core/models);
+- `session.change_settings`, `reset_settings`: settings saved and audited.
+
+A Session without a store (`store=None`) can still list models and change settings (a
+fresh profile has no database yet, so there is nothing to audit into); an action that keeps
+patient text refuses.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
 
 from .config import Paths, Settings
-from .errors import LumenError
+from .errors import LumenError, ModelError
 from .models.runtime import ModelRuntime
 from .store import Store
 
 if TYPE_CHECKING:
+    from .evaluation.dataset import Dataset
+    from .evaluation.report import ValidationReport
+    from .evaluation.runs import EvaluationStore, SavedDataset
     from .glossary.glossary import Glossary
-    from .knowledge.doctorrag import DoctorRAG
+    from .knowledge.doctorrag import DoctorRAG, KnowledgeResult
+    from .models.catalog import ModelSpec
     from .pipelines.ask import AskResult, EventCallback
     from .pipelines.simplify import Handout
     from .progress import CancelToken, ProgressCallback
@@ -32,18 +46,23 @@ class Session:
     paths: Paths
     settings: Settings
     store: Store | None = None
+    # Who acts, as the settings audit entry records it ("window" or "command line").
+    face: str = "window"
     runtime: ModelRuntime = field(init=False)
     _glossary: "Glossary | None" = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.runtime = ModelRuntime(self.paths, self.settings)
+        self.models = ModelActions(self)
+        self.evaluation = EvaluationActions(self)
 
     @classmethod
-    def open(cls, paths: Paths, settings: Settings, passphrase: str | None = None) -> "Session":
+    def open(cls, paths: Paths, settings: Settings, passphrase: str | None = None, *,
+             face: str = "window") -> "Session":
         """A Session on the profile's encrypted store (the keyring's key, or `passphrase`)."""
         from .store import open_store
 
-        return cls(paths, settings, open_store(paths.database_file, passphrase))
+        return cls(paths, settings, open_store(paths.database_file, passphrase), face)
 
     def __enter__(self) -> "Session":
         return self
@@ -67,21 +86,28 @@ class Session:
     def glossary(self, glossary: "Glossary") -> None:
         self._glossary = glossary
 
-    def _open_store(self) -> Store:
+    def open_store(self) -> Store:
+        """The unlocked store, or a message saying to unlock Lumen."""
         if self.store is None:
             raise LumenError("Lumen's database is not open.",
                              "Unlock Lumen (or start it again) and try again.")
         return self.store
+
+    def audit(self, action: str, detail: dict[str, Any]) -> None:
+        """An audit entry, when there is a database to hold it (a fresh profile has none
+        until the first start creates it)."""
+        if self.store is not None:
+            self.store.audit(action, detail)
 
     def knowledge(self) -> "DoctorRAG":
         """DoctorRAG (core/knowledge) over the session's store, models and glossary: the
         knowledge base, the case base and the answers drawn from them."""
         from .knowledge.doctorrag import DoctorRAG
 
-        return DoctorRAG.open(self.paths, self.settings, self._open_store(), self.runtime,
+        return DoctorRAG.open(self.paths, self.settings, self.open_store(), self.runtime,
                               self.glossary)
 
-    # ---- actions ----
+    # ---- actions that keep patient text ----
 
     def ask(self, summary: str, question: str, *, method: str | None = None,
             variant: str | None = None, on_event: "EventCallback | None" = None,
@@ -92,7 +118,7 @@ class Session:
         from .pipelines.ask import AskPipeline
         from .pipelines.trace import save_run
 
-        store = self._open_store()
+        store = self.open_store()
         result = AskPipeline(self.runtime, self.glossary, self.settings, self.paths.cache_dir).run(
             summary, question, method=method, variant=variant, on_event=on_event,
             progress=progress, cancel=cancel)
@@ -107,7 +133,7 @@ class Session:
         from .pipelines.simplify import SimplifyPipeline
         from .pipelines.trace import save_run
 
-        store = self._open_store()
+        store = self.open_store()
         handout = SimplifyPipeline(self.runtime, self.glossary, self.settings,
                                    self.paths.cache_dir).run(
             summary, use_verifier=use_verifier, variant=variant, on_event=on_event,
@@ -115,12 +141,31 @@ class Session:
         save_run(store, handout.trace, summary=summary, question="", result=handout.to_text())
         return handout
 
-    def apply_settings(self, settings: Settings) -> None:
-        """Save new settings; loaded models are dropped so the next call uses them."""
+    def ask_knowledge(self, question: str, *, knowledge: "DoctorRAG | None" = None,
+                      **options: Any) -> "KnowledgeResult":
+        """Answer a question from the knowledge and case bases (DoctorRAG.run's options)
+        and keep the run (question, answer, sources) in the encrypted store, audited."""
+        rag = knowledge or self.knowledge()
+        result = rag.run(question, **options)
+        rag.save(result)
+        return result
+
+    # ---- settings ----
+
+    def change_settings(self, settings: Settings) -> None:
+        """Save new settings and audit the names of those that changed; loaded models are
+        dropped so the next call uses them."""
         changed = settings.changed_from(self.settings)
         settings.save(self.paths)
-        if changed and self.store is not None:
-            self.store.audit("settings.changed", {"settings": changed, "from": "window"})
+        if changed:
+            self.audit("settings.changed", {"settings": changed, "from": self.face})
+        self._use_settings(settings)
+
+    def reset_settings(self) -> None:
+        self.change_settings(Settings())
+
+    def _use_settings(self, settings: Settings) -> None:
+        """Settings already saved (by a model action) take effect in this session."""
         self.settings = settings
         self.runtime.close()
         self.runtime = ModelRuntime(self.paths, settings)
@@ -130,3 +175,168 @@ class Session:
         if self.store is not None:
             self.store.close()
             self.store = None
+
+
+class ModelActions:
+    """`session.models`: the models Lumen knows, their files and roles (core/models)."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+
+    def rows(self, verify: bool = False, progress: "ProgressCallback" = None,
+             cancel: "CancelToken | None" = None) -> list[dict[str, Any]]:
+        """One row per known model: what it is, its roles and the state of its files
+        ("present", "missing", "not added", or with `verify` "ok" or what is wrong)."""
+        from .models import manage
+        from .models.catalog import ModelRegistry
+
+        session = self._session
+        registry = ModelRegistry(session.paths, session.settings)
+        states = {}
+        if verify:
+            states = {spec.id: ("ok" if all(s.ok for s in statuses) else
+                                "; ".join(s.describe() for s in statuses if not s.ok))
+                      for spec, statuses in manage.verify(session.paths, session.settings,
+                                                          progress, cancel, force=True,
+                                                          only_registered=True)}
+        rows = []
+        for spec in registry.all():
+            present = bool(spec.files) and all(registry.file_path(spec, f).exists()
+                                               for f in spec.files)
+            rows.append({
+                "id": spec.id, "name": spec.name, "kind": spec.kind,
+                "roles": registry.roles_of(spec.id), "can_play": list(spec.roles),
+                "licence": spec.licence, "source": "embedded" if spec.embedded else spec.source,
+                "quantisation": spec.quantisation, "context_length": spec.context_length,
+                "chat_format": spec.chat_format,
+                "files": [{"name": f.name, "path": str(registry.file_path(spec, f)),
+                           "sha256": f.sha256} for f in spec.files],
+                "state": ("not added" if not spec.files else
+                          states.get(spec.id) or ("present" if present else "missing")),
+            })
+        return rows
+
+    def provision(self, progress: "ProgressCallback" = None,
+                  cancel: "CancelToken | None" = None) -> list:
+        """The embedded models copied into the models folder where missing or damaged."""
+        from .models import manage
+
+        return manage.provision(self._session.paths, self._session.settings, progress, cancel)
+
+    def add(self, path: Path, *, roles: list[str] | None = None, chat_format: str | None = None,
+            model_id: str | None = None, progress: "ProgressCallback" = None,
+            cancel: "CancelToken | None" = None) -> "ModelSpec":
+        """A GGUF file checked and registered, with the given roles; audited."""
+        from .models import manage
+
+        session = self._session
+        spec, settings = manage.add_gguf(session.paths, session.settings, Path(path),
+                                         roles=roles or [], chat_format=chat_format,
+                                         model_id=model_id, progress=progress, cancel=cancel)
+        session._use_settings(settings)
+        session.audit("model.added", {"model": spec.id, "sha256": spec.files[0].sha256,
+                                      "roles": list(roles or [])})
+        return spec
+
+    def assign_role(self, role: str, model_id: str) -> None:
+        from .models import manage
+
+        session = self._session
+        session._use_settings(manage.assign_role(session.paths, session.settings, role,
+                                                 model_id))
+        session.audit("model.role_assigned", {"model": model_id, "role": role})
+
+    def remove(self, model_id: str) -> None:
+        """A model the user added forgotten (its file stays); refused while it has a role."""
+        from .models.catalog import ModelRegistry
+
+        session = self._session
+        registry = ModelRegistry(session.paths, session.settings)
+        in_roles = registry.roles_of(model_id)
+        if in_roles:
+            raise ModelError(f"'{model_id}' is in use for: {', '.join(in_roles)}.",
+                             "Give those roles another model first.")
+        registry.remove_user_model(model_id)
+        session.audit("model.removed", {"model": model_id})
+
+
+SampleCallback = Callable[[Any, int, int], None]
+
+
+class EvaluationActions:
+    """`session.evaluation`: benchmarks and their runs in the encrypted store
+    (core/evaluation).  Importing and starting are audited by the evaluation store."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+
+    @property
+    def store(self) -> "EvaluationStore":
+        from .evaluation.runs import EvaluationStore
+
+        return EvaluationStore(self._session.open_store())
+
+    def import_file(self, path: Path, fmt: str, *, mapping: dict[str, str] | None = None,
+                    name: str | None = None) -> tuple["SavedDataset", "Dataset"]:
+        """A benchmark file read in its format and kept (once: the same file again is found)."""
+        from .evaluation.importers import import_dataset
+
+        dataset = import_dataset(Path(path), fmt, mapping=mapping or None, name=name)
+        return self.store.save_dataset(dataset), dataset
+
+    def start(self, dataset: str, systems: list[str], scorers: list[str],
+              limit: int | None = None) -> list[str]:
+        """One new run per system on a dataset (its id or name); their ids."""
+        from .evaluation.runner import start_run
+
+        session, store = self._session, self.store
+        dataset_id = store.find_dataset(dataset).id
+        return [start_run(store, session.runtime, session.settings, dataset_id, system,
+                          scorers, limit) for system in systems]
+
+    def resume(self, run_id: str, *, progress: "ProgressCallback" = None,
+               cancel: "CancelToken | None" = None,
+               on_sample: SampleCallback | None = None) -> dict[str, Any]:
+        """Score every sample of a run not yet finished; safe to call again after any stop."""
+        from .evaluation.runner import Evaluator, continue_run
+
+        session, store = self._session, self.store
+        knowledge = (session.knowledge() if store.run(run_id)["system"].startswith("doctorrag")
+                     else None)
+        evaluator = Evaluator(session.runtime, session.glossary, session.settings,
+                              session.paths.cache_dir, knowledge)
+        return continue_run(store, evaluator, run_id, progress=progress, cancel=cancel,
+                            on_sample=on_sample)
+
+    def _rules(self, resamples: int | None):
+        import dataclasses
+
+        from .evaluation.report import ReportRules
+
+        rules = ReportRules.from_settings(self._session.settings)
+        return rules if resamples is None else dataclasses.replace(rules, resamples=resamples)
+
+    def summary(self, run_id: str, resamples: int | None = None) -> dict[str, Any]:
+        """A run's metrics with their intervals (Settings' resamples unless given)."""
+        from .evaluation.report import summarize
+
+        return summarize(self.store, run_id, self._rules(resamples))
+
+    def report(self, run_id: str, *, criteria: str | None = None,
+               baseline: str | None = None) -> "ValidationReport":
+        """Everything a validation report says of a run; the faces write it to a file
+        (desktop_app/export.py, which audits the export)."""
+        from .evaluation.report import build_report
+
+        settings = self._session.settings
+        return build_report(self.store, run_id, self._rules(None),
+                            settings.acceptance_criteria if criteria is None else criteria,
+                            baseline)
+
+    def compare(self, run_a: str, run_b: str, resamples: int | None = None) -> dict[str, Any]:
+        """Run B against baseline run A, on the samples both finished."""
+        from .evaluation.report import compare
+
+        return compare(self.store, run_a, run_b,
+                       resamples=self._session.settings.bootstrap_resamples
+                       if resamples is None else resamples)

@@ -10,7 +10,6 @@ its input, output, trace, scores and judge replies.  Reports go to HTML, PDF or 
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
 from pathlib import Path
@@ -25,13 +24,9 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, 
 
 from ..core.errors import LumenError
 from ..core.choices import FORMATS, SCORERS, systems
-from ..core.evaluation.importers import columns, detect_mapping, import_dataset
+from ..core.evaluation.importers import columns, detect_mapping
 from ..core.evaluation.chart import Bar, axis_label, axis_range, bar_chart_svg
-from ..core.evaluation.report import (ReportRules, build_report, compare, metric_info, report_kind,
-                                      summarize)
-from ..core.evaluation.runner import Evaluator, continue_run, start_run
-from ..core.evaluation.runs import EvaluationStore
-from ..core.glossary.glossary import Glossary
+from ..core.evaluation.report import metric_info, report_kind
 from ..core.session import Session
 from ..export import write_report
 from .messages import show_error, show_info
@@ -112,11 +107,10 @@ class BarChart(QWidget):
 
 
 class EvaluationPage(QWidget):
-    def __init__(self, session: Session, glossary: Glossary, parent: QWidget | None = None) -> None:
+    def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.session = session
-        self.glossary = glossary
-        self.evaluations = EvaluationStore(session.store)
+        self.evaluations = session.evaluation.store
         self._task = None
         self._queue: list[str] = []
         self._started = 0.0
@@ -277,9 +271,8 @@ class EvaluationPage(QWidget):
     def refresh_results(self) -> None:
         """Summaries and paired bootstraps run in the background: with many large runs they
         take seconds, and the window must not pause for them."""
-        rules = ReportRules.from_settings(self.session.settings)
-        resamples = min(rules.resamples, 2000)
-        rules = dataclasses.replace(rules, resamples=resamples)
+        actions = self.session.evaluation
+        resamples = min(self.session.settings.bootstrap_resamples, 2000)
         evaluations = self.evaluations
         baseline = self.baseline.currentData()
         self._results_generation = getattr(self, "_results_generation", 0) + 1
@@ -289,11 +282,11 @@ class EvaluationPage(QWidget):
             rows = []
             for run in [r for r in evaluations.runs() if r["finished"]]:
                 cancel.raise_if_cancelled()
-                summary = summarize(evaluations, run["id"], rules)
+                summary = actions.summary(run["id"], resamples)
                 significant: set[str] = set()
                 if baseline and baseline != run["id"]:
                     try:
-                        comparison = compare(evaluations, baseline, run["id"], resamples=resamples)
+                        comparison = actions.compare(baseline, run["id"], resamples)
                         significant = {r["metric"] for r in comparison["rows"] if r["significant"]}
                     except LumenError:
                         significant = set()  # no samples in common: nothing to compare
@@ -394,8 +387,7 @@ class EvaluationPage(QWidget):
                 return
             mapping = dialog.mapping()
         try:
-            dataset = import_dataset(path, fmt, mapping=mapping)
-            saved = self.evaluations.save_dataset(dataset)
+            saved, dataset = self.session.evaluation.import_file(path, fmt, mapping=mapping)
         except Exception as exc:
             show_error(self, exc)
             return
@@ -419,10 +411,9 @@ class EvaluationPage(QWidget):
             show_error(self, LumenError("Choose a dataset and at least one system to run.",
                                         "Import a benchmark first if the dataset list is empty."))
             return
-        runtime = self.session.runtime
         try:
-            self._queue = [start_run(self.evaluations, runtime, self.session.settings, dataset_id,
-                                     system, scorers, self.limit.value() or None) for system in chosen]
+            self._queue = self.session.evaluation.start(dataset_id, chosen, scorers,
+                                                        self.limit.value() or None)
         except Exception as exc:
             show_error(self, exc)
             return
@@ -442,17 +433,12 @@ class EvaluationPage(QWidget):
             self.eta.setText("")
             return
         run_id = self._queue.pop(0)
-        session, evaluations, glossary = self.session, self.evaluations, self.glossary
+        actions = self.session.evaluation
         self._started = time.monotonic()
         self._first_done: int | None = None
 
         def work(progress, cancel):
-            knowledge = None
-            if evaluations.run(run_id)["system"].startswith("doctorrag"):
-                knowledge = session.knowledge()
-            evaluator = Evaluator(session.runtime, glossary, session.settings, session.paths.cache_dir,
-                                  knowledge)
-            return continue_run(evaluations, evaluator, run_id, progress=progress, cancel=cancel)
+            return actions.resume(run_id, progress=progress, cancel=cancel)
 
         def progressed(update) -> None:
             self.progress.update_progress(update)
@@ -499,9 +485,8 @@ class EvaluationPage(QWidget):
     def write_report(self, run_id: str, path: Path) -> None:
         """Summaries and bootstraps in the background; the file is drawn here, on the
         window's thread, where Qt's text engine lays out the PDF."""
-        settings = self.session.settings
+        actions = self.session.evaluation
         baseline = self.baseline.currentData()
-        evaluations = self.evaluations
         try:
             report_kind(path.name)
         except LumenError as exc:
@@ -509,8 +494,7 @@ class EvaluationPage(QWidget):
             return
 
         def work(progress, cancel):
-            return build_report(evaluations, run_id, ReportRules.from_settings(settings),
-                                settings.acceptance_criteria, baseline)
+            return actions.report(run_id, baseline=baseline)
 
         def done(report) -> None:
             self.report_status.setText("")

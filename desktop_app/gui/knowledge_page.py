@@ -262,11 +262,12 @@ class KnowledgePage(QWidget):
         if rag is None:
             return
 
+        session = self.session
+
         def work(progress, cancel):
-            result = rag.run(question, mode=mode, labels=labels, ablation=setup, refine=refine,
-                             rounds=rounds, on_event=bridge, progress=progress, cancel=cancel)
-            rag.save(result)
-            return result
+            return session.ask_knowledge(question, knowledge=rag, mode=mode, labels=labels,
+                                         ablation=setup, refine=refine, rounds=rounds,
+                                         on_event=bridge, progress=progress, cancel=cancel)
 
         self.result = None
         self._streamed = ""

@@ -46,7 +46,7 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.simplify_page, "Sim&plify")
         self.knowledge_page = KnowledgePage(session, self.glossary_page.glossary)
         self.tabs.addTab(self.knowledge_page, "&Knowledge")
-        self.evaluation_page = EvaluationPage(session, self.glossary_page.glossary)
+        self.evaluation_page = EvaluationPage(session)
         self.tabs.addTab(self.glossary_page, "&Glossary")
         self.tabs.addTab(self.evaluation_page, "&Evaluation")
         self.tabs.addTab(self.models_page, "&Models")
@@ -102,7 +102,7 @@ class MainWindow(QMainWindow):
 
     def _share_glossary(self) -> None:
         glossary = self.glossary_page.glossary
-        for page in (self.ask_page, self.simplify_page, self.evaluation_page, self.knowledge_page):
+        for page in (self.ask_page, self.simplify_page, self.knowledge_page):
             page.glossary = glossary
         for view in (self.ask_page.answer, self.simplify_page.original, self.simplify_page.plain):
             view.glossary = glossary
@@ -160,7 +160,7 @@ class MainWindow(QMainWindow):
 
         def applied() -> None:
             if dialog.result_settings is not None:
-                self.session.apply_settings(dialog.result_settings)  # audits what changed
+                self.session.change_settings(dialog.result_settings)  # audits what changed
                 self.idle.set_minutes(self.session.settings.auto_lock_minutes)
                 self.models_page.refresh()
                 self.ask_page.apply_settings()

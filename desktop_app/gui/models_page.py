@@ -12,8 +12,7 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QFormLayout, QGroupBox, Q
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from ..core.errors import ChatTemplateError
-from ..core.models import manage
-from ..core.models.catalog import ROLES, ModelRegistry
+from ..core.models.catalog import ROLES
 from ..core.models.chat import known_formats
 from ..core.session import Session
 from .messages import show_error, show_info
@@ -89,36 +88,30 @@ class ModelsPage(QWidget):
 
     # ---- display ----
 
-    def registry(self) -> ModelRegistry:
-        return ModelRegistry(self.session.paths, self.session.settings)
-
     def refresh(self) -> None:
-        registry = self.registry()
-        specs = registry.all()
-        self.table.setRowCount(len(specs))
-        for row, spec in enumerate(specs):
-            if not spec.files:
-                state = "not added"
-            else:
-                present = all(registry.file_path(spec, f).exists() for f in spec.files)
-                state = self.file_states.get(spec.id, "present" if present else "missing")
-            values = [spec.name, ", ".join(registry.roles_of(spec.id)) or "—",
-                      "text generation" if spec.kind == "gguf" else "embedding",
-                      spec.quantisation or "—",
-                      str(spec.context_length or "—"), spec.licence or "—",
-                      "ships with Lumen" if spec.embedded else
-                      ("added" if spec.source == "user" else "recommended"), state]
+        rows = self.session.models.rows()
+        self.table.setRowCount(len(rows))
+        for row, model in enumerate(rows):
+            state = model["state"]
+            if state == "present":
+                state = self.file_states.get(model["id"], state)
+            values = [model["name"], ", ".join(model["roles"]) or "—",
+                      "text generation" if model["kind"] == "gguf" else "embedding",
+                      model["quantisation"] or "—",
+                      str(model["context_length"] or "—"), model["licence"] or "—",
+                      "ships with Lumen" if model["source"] == "embedded" else
+                      ("added" if model["source"] == "user" else "recommended"), state]
             for column, value in enumerate(values):
                 item = QTableWidgetItem(value)
-                item.setToolTip(spec.id if column == 0 else value)
+                item.setToolTip(model["id"] if column == 0 else value)
                 self.table.setItem(row, column, item)
         for role, box in self.role_boxes.items():
             box.blockSignals(True)
             box.clear()
-            for spec in specs:
-                eligible = (spec.kind == "onnx-embedder") == (role == "embedder")
-                if eligible and spec.files:
-                    box.addItem(spec.name, spec.id)
+            for model in rows:
+                eligible = (model["kind"] == "onnx-embedder") == (role == "embedder")
+                if eligible and model["files"]:
+                    box.addItem(model["name"], model["id"])
             index = box.findData(self.session.settings.role(role))
             box.setCurrentIndex(index)
             box.blockSignals(False)
@@ -158,11 +151,8 @@ class ModelsPage(QWidget):
     def add_model(self, path: Path, chat_format: str | None = None) -> None:
         session = self.session
 
-        def added(result) -> None:
-            spec, _settings = result  # no roles were given, so the settings did not change
+        def added(spec) -> None:
             self.refresh()
-            if session.store is not None:
-                session.store.audit("model.added", {"model": spec.id, "sha256": spec.files[0].sha256})
             show_info(
                 self, "Model added",
                 f"{spec.name} was checked and added ({spec.architecture}, {spec.quantisation}, "
@@ -180,9 +170,8 @@ class ModelsPage(QWidget):
                 return
             self.on_error(exc)
 
-        self._start(lambda progress, cancel: manage.add_gguf(
-                        session.paths, session.settings, path, chat_format=chat_format,
-                        progress=progress, cancel=cancel),
+        self._start(lambda progress, cancel: session.models.add(
+                        path, chat_format=chat_format, progress=progress, cancel=cancel),
                     f"Checking {path.name}…", added, failed)
 
     def assign(self, role: str) -> None:
@@ -190,29 +179,23 @@ class ModelsPage(QWidget):
         if not model_id or model_id == self.session.settings.role(role):
             return
         try:
-            settings = manage.assign_role(self.session.paths, self.session.settings, role, model_id)
+            self.session.models.assign_role(role, model_id)
         except Exception as exc:
             self.on_error(exc)
             self.refresh()
             return
-        self.session.apply_settings(settings)
-        if self.session.store is not None:
-            self.session.store.audit("model.role_assigned", {"model": model_id, "role": role})
         self.refresh()
-        self.settings_changed.emit(settings)
+        self.settings_changed.emit(self.session.settings)
 
     def verify(self) -> None:
         session = self.session
 
-        def done(results) -> None:
-            self.file_states = {
-                spec.id: ("sha256 OK" if all(s.ok for s in statuses)
-                          else "; ".join(s.describe() for s in statuses if not s.ok))
-                for spec, statuses in results}
+        def done(rows) -> None:
+            self.file_states = {row["id"]: "sha256 OK" if row["state"] == "ok" else row["state"]
+                                for row in rows if row["files"]}
             self.refresh()
-        self._start(lambda progress, cancel: manage.verify(session.paths, session.settings,
-                                                           progress, cancel, force=True,
-                                                           only_registered=True),
+        self._start(lambda progress, cancel: session.models.rows(verify=True, progress=progress,
+                                                                 cancel=cancel),
                     "Verifying model files…", done)
 
     def provision(self) -> None:
@@ -221,6 +204,5 @@ class ModelsPage(QWidget):
         def done(_results) -> None:
             self.file_states.clear()
             self.refresh()
-        self._start(lambda progress, cancel: manage.provision(session.paths, session.settings,
-                                                              progress, cancel),
+        self._start(lambda progress, cancel: session.models.provision(progress, cancel),
                     "Copying embedded models…", done)

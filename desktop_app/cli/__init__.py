@@ -1,0 +1,113 @@
+"""The `lumen` command line: a thin layer over desktop_app.core.
+
+With no subcommand it opens the window.  Every subcommand calls the same core Session
+actions the window does; `--json` gives machine-readable output.  One module per command
+group registers its arguments beside its handlers; engines (llama.cpp, onnxruntime,
+chromadb, scipy, Qt) are imported only by the handler that runs one.
+"""
+
+from __future__ import annotations
+
+# The network guard and offline environment go in before any third-party import.
+from ..core import offline
+
+offline.activate()
+
+import argparse  # noqa: E402
+import os  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Sequence  # noqa: E402
+
+from .. import __version__  # noqa: E402
+from ..core.config import Paths, Settings, private_files  # noqa: E402
+from ..core.errors import LumenError  # noqa: E402
+from ..core.logs import configure_logging  # noqa: E402
+from . import doctor, evaluate, glossary, knowledge, models, records, settings, summary  # noqa: E402
+from .common import EXIT_ERROR  # noqa: E402
+
+# In `lumen --help` order.
+COMMAND_GROUPS = (doctor, models, settings, glossary, summary, evaluate, records, knowledge)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="lumen",
+        description="Lumen: a private medical text assistant that runs entirely on this "
+                    "computer. With no command, opens the window.")
+    parser.add_argument("--version", action="version", version=f"Lumen {__version__}")
+    parser.add_argument("--profile", metavar="DIR",
+                        help="keep all data, settings, cache and logs under DIR "
+                             "(also: LUMEN_HOME)")
+    parser.add_argument("--selftest", action="store_true",
+                        help="start the window offscreen, check it, and exit (0 = healthy)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for group in COMMAND_GROUPS:
+        group.register(sub)
+    return parser
+
+
+def _audit_refusals(paths: Paths) -> None:
+    """Refused network attempts of a command that never opened the database go into the
+    audit log now, when the database opens without asking (keyring or LUMEN_PASSPHRASE);
+    otherwise they stay in the log file, where the guard always writes them."""
+    from ..core import offline
+    from ..core.store import KeyManager, open_store
+
+    pending = offline.take_unaudited()
+    if not pending:
+        return
+    offline.return_unaudited(pending)
+    if not KeyManager(paths.database_file).database_exists():
+        return
+    try:
+        with open_store(paths.database_file, None):
+            pass  # opening the store writes them
+    except LumenError as exc:
+        print(f"Warning: {len(pending)} refused network attempt(s) could not be written to "
+              f"the audit log ({exc.message}); they are in the log file.", file=sys.stderr)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    private_files()  # what Lumen writes is this account's only (0600 files, 0700 folders)
+    try:
+        paths = Paths.resolve(args.profile)
+        if args.profile:
+            # Child processes and the GUI see the same profile.
+            os.environ["LUMEN_HOME"] = str(Path(args.profile).expanduser().resolve())
+        paths.ensure()
+        settings = Settings.load(paths)
+        configure_logging(paths, settings.log_level,
+                          console_level=None if args.command is None else "WARNING")
+        if args.command is None and args.selftest:
+            os.environ["QT_QPA_PLATFORM"] = "offscreen"
+            from ..gui.selftest import run_selftest
+
+            return run_selftest(paths, settings)
+        if args.command is None:
+            from ..gui.app import run_gui
+
+            return run_gui(paths, settings)
+        try:
+            return args.func(args, paths, settings)
+        finally:
+            _audit_refusals(paths)
+    except LumenError as exc:
+        print(f"Error: {exc.message}", file=sys.stderr)
+        if exc.fix:
+            print(f"What to do: {exc.fix}", file=sys.stderr)
+        if args.command is None and not args.selftest and os.environ.get("QT_QPA_PLATFORM") != "offscreen":
+            from ..gui.app import show_startup_error
+
+            show_startup_error(exc)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("Interrupted.", file=sys.stderr)
+        return 130
+
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,101 @@
+"""`lumen doctor` and `lumen verify-offline`: is this installation whole, and does
+nothing leave the machine."""
+
+from __future__ import annotations
+
+import sys
+
+from ..core.errors import PassphraseRequired
+from .common import EXIT_OK, EXIT_PROBLEM, profile_session, passphrase_for, print_json, progress_printer
+
+
+def cmd_doctor(args, paths, settings) -> int:
+    from ..core.config import make_private
+    from ..core.doctor import run_doctor
+
+    if args.fix_permissions:
+        for path in make_private(paths):
+            print(f"Made private: {path}", file=sys.stderr)
+    passphrase = None
+    try:
+        passphrase = passphrase_for(paths)
+    except PassphraseRequired:
+        pass  # reported as a finding
+    report = run_doctor(paths, settings, passphrase=passphrase, measure_speed=not args.no_speed,
+                        progress=progress_printer(not args.json))
+    if args.json:
+        print_json(report.to_dict())
+    else:
+        marks = {"ok": "OK  ", "warn": "WARN", "fail": "FAIL"}
+        for finding in report.findings:
+            print(f"[{marks[finding.status]}] {finding.area} / {finding.check}: {finding.detail}")
+            if finding.fix and finding.status != "ok":
+                print(f"       → {finding.fix}")
+        print("\nAll checks passed." if report.ok else
+              f"\n{len(report.failures())} problem(s) found; see the → lines for what to do.")
+    return EXIT_OK if report.ok else EXIT_PROBLEM
+
+
+def cmd_verify_offline(args, paths, settings) -> int:
+    from ..core import netprobe
+
+    def show(step: "netprobe.StepResult") -> None:
+        if args.json:
+            return
+        mark = "OK  " if step.ok else "FAIL"
+        print(f"[{mark}] {step.name}: exit {step.returncode}, {step.seconds:.0f} s, "
+              f"{len(step.events)} outside attempt(s)", flush=True)
+        for event in step.events:
+            print(f"       → {event.call} {event.target} ({event.level})")
+        if step.returncode != 0:
+            for line in step.output_tail.strip().splitlines()[-5:]:
+                print(f"       | {line}")
+
+    if not args.json:
+        print("Running Lumen's features in child processes, watched for any attempt to reach "
+              "another machine (this takes a few minutes)…", file=sys.stderr)
+    tour = netprobe.run_tour(paths, settings, quick=args.quick,
+                             use_strace=False if args.no_strace else None, on_step=show)
+    with profile_session(paths, settings) as session:
+        session.audit("offline.verified", {"ok": tour.ok, "attempts": len(tour.events),
+                                           "files_outside": len(tour.files_outside),
+                                           "system_calls": tour.syscall_level,
+                                           "quick": args.quick})
+    if args.json:
+        print_json(tour.to_dict())
+        return EXIT_OK if tour.ok else EXIT_PROBLEM
+    for event in tour.guard_refusals:
+        print(f"[FAIL] Lumen's guard refused {event.call} to {event.target}")
+    for name in tour.files_outside:
+        print(f"[FAIL] written outside Lumen's folders: ~/{name}")
+    levels = ("the C library (every name lookup, connect and send, from any library)"
+              + (" and system calls (strace)" if tour.syscall_level else
+                 "; strace is not available here, so system calls were not traced"))
+    if tour.ok:
+        print(f"\nNothing tried to leave this machine: {len(tour.steps)} steps watched at {levels}, "
+              "and no file was written outside Lumen's own folders.")
+    else:
+        print(f"\nNOT offline-clean: {len(tour.events)} outside attempt(s), "
+              f"{len(tour.files_outside)} file(s) outside Lumen's folders, "
+              f"{sum(1 for s in tour.steps if s.returncode)} step(s) failed. Watched at {levels}.")
+    return EXIT_OK if tour.ok else EXIT_PROBLEM
+
+
+def register(sub) -> None:
+    doctor = sub.add_parser("doctor", help="check this installation")
+    doctor.add_argument("--json", action="store_true")
+    doctor.add_argument("--no-speed", action="store_true", help="skip the generation speed test")
+    doctor.add_argument("--fix-permissions", action="store_true",
+                        help="first make Lumen's folders (0700) and files (0600) this account's only")
+    doctor.set_defaults(func=cmd_doctor)
+
+    verify = sub.add_parser(
+        "verify-offline",
+        help="prove that nothing leaves this machine: run every feature watched below Python")
+    verify.add_argument("--quick", action="store_true",
+                        help="only the window's start-up and the doctor (under a minute)")
+    verify.add_argument("--no-strace", action="store_true",
+                        help="watch the C library only, not system calls")
+    verify.add_argument("--json", action="store_true")
+    verify.set_defaults(func=cmd_verify_offline)
+

@@ -1,0 +1,254 @@
+"""`lumen kb` and `lumen cases`: the knowledge base, the case base and the answers
+drawn from them (DoctorRAG, core/knowledge; Session.knowledge, as the Knowledge tab)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from ..core.errors import LumenError
+from .common import (EXIT_OK, column_mapping, command_session, open_store_for, print_json,
+                     progress_printer, read_text)
+
+
+def cmd_kb_add(args, paths, settings) -> int:
+    if not args.files and not args.glossary:
+        raise LumenError("Nothing to add.", "Name documents (.txt, .md, .pdf, .docx) or use --glossary.")
+    declarative = True if args.declarative else None
+    added = []
+    with command_session(paths, settings) as session:
+        rag = session.knowledge()
+        progress = progress_printer(not args.json)
+        for name in args.files:
+            document, new = rag.add_file(Path(name), declarative=declarative, progress=progress)
+            added.append({**document.to_dict(), "new": new})
+        if args.glossary:
+            document, new = rag.add_glossary(limit=args.limit, declarative=declarative,
+                                             progress=progress)
+            added.append({**document.to_dict(), "new": new})
+    if args.json:
+        print_json(added)
+        return EXIT_OK
+    for doc in added:
+        if not doc["new"]:
+            print(f"{doc['name']} is already in the knowledge base ({doc['id'][:8]}); not added again.")
+            continue
+        chapters = ", ".join(f"{code} ×{n}" for code, n in doc["chapters"].items())
+        print(f"Added {doc['name']}: {doc['chunks']} pieces"
+              f"{' as statements' if doc['declarative'] else ''} ({chapters}); id {doc['id'][:8]}.")
+    return EXIT_OK
+
+
+def library(paths, store):
+    """The knowledge base and the case base, without loading any model."""
+    from ..core.knowledge.base import CaseBase, KnowledgeBase
+    from ..core.knowledge.doctorrag import vector_folder
+    from ..core.knowledge.index import VectorIndex
+
+    index = VectorIndex(vector_folder(paths))
+    return KnowledgeBase(store, index), CaseBase(store, index)
+
+
+def cmd_kb_list(args, paths, settings) -> int:
+    with open_store_for(paths, required=True) as store:
+        knowledge, casebase = library(paths, store)
+        documents = [d.to_dict() for d in knowledge.documents()]
+        sets = [c.to_dict() for c in casebase.sets()]
+    if args.json:
+        print_json({"documents": documents, "case_sets": sets})
+        return EXIT_OK
+    if not documents and not sets:
+        print("The knowledge base is empty. Add documents with 'lumen kb add FILES' and past "
+              "cases with 'lumen cases import FILE'.")
+    for doc in documents:
+        print(f"{doc['id'][:8]}  {doc['added_at']}  {doc['chunks']:5} pieces  {doc['name']}")
+    for case_set in sets:
+        print(f"{case_set['id'][:8]}  {case_set['imported_at']}  {case_set['cases']:5} cases   "
+              f"{case_set['name']}")
+    return EXIT_OK
+
+
+def cmd_kb_remove(args, paths, settings) -> int:
+    with open_store_for(paths, required=True) as store:
+        document = library(paths, store)[0].remove(args.id)
+    print(f"Removed {document.name} ({document.chunks} pieces).")
+    return EXIT_OK
+
+
+def cmd_kb_reindex(args, paths, settings) -> int:
+    with command_session(paths, settings) as session:
+        counts = session.knowledge().reindex(progress=progress_printer(True))
+    print(f"Rebuilt the vector index: {counts['statements']} statements, {counts['cases']} cases.")
+    return EXIT_OK
+
+
+def knowledge_printer(enabled: bool):
+    def on_event(kind: str, data: dict) -> None:
+        if not enabled:
+            return
+        if kind == "tag":
+            print(f"  ICD-10 chapter: {data['chapter']} ({data['title']})", file=sys.stderr)
+        elif kind == "round":
+            r = data["round"]
+            print(f"  Refinement round {r['number']}: context critique: {r['context_critique'][:160]}",
+                  file=sys.stderr)
+    return on_event
+
+
+def cmd_kb_ask(args, paths, settings) -> int:
+    from ..core.knowledge.doctorrag import model_calls_needed, parse_labels
+
+    labels: list[str] = []
+    if args.labels_file:
+        labels = parse_labels(read_text(Path(args.labels_file)))
+    elif args.labels:
+        labels = parse_labels(args.labels)
+    mode = "diagnosis" if (args.diagnosis or labels) else "answer"
+    refine = True if args.refine else None
+    if refine and not args.json:
+        calls = model_calls_needed(settings, args.ablation, True, args.rounds)
+        print(f"  Refinement on: this question takes {calls} model calls.", file=sys.stderr)
+    with command_session(paths, settings) as session:
+        result = session.ask_knowledge(args.question, mode=mode, labels=labels,
+                                       ablation=args.ablation, refine=refine, rounds=args.rounds,
+                                       on_event=knowledge_printer(not args.json),
+                                       progress=progress_printer(not args.json))
+    if args.json:
+        print_json(result.to_dict())
+        return EXIT_OK
+    if mode == "diagnosis":
+        print(f"Diagnosis: {result.diagnosis}")
+    else:
+        print(result.answer)
+    print()
+    retrieval = result.retrieval
+    if retrieval.chapter:
+        print(f"Question's ICD-10 chapter: {retrieval.chapter} "
+              f"({retrieval.same_chapter} statement(s) from it"
+              f"{'; others filled in from other chapters' if retrieval.fallback_used else ''}).")
+    if result.trace.context.get("note"):
+        print(f"Note: {result.trace.context['note']}")
+    print("References:")
+    for source in result.cited_sources():
+        if source.ref.startswith("K"):
+            print(f"  [{source.ref}] {source.document} ({source.chapter}, similarity {source.score:.2f}): "
+                  f"{source.statement[:200]}")
+        else:
+            print(f"  [{source.ref}] case {source.key} (similarity {source.score:.2f}): "
+                  f"{source.diagnosis or 'no diagnosis recorded'}")
+    print(result.trace.notice)
+    return EXIT_OK
+
+
+def cmd_cases_import(args, paths, settings) -> int:
+    mapping = column_mapping(args.map)
+    with command_session(paths, settings) as session:
+        case_set, case_file, new = session.knowledge().import_cases(
+            Path(args.file), mapping, progress=progress_printer(not args.json))
+    removals = [{"record": r.key, **item} for r in case_file.records for item in r.removals]
+    if args.json:
+        print_json({**case_set.to_dict(), "new": new, "columns": case_file.columns_used,
+                     "columns_not_imported": case_file.columns_dropped, "removals": removals})
+        return EXIT_OK
+    if not new:
+        print(f"{case_file.name} was imported before (set {case_set.id[:8]}); nothing was added.")
+        return EXIT_OK
+    counts = ", ".join(f"{n} {kind.replace('_', ' ')}(s)" for kind, n in case_set.removals.items())
+    print(f"Imported {case_set.count} cases from {case_file.name} as set {case_set.id[:8]}.")
+    print(f"Columns used: {', '.join(f'{k}={v}' for k, v in case_file.columns_used.items())}.")
+    if case_file.columns_dropped:
+        print(f"Columns not imported: {', '.join(case_file.columns_dropped)}.")
+    print(f"De-identification removed: {counts or 'nothing'}.")
+    if args.show_removed:
+        for item in removals:
+            print(f"  {item['record']}  {item['field']:10} {item['kind']:14} "
+                  f"{item['text']!r} -> {item['replacement']}")
+    elif removals:
+        print("Run again with --show-removed (or see the Knowledge tab) to review each removal.")
+    return EXIT_OK
+
+
+def cmd_cases_list(args, paths, settings) -> int:
+    with open_store_for(paths, required=True) as store:
+        base = library(paths, store)[1]
+        if args.set:
+            records = base.records(base.case_set(args.set).id)
+            rows = [{"key": c.record.key, "complaint": c.record.complaint,
+                     "diagnosis": c.record.diagnosis, "treatment": c.record.treatment,
+                     "demographics": c.record.demographics, "removals": list(c.record.removals)}
+                    for c in records]
+            if args.json:
+                print_json(rows)
+            else:
+                for row in rows:
+                    print(f"{row['key']}: {row['diagnosis']} | {row['complaint'][:100]}")
+            return EXIT_OK
+        sets = [c.to_dict() for c in base.sets()]
+    if args.json:
+        print_json(sets)
+    else:
+        for case_set in sets:
+            print(f"{case_set['id'][:8]}  {case_set['imported_at']}  {case_set['cases']:5} cases  "
+                  f"{case_set['name']}  removed {json.dumps(case_set['removed'])}")
+    return EXIT_OK
+
+
+def cmd_cases_remove(args, paths, settings) -> int:
+    with open_store_for(paths, required=True) as store:
+        case_set = library(paths, store)[1].remove(args.id)
+    print(f"Removed {case_set.name} ({case_set.count} cases).")
+    return EXIT_OK
+
+
+def register(sub) -> None:
+    from ..core.choices import ABLATIONS
+
+    kb = sub.add_parser("kb", help="the knowledge base: add documents, ask questions (DoctorRAG)")
+    ksub = kb.add_subparsers(dest="kb_command", metavar="ACTION", required=True)
+    p = ksub.add_parser("add", help="add documents (.txt, .md, .pdf, .docx) or the glossary's topics")
+    p.add_argument("files", nargs="*")
+    p.add_argument("--glossary", action="store_true", help="add the glossary's topics too")
+    p.add_argument("--limit", type=int, help="only the first N glossary topics")
+    p.add_argument("--declarative", action="store_true",
+                   help="rewrite each piece as statements first (slower; see the setting)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_kb_add)
+    p = ksub.add_parser("list", help="documents and case sets in the knowledge base")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_kb_list)
+    p = ksub.add_parser("remove", help="remove a document (its id from 'lumen kb list')")
+    p.add_argument("id")
+    p.set_defaults(func=cmd_kb_remove)
+    p = ksub.add_parser("reindex", help="rebuild the vector index from the encrypted database")
+    p.set_defaults(func=cmd_kb_reindex)
+    p = ksub.add_parser("ask", help="answer a question from the knowledge base and similar cases")
+    p.add_argument("question")
+    p.add_argument("--diagnosis", action="store_true",
+                   help="pick a diagnosis from --labels or --labels-file instead of answering")
+    p.add_argument("--labels", help="diagnoses to choose from, separated by semicolons")
+    p.add_argument("--labels-file", help="diagnoses to choose from, one per line")
+    p.add_argument("--ablation", choices=tuple(ABLATIONS), default="full",
+                   help="switch a part of retrieval off, as in the paper's ablation")
+    p.add_argument("--refine", action="store_true", help="refine the answer with Med-TextGrad")
+    p.add_argument("--rounds", type=int, help="Med-TextGrad rounds (default: the setting)")
+    p.add_argument("--json", action="store_true", help="the answer, its sources and trace as JSON")
+    p.set_defaults(func=cmd_kb_ask)
+
+    cases = sub.add_parser("cases", help="the case base of past patients (de-identified on import)")
+    csub = cases.add_subparsers(dest="cases_command", metavar="ACTION", required=True)
+    p = csub.add_parser("import", help="import cases from a CSV or JSONL file")
+    p.add_argument("file")
+    p.add_argument("--map", action="append", metavar="FIELD=COLUMN",
+                   help="column for key, complaint, diagnosis, treatment or name")
+    p.add_argument("--show-removed", action="store_true", help="list every de-identification removal")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_cases_import)
+    p = csub.add_parser("list", help="case sets, or the cases of one set (--set ID)")
+    p.add_argument("--set")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_cases_list)
+    p = csub.add_parser("remove", help="remove a case set")
+    p.add_argument("id")
+    p.set_defaults(func=cmd_cases_remove)
+

@@ -1,0 +1,218 @@
+"""The discharge-summary commands: `lumen facts`, `ask`, `simplify` and `calibrate`
+(Session.ask and Session.simplify, as the Ask and Simplify tabs)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from .common import (EXIT_OK, profile_session, command_session, glossary_for, print_json,
+                     progress_printer)
+
+
+def stage_printer(enabled: bool):
+    def on_event(kind: str, data: dict) -> None:
+        if not enabled:
+            return
+        if kind == "attempt":
+            attempt = data["attempt"]
+            problems = attempt.problems()
+            if attempt.gate is not None and not attempt.gate.passed and not problems:
+                problems = [f"{attempt.gate.name} {attempt.gate.score} ({attempt.gate.rule})"]
+            print(f"  {attempt.stage} {attempt.number}: "
+                  + ("passed every check" if attempt.passed else "failed: " + "; ".join(problems)),
+                  file=sys.stderr)
+        elif kind == "context" and data.get("note"):
+            print(f"  Note: {data['note']}", file=sys.stderr)
+    return on_event
+
+
+def cmd_facts(args, paths, settings) -> int:
+    from ..core.documents import read_document
+    from ..core.pipelines.summary_facts import read_summary
+    from ..core.pipelines.vocabulary import plain_date, vocabulary
+
+    summary = sys.stdin.read() if args.summary == "-" else read_document(Path(args.summary))
+    facts = read_summary(summary, glossary_for(paths, settings))
+    if args.json:
+        print_json(facts.to_dict())
+        return EXIT_OK
+    print("Sections: " + "; ".join(f"{s.title or '(untitled)'} [{s.kind}]" for s in facts.sections))
+    vocab = vocabulary()
+    print(f"\nMedications ({len(facts.medications)}):")
+    for m in facts.medications:
+        timing = vocab.plain_frequency(m.frequency) if m.frequency else ""
+        if m.as_needed and m.frequency != "as needed":
+            timing = f"{timing}, only when needed"
+        details = ", ".join(filter(None, [
+            m.dose, m.route, timing, m.duration and f"for {m.duration}",
+            m.until and f"until {plain_date(m.until)}",
+            m.changed_from and f"was {m.changed_from}", m.reason and f"({m.reason})"]))
+        print(f"  {m.status.upper() or '(as listed)':12} {m.name}: {details}")
+    print(f"\nFollow-up ({len(facts.follow_ups)}):")
+    for f in facts.follow_ups:
+        print(f"  {f.who or '-'} | {plain_date(f.when) or '-'} | {f.test or '-'} | {f.text}")
+    print(f"\nCall or come back if ({len(facts.warning_signs)}):")
+    for w in facts.warning_signs:
+        print(f"  {w.signs}")
+    print(f"\nRestrictions ({len(facts.restrictions)}):")
+    for r in facts.restrictions:
+        print(f"  {r.kind}: {r.text}")
+    return EXIT_OK
+
+
+def cmd_ask(args, paths, settings) -> int:
+    from ..core.documents import read_document
+    from ..core.pipelines.evidence import RELATED_LABELS
+
+    summary = sys.stdin.read() if args.summary == "-" else read_document(Path(args.summary))
+    with command_session(paths, settings) as session:
+        result = session.ask(summary, args.question, method=args.method, variant=args.variant,
+                             on_event=stage_printer(not args.json))
+    if args.json:
+        print_json(result.to_dict())
+        return EXIT_OK
+    print(result.answer)
+    trace = result.trace
+    if result.note:
+        print(f"\n({result.note})")
+    print("\nFrom the summary:")
+    for line in result.evidence:
+        related = RELATED_LABELS.get(line.get("related", ""))
+        print(f"  > {line['text']}" + (f"  [{line['section']}]" if line["section"] else "")
+              + (f"  ({related})" if related else ""))
+    model_attempts = [a for a in trace.attempts if a.stage in ("extraction", "simplification",
+                                                                "answer")]
+    print(f"\nReading grade {trace.final_fkgl if trace.final_fkgl is not None else '-'}; "
+          f"{'a model answer that passed every check' if result.source == 'model' else 'the evidence answer'}"
+          f" ({len(model_attempts)} model attempt(s)); run {trace.id}.")
+    if trace.context.get("note"):
+        print(trace.context["note"])
+    for flag in result.flags:
+        print(f"CHECK: '{flag['text']}' ({flag['kind']}) is not in the summary.")
+    print(trace.notice)
+    return EXIT_OK
+
+
+def cmd_simplify(args, paths, settings) -> int:
+    from ..core.documents import read_document
+    from ..core.pipelines.simplify import handout_file_kind
+    from ..export import write_handout
+
+    out = Path(args.out) if args.out else None
+    if out is not None:
+        handout_file_kind(out)  # refuse a bad file name before the long work
+    summary = read_document(Path(args.file))
+    with command_session(paths, settings) as session:
+        handout = session.simplify(summary, use_verifier=not args.no_verifier,
+                                   variant=args.variant, progress=progress_printer(not args.json))
+        if out is not None:
+            write_handout(handout, out, session.store)
+    if args.json:
+        print_json(handout.to_dict())
+    elif out is None:
+        print(handout.to_text())
+    if not args.json:
+        print(f"  {len(handout.medicines)} medicine(s), {len(handout.appointments)} appointment(s), "
+              f"{len(handout.warnings)} warning sign(s), {len(handout.restrictions)} "
+              "restriction(s), read from the summary.", file=sys.stderr)
+        for section in handout.sections:
+            if section.is_record:
+                continue
+            how = ("rewritten (passed every check)" if section.source == "model" else
+                   "the summary's own words explained (no rewrite passed: "
+                   + "; ".join(section.problems[:3]) + ")" if section.problems else
+                   "the summary's own words explained (they already read below the grade "
+                   "limit, so the model did not rewrite them)")
+            print(f"  {section.plain_title}: {how}; grade {section.fkgl_before} → "
+                  f"{section.fkgl_after}", file=sys.stderr)
+        if handout.copied:
+            print(f"  CHECK: {len(handout.copied)} line(s) copied word for word so that nothing "
+                  "is lost.", file=sys.stderr)
+        if out is not None:
+            print(f"Handout written to {out}.", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_calibrate(args, paths, settings) -> int:
+    from ..core.models.runtime import ModelRuntime
+    from ..core.pipelines.calibration import (balanced_accuracy, calibrate_evidence_margin,
+                                             calibrate_relevance, demo_benchmark,
+                                             evidence_margin_accuracy, load_items)
+
+    dataset = Path(args.dataset) if args.dataset else demo_benchmark()
+    embedder = ModelRuntime(paths, settings).embedder()
+    items = load_items(dataset, args.split)
+    result = calibrate_relevance(items, embedder.embed, dataset=dataset.name, split=args.split)
+    margin = calibrate_evidence_margin(items, embedder.embed_recent, glossary_for(paths, settings),
+                                       settings.evidence_lines, dataset=dataset.name,
+                                       split=args.split)
+    held_out = (balanced_accuracy(load_items(dataset, args.check_split), embedder.embed,
+                                  result.threshold) if args.check_split else None)
+    margin_held_out = (evidence_margin_accuracy(
+        load_items(dataset, args.check_split), embedder.embed_recent, glossary_for(paths, settings),
+        settings.evidence_lines, margin.threshold) if args.check_split else None)
+    if args.apply:
+        with profile_session(paths, settings) as session:
+            session.change_settings(settings.with_value("relevance_threshold", result.threshold)
+                                    .with_value("evidence_margin", margin.threshold))
+    if args.json:
+        print_json({"calibration": result.to_dict(), "evidence_margin": margin.to_dict(),
+                     "held_out": held_out, "evidence_margin_held_out": margin_held_out,
+                     "applied": args.apply})
+        return EXIT_OK
+    print(f"τ = {result.threshold:.3f} on {dataset.name} ({args.split}): balanced accuracy "
+          f"{result.balanced_accuracy:.3f} (sensitivity {result.sensitivity:.3f}, specificity "
+          f"{result.specificity:.3f}; {result.positives} matching and {result.negatives} "
+          f"mismatched answer-question pairs).")
+    if held_out:
+        print(f"On the '{args.check_split}' split, τ = {result.threshold:.3f} gives balanced "
+              f"accuracy {held_out['balanced_accuracy']:.3f}.")
+    print(f"Evidence margin = {margin.threshold:.3f}: balanced accuracy "
+          f"{margin.balanced_accuracy:.3f} (reference answers passing {margin.sensitivity:.3f}, "
+          f"echoes, refusals and talk about the reader refused {margin.specificity:.3f}).")
+    if margin_held_out:
+        print(f"On the '{args.check_split}' split, margin {margin.threshold:.3f} gives balanced "
+              f"accuracy {margin_held_out['balanced_accuracy']:.3f} (reference answers passing "
+              f"{margin_held_out['sensitivity']:.3f}, the others refused "
+              f"{margin_held_out['specificity']:.3f}).")
+    print("Saved as the relevance threshold and evidence margin." if args.apply else
+          "Run again with --apply to use them (Settings: Relevance threshold, Evidence "
+          "closeness margin).")
+    return EXIT_OK
+
+
+def register(sub) -> None:
+    from ..core.choices import METHODS, VARIANTS
+
+    facts = sub.add_parser("facts", help="the sections, medications, follow-ups, warning signs "
+                                         "and restrictions of a discharge summary (no model)")
+    facts.add_argument("summary", help="the summary: .txt, .docx or .pdf ('-' for stdin)")
+    facts.add_argument("--json", action="store_true", help="every fact with its character offsets")
+    facts.set_defaults(func=cmd_facts)
+
+    ask = sub.add_parser("ask", help="answer a patient's question about a discharge summary")
+    ask.add_argument("--summary", required=True, help="the summary: .txt, .docx or .pdf ('-' for stdin)")
+    ask.add_argument("--question", required=True)
+    ask.add_argument("--variant", choices=VARIANTS, help="simplifier with or without the glossary")
+    ask.add_argument("--method", choices=METHODS, help="the full pipeline, an ablation, a baseline, or evidence (the summary's own lines explained, no model)")
+    ask.add_argument("--json", action="store_true", help="print the answer with its whole trace")
+    ask.set_defaults(func=cmd_ask)
+
+    simplify = sub.add_parser("simplify", help="turn a whole discharge summary into a patient handout")
+    simplify.add_argument("file", help="the summary: .txt, .docx or .pdf")
+    simplify.add_argument("--out", help="handout file: .pdf, .html or .txt (default: print text)")
+    simplify.add_argument("--variant", choices=VARIANTS)
+    simplify.add_argument("--no-verifier", action="store_true", help="skip the readability verifier")
+    simplify.add_argument("--json", action="store_true")
+    simplify.set_defaults(func=cmd_simplify)
+
+    calibrate = sub.add_parser("calibrate", help="tune the relevance threshold τ for the embedder")
+    calibrate.add_argument("--dataset", help="JSONL with summary_id, question, answer, split "
+                                             "(default: the demo benchmark)")
+    calibrate.add_argument("--split", default="dev")
+    calibrate.add_argument("--check-split", default="test", help="split to report τ on, unfitted")
+    calibrate.add_argument("--apply", action="store_true", help="save τ in the settings")
+    calibrate.add_argument("--json", action="store_true")
+    calibrate.set_defaults(func=cmd_calibrate)
+
