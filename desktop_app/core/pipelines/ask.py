@@ -43,6 +43,7 @@ from .grounding import unsupported_facts
 from .safety import echoed_instruction_words, inspect_document, neutralise_control_markers
 from .summary_facts import read_summary
 from ..hashing import sha256_text
+from .retry import attempts_until_passed
 from .trace import Attempt, CallRecord, Gate, Trace
 
 MAX_GLOSSARY_TERMS = 12
@@ -299,9 +300,8 @@ class AskPipeline(Pipeline):
         # 1-2. Extraction, checked; the reviewer says what the checks found wrong.
         use_reviewer = method in ("lamp", "lamp-no-verifier")
         tries = s.extraction_attempts if use_reviewer else 1
-        previous, feedback = "", ""
-        extractions: list[Attempt] = []
-        for number in range(1, tries + 1):
+
+        def extract(number: int, previous: str, feedback: str) -> Attempt:
             report(progress, 1, 4, f"Finding the answer (attempt {number} of {tries})")
             emit("stage", {"stage": "extraction", "attempt": number})
             prompt = "extract" if number == 1 else "extract_retry"
@@ -310,27 +310,27 @@ class AskPipeline(Pipeline):
                                       previous=previous, feedback=feedback))
             text, record, generation = call(generator, "generator", "extract", prompt, system,
                                             user, s.answer_tokens, True)
-            attempt = checked(Attempt("extraction", number, text, calls=[record]), generation,
-                              relevance=True, readability=False)
-            extractions.append(attempt)
-            trace.attempts.append(attempt)
-            if attempt.passed or _repeats(attempt, extractions):
-                emit("attempt", {"attempt": attempt})
-                break
-            if use_reviewer and number < tries:
-                report(progress, 1, 4, "Reviewer checking the answer")
-                emit("stage", {"stage": "review", "attempt": number})
-                problems = "; ".join(attempt.problems())
-                feedback, review, _ = call(
-                    reviewer, "reviewer", "review", "review", system,
-                    self.prompts.text("review", "user", question=question_model,
-                                      answer=text or "(empty)", problems=problems),
-                    s.feedback_tokens, False)
-                feedback = f"{problems}. {feedback}".strip()
-                attempt.feedback = feedback
-                attempt.calls.append(review)
+            return checked(Attempt("extraction", number, text, calls=[record]), generation,
+                           relevance=True, readability=False)
+
+        def review(attempt: Attempt) -> str:
+            report(progress, 1, 4, "Reviewer checking the answer")
+            emit("stage", {"stage": "review", "attempt": attempt.number})
+            problems = "; ".join(attempt.problems())
+            advice, record, _ = call(
+                reviewer, "reviewer", "review", "review", system,
+                self.prompts.text("review", "user", question=question_model,
+                                  answer=attempt.text or self.prompts.text("empty", "text"),
+                                  problems=problems),
+                s.feedback_tokens, False)
+            attempt.calls.append(record)
+            return f"{problems}. {advice}".strip()
+
+        def shown(attempt: Attempt) -> None:
             emit("attempt", {"attempt": attempt})
-            previous = text
+
+        extractions = attempts_until_passed(tries, extract, review if use_reviewer else None,
+                                            trace, shown)
         best = _best(extractions)
         best.chosen = True
         if not best.passed:
@@ -350,9 +350,8 @@ class AskPipeline(Pipeline):
         # 3-4. Simplification, checked (readability too); the verifier helps with the grade.
         use_verifier = method in ("lamp", "lamp-no-reviewer")
         tries = s.simplification_attempts if use_verifier else 1
-        simplifications: list[Attempt] = []
-        previous, feedback = "", ""
-        for number in range(1, tries + 1):
+
+        def simplify(number: int, previous: str, feedback: str) -> Attempt:
             report(progress, 2, 4, f"Writing it plainly (attempt {number} of {tries})")
             emit("stage", {"stage": "simplification", "attempt": number})
             if number == 1:
@@ -367,29 +366,26 @@ class AskPipeline(Pipeline):
                                          definitions_block=block)
             text, record, generation = call(generator, "generator", "simplify", prompt, system,
                                             user, s.answer_tokens, True)
-            attempt = checked(Attempt("simplification", number, text, calls=[record]), generation,
-                              relevance=False, readability=True)
-            simplifications.append(attempt)
-            trace.attempts.append(attempt)
-            if attempt.passed or _repeats(attempt, simplifications):
-                emit("attempt", {"attempt": attempt})
-                break
-            if use_verifier and number < tries:
-                notes = [p for p in attempt.problems() if not p.startswith("readability")]
-                if not attempt.gate.passed:
-                    report(progress, 3, 4, "Verifier checking readability")
-                    emit("stage", {"stage": "verify", "attempt": number})
-                    advice, verify, _ = call(
-                        reviewer, "reviewer", "verify", "verify", system,
-                        self.prompts.text("verify", "user", grade=f"{attempt.gate.score or 0:.1f}",
-                                          limit=f"{s.readability_limit:g}", text=text or "(empty)"),
-                        s.feedback_tokens, False)
-                    attempt.calls.append(verify)
-                    notes.append(advice)
-                feedback = " ".join(notes)
-                attempt.feedback = feedback
-            emit("attempt", {"attempt": attempt})
-            previous = text
+            return checked(Attempt("simplification", number, text, calls=[record]), generation,
+                           relevance=False, readability=True)
+
+        def verify(attempt: Attempt) -> str:
+            notes = [p for p in attempt.problems() if not p.startswith("readability")]
+            if not attempt.gate.passed:
+                report(progress, 3, 4, "Verifier checking readability")
+                emit("stage", {"stage": "verify", "attempt": attempt.number})
+                advice, record, _ = call(
+                    reviewer, "reviewer", "verify", "verify", system,
+                    self.prompts.text("verify", "user", grade=f"{attempt.gate.score or 0:.1f}",
+                                      limit=f"{s.readability_limit:g}",
+                                      text=attempt.text or self.prompts.text("empty", "text")),
+                    s.feedback_tokens, False)
+                attempt.calls.append(record)
+                notes.append(advice)
+            return " ".join(notes)
+
+        simplifications = attempts_until_passed(tries, simplify,
+                                                verify if use_verifier else None, trace, shown)
         best = _best(simplifications)
         if not best.passed:
             # The extraction passed every check; when it also reads below the limit it is
@@ -442,12 +438,6 @@ def evidence_margin(answer_vector, question_vector, evidence_vectors) -> float:
     answer = evidence_vectors @ answer_vector
     question = evidence_vectors @ question_vector
     return float(max(answer[:-1].max() - question[:-1].max(), answer[-1] - question[-1]))
-
-
-def _repeats(attempt: Attempt, attempts: list[Attempt]) -> bool:
-    """The model wrote what it wrote before: with the same prompt state a further try
-    would too (at temperature 0), so trying again costs time and changes nothing."""
-    return any(other.text == attempt.text for other in attempts if other is not attempt)
 
 
 def _best(attempts: list[Attempt]) -> Attempt:

@@ -41,6 +41,7 @@ from .safety import inspect_document, neutralise_control_markers, reads_like_ins
 from .summary_facts import (Medication, SummaryFacts, SummarySection, read_summary,
                             section_items)
 from ..hashing import sha256_text
+from .retry import attempts_until_passed
 from .trace import Attempt, CallRecord, Gate, Trace
 from .vocabulary import plain_date, vocabulary
 
@@ -414,7 +415,8 @@ class SimplifyPipeline(Pipeline):
                  emit: EventCallback, cancel: CancelToken | None) -> HandoutSection:
         s = self.settings
         plain = self._plain_title(section)
-        system = self.prompts.text("shared", "system", title=section.title or "Summary",
+        system = self.prompts.text("shared", "system",
+                                   title=section.title or self.prompts.text("shared", "untitled"),
                                    section=neutralise_control_markers(original)[0])
         definitions = self._definitions(original) if variant == "glossary" else ""
         block = (self.prompts.text("definitions", "block", definitions=definitions)
@@ -422,9 +424,9 @@ class SimplifyPipeline(Pipeline):
         # A rewrite needs about as many tokens as the section; half as many again is room.
         budget = min(s.section_tokens, 3 * generator.count_tokens(
             [{"role": "user", "content": original}]) // 2 + 32)
-        attempts: list[Attempt] = []
-        previous, feedback = "", ""
-        for number in range(1, s.simplification_attempts + 1):
+        problems_of: dict[int, list[str]] = {}  # the facts check's findings, by attempt
+
+        def rewrite(number: int, previous: str, feedback: str) -> Attempt:
             if number == 1:
                 prompt, user = "rewrite", self.prompts.text("rewrite", "user", definitions_block=block)
             else:
@@ -441,34 +443,36 @@ class SimplifyPipeline(Pipeline):
                 on_token=lambda text: emit("token", {"purpose": "rewrite", "text": text}))
             text = clean_reply(generation.text)
             gate, problems = self._check(original, text, summary, generation.finish_reason)
-            attempt = Attempt("section", number, text, gate=gate,
-                              calls=[CallRecord.of("rewrite", "generator", prompt, generation)],
-                              checks=[{"name": "readability", "passed": gate.passed,
-                                       "detail": "" if gate.passed else
-                                       f"it reads at grade {gate.score or 0:.1f}", "score": gate.score},
-                                      {"name": "facts", "passed": not problems,
-                                       "detail": "; ".join(problems), "score": None}])
-            attempts.append(attempt)
-            trace.attempts.append(attempt)
-            if attempt.passed or number == s.simplification_attempts or any(
-                    a.text == text for a in attempts[:-1]):
-                break
+            problems_of[number] = problems
+            return Attempt("section", number, text, gate=gate,
+                           calls=[CallRecord.of("rewrite", "generator", prompt, generation)],
+                           checks=[{"name": "readability", "passed": gate.passed,
+                                    "detail": "" if gate.passed else
+                                    f"it reads at grade {gate.score or 0:.1f}", "score": gate.score},
+                                   {"name": "facts", "passed": not problems,
+                                    "detail": "; ".join(problems), "score": None}])
+
+        def advise(attempt: Attempt) -> str:
+            """The facts check's findings, and the verifier's advice on the grade; none
+            (so no second try, as in the ablation) when only the grade failed and there
+            is no verifier."""
+            problems = problems_of[attempt.number]
             notes = []
             if problems:
-                notes.append("Problems: " + "; ".join(problems[:8]) + ". Keep every fact exactly.")
-            if not gate.passed and reviewer is not None:
-                verify_user = self.prompts.text("verify", "user", grade=f"{gate.score or 0:.1f}",
-                                                limit=f"{s.readability_limit:g}", text=text or "(empty)")
+                notes.append(self.prompts.text("facts_feedback", "text",
+                                               problems="; ".join(problems[:8])))
+            if not attempt.gate.passed and reviewer is not None:
+                verify_user = self.prompts.text("verify", "user", grade=f"{attempt.gate.score or 0:.1f}",
+                                                limit=f"{s.readability_limit:g}",
+                                                text=attempt.text or self.prompts.text("empty", "text"))
                 verify = reviewer.generate(
                     [{"role": "system", "content": system}, {"role": "user", "content": verify_user}],
                     max_tokens=s.feedback_tokens, cancel=cancel, stop_when=failing_early())
                 attempt.calls.append(CallRecord.of("verify", "reviewer", "verify", verify))
                 notes.append(clean_reply(verify.text))
-            if not notes:
-                break  # only readability failed and no verifier: one attempt, as in the ablation
-            feedback = " ".join(notes)
-            attempt.feedback = feedback
-            previous = text
+            return " ".join(notes)
+
+        attempts = attempts_until_passed(s.simplification_attempts, rewrite, advise, trace)
         best = min(attempts, key=lambda a: (not a.passed, len(a.problems()),
                                             a.gate.score if a.gate.score is not None else 1e9))
         if best.passed:
