@@ -1,7 +1,7 @@
 """Benchmark: DoctorRAG's knowledge base, ingestion and retrieval, against the raw engines.
 
 1. Ingestion of the demo ward-guidance pages (resources/knowledge/demo-kb/*.md, cut
-   with base.chunk_text at Settings().kb_chunk_words), in chunks/s:
+   with base.chunk_text at Settings().knowledge_chunk_words), in chunks/s:
    (a) the raw embedder alone (runtime.embedder().embed on the chunk texts);
    (b) indexing only: embed, then KnowledgeBase.add with the chapter given (encrypted
        database + chromadb), one add per document, i.e. DoctorRAG.add_texts minus the
@@ -131,7 +131,7 @@ def ingestion(folder: Path, settings: Settings, chunks: int, documents: int) -> 
     runtime = ModelRuntime(paths, settings)
     rag, store, _ = open_rag(folder, settings, runtime)
     files = sorted(DEMO_KB.glob("*.md"))
-    pages = [(f, chunk_text(read_document(f), settings.kb_chunk_words)) for f in files]
+    pages = [(f, chunk_text(read_document(f), settings.knowledge_chunk_words)) for f in files]
     per_pass = sum(len(texts) for _, texts in pages)
     # Whole passes over the demo pages, as many as make at least `chunks` chunks.
     passes = max(1, -(-chunks // per_pass))
@@ -273,7 +273,7 @@ class Synthetic:
 
 def retrieval_at(rag: DoctorRAG, data: Synthetic, queries: int, k: int, recall_sample: int) -> dict:
     collection = rag.index.collection(KNOWLEDGE)
-    near = rag.settings.kb_near_duplicate
+    near = rag.settings.knowledge_near_duplicate
     asked = data.queries(queries)
     for vector, chapter, _ in asked[:10]:  # warm-up
         rag.retrieve("q", chapter=chapter, ablation="no-cases", vector=vector)
@@ -339,7 +339,7 @@ def retrieval(folder: Path, settings: Settings, sizes: list[int], queries: int, 
         seconds, in_index = data.grow(rag, size, batch)
         assert rag.knowledge.count() == size == rag.index.count(KNOWLEDGE)
         rss = resident_mb()
-        measured = retrieval_at(rag, data, queries, settings.kb_top_k, recall_sample)
+        measured = retrieval_at(rag, data, queries, settings.knowledge_top_k, recall_sample)
         results.append({"size": size, "added": size - before, "build_seconds": seconds,
                         "build_index_seconds": in_index, "rss": rss, **measured})
         print(f"  {size:,} chunks: built (+{size - before:,} in {seconds:.1f} s), "
@@ -380,7 +380,7 @@ def main() -> int:
     import chromadb
 
     print(f"chromadb {chromadb.__version__}, numpy {np.__version__}, HNSW ef_search {EF_SEARCH}, "
-          f"k {settings.kb_top_k}, chunk {settings.kb_chunk_words} words, {args.threads} threads\n",
+          f"k {settings.knowledge_top_k}, chunk {settings.knowledge_chunk_words} words, {args.threads} threads\n",
           flush=True)
     with tempfile.TemporaryDirectory(prefix="lumen-bench-") as folder:
         folder = Path(folder)
@@ -427,7 +427,7 @@ def main() -> int:
 
     if ret:
         print(f"\nRetrieval: synthetic unit vectors ({DIMENSIONS}-d) over {len(icd10.CODES)} chapters, "
-              f"k = {settings.kb_top_k} (index asked for k + 8), {queries} queries per size and path "
+              f"k = {settings.knowledge_top_k} (index asked for k + 8), {queries} queries per size and path "
               "(half perturbed copies of stored vectors, half random)\n")
         print("| chunks | path | DoctorRAG.retrieve median / p95 ms | chromadb query median / p95 ms | "
               "retrieve ÷ chromadb (median) | VectorIndex.query median ms |")
@@ -441,7 +441,7 @@ def main() -> int:
                       f"{m['index_median']:.2f} |")
         print("\n`collection.count()` (for reference; VectorIndex.query no longer calls it), median ms: "
               + ", ".join(f"{r['size']:,} chunks {r['count_ms']:.2f}" for r in ret))
-        print(f"\n| chunks | path | recall@{settings.kb_top_k} vs brute force, perturbed / random queries | "
+        print(f"\n| chunks | path | recall@{settings.knowledge_top_k} vs brute force, perturbed / random queries | "
               "top-1 is the exact best (perturbed) | returned ÷ exact similarity sum |")
         print("|---|---|---|---|---|")
         for r in ret:

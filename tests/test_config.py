@@ -78,6 +78,18 @@ def test_unknown_keys_in_settings_file_are_ignored(profile):
     assert Settings.load(profile).threads == 2
 
 
+def test_a_renamed_setting_is_still_read_under_its_old_name(profile):
+    # The knowledge base's settings were kb_*; a settings file from before keeps its values.
+    profile.settings_file.write_text("kb_top_k = 7\nkb_refine = true\n"
+                                     "kb_refine_rounds = 2\nknowledge_refine_rounds = 5\n")
+    loaded = Settings.load(profile)
+    assert (loaded.knowledge_top_k, loaded.knowledge_refine, loaded.knowledge_refine_rounds) == (
+        7, True, 5)  # saved under both names, the new one holds
+    assert Settings().with_value("kb_top_k", "6").knowledge_top_k == 6
+    loaded.save(profile)
+    assert "kb_" not in profile.settings_file.read_text()
+
+
 def test_models_folder_setting(profile):
     assert Settings().models_path(profile) == profile.default_models_dir
     assert Settings(models_dir="/srv/models").models_path(profile) == Path("/srv/models")

@@ -37,7 +37,7 @@ class _Sources:
 
 
 def _most_sources() -> _Sources:
-    top_k = [f for f in Settings.describe() if f.name == "kb_top_k"][0]
+    top_k = [f for f in Settings.describe() if f.name == "knowledge_top_k"][0]
     return _Sources(int(top_k.metadata["maximum"]), int(top_k.metadata["maximum"]))
 
 
@@ -66,12 +66,12 @@ def test_every_constrained_reply_is_bounded_and_leaves_room_for_its_prompt(name)
 def test_a_knowledge_answer_always_has_its_budget_after_the_longest_references():
     schema = doctorrag._reply_schema("answer", _most_sources(), [])
     assert reply_token_limit(schema) is None  # the answer is free text: it may be cut off...
-    limit = doctorrag._reply_limit(schema, "answer", Settings().kb_answer_tokens)
+    limit = doctorrag._reply_limit(schema, "answer", Settings().knowledge_answer_tokens)
     references_only = longest_reply_bytes(json_grammar(
         {**schema, "properties": {"references": schema["properties"]["references"]},
          "required": ["references"]}))
     # ...but only inside the answer, after its references, which are then always complete.
-    assert limit >= Settings().kb_answer_tokens + references_only + 1
+    assert limit >= Settings().knowledge_answer_tokens + references_only + 1
 
 
 def test_the_paper_judge_limit_is_at_least_the_grammar_bound():

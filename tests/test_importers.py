@@ -17,7 +17,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from desktop_app.core.errors import LumenError
-from desktop_app.core.evaluation.dataset import Dataset, DatasetFormatError, sha256_path
+from desktop_app.core.errors import DatasetFormatError
+from desktop_app.core.evaluation.dataset import Dataset
+from desktop_app.core.hashing import sha256_path
 from desktop_app.core.choices import FORMATS
 from desktop_app.core.evaluation.importers import columns, import_dataset, normalise_persian
 

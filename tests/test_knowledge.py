@@ -12,7 +12,7 @@ import pytest
 
 from desktop_app.core.config import Paths, Settings
 from desktop_app.core.errors import Cancelled, LumenError
-from desktop_app.core.evaluation.dataset import DatasetFormatError
+from desktop_app.core.errors import DatasetFormatError
 from desktop_app.core.glossary.glossary import load_glossary
 from desktop_app.core.knowledge import icd10
 from desktop_app.core.knowledge.base import PreparedChunk, chunk_text
@@ -41,7 +41,7 @@ SENTENCE = "Weigh the patient every morning before breakfast and record it on th
 
 def fast_settings(shared_models, **changes) -> Settings:
     return dataclasses.replace(Settings(models_dir=str(shared_models), context_size=2048),
-                               kb_answer_tokens=64, kb_critique_tokens=32, kb_chunk_words=40,
+                               knowledge_answer_tokens=64, knowledge_critique_tokens=32, knowledge_chunk_words=40,
                                **changes)
 
 
@@ -141,7 +141,7 @@ def test_hard_filter_and_its_fallback(rag):
     assert [s.fallback for s in filled.knowledge] == [False, False, False, True, True]
     assert all(s.chapter != "I00-I99" for s in filled.knowledge[3:])
 
-    strict = DoctorRAG(rag.runtime, rag.glossary, dataclasses.replace(rag.settings, kb_tag_fallback="strict"),
+    strict = DoctorRAG(rag.runtime, rag.glossary, dataclasses.replace(rag.settings, knowledge_tag_fallback="strict"),
                        rag.cache_dir, rag.store, rag.index)
     only = strict.retrieve(question, chapter="I00-I99", ablation="no-cases", k=5)
     assert len(only.knowledge) == 3 and not only.fallback_used
@@ -217,8 +217,8 @@ def test_med_textgrad_rounds_are_recorded_and_counted(rag):
         ("Seek urgent help if the reliever does not help within minutes.", "J00-J99")])
     planned = model_calls_needed(rag.settings, "no-cases", refine=True, rounds=2)
     assert planned == 1 + 1 + refinement_calls(2) == 17
-    rag.settings = dataclasses.replace(rag.settings, kb_top_k=1, kb_answer_tokens=32,
-                                       kb_critique_tokens=16)
+    rag.settings = dataclasses.replace(rag.settings, knowledge_top_k=1, knowledge_answer_tokens=32,
+                                       knowledge_critique_tokens=16)
     rounds = []
     result = rag.run("What should someone do first during an asthma attack?", ablation="no-cases",
                      refine=True, rounds=2,
@@ -371,22 +371,22 @@ def test_evaluation_replays_a_labelled_case_set_in_diagnosis_mode(rag, tmp_path)
         assert own and not own & retrieved  # the case never retrieves itself
 
 
-def test_command_line_kb_and_cases(profile, passphrase_env, tmp_path):
+def test_command_line_knowledge_and_cases(profile, passphrase_env, tmp_path):
     guide = tmp_path / "guide.md"
     guide.write_text(GUIDE)
-    run = run_lumen("kb", "add", str(guide), timeout=300)
+    run = run_lumen("knowledge", "add", str(guide), timeout=300)
     assert run.returncode == 0, run.stderr
     assert "Added guide.md" in run.stdout
     run = run_lumen("cases", "import", str(DEMO / "demo-cases.csv"), "--show-removed")
     assert run.returncode == 0, run.stderr
     assert "Imported 60 cases" in run.stdout and "-> [NAME]" in run.stdout
-    run = run_lumen("kb", "ask", "How is fluid overload from a weak heart managed?", "--json")
+    run = run_lumen("knowledge", "ask", "How is fluid overload from a weak heart managed?", "--json")
     assert run.returncode == 0, run.stderr
     answer = json.loads(run.stdout)
     refs = {s["ref"] for kind in ("knowledge", "cases") for s in answer["sources"][kind]}
     assert answer["answer"] and set(answer["references"]) <= refs and answer["references"]
     assert answer["chapter"] in icd10.CODES
-    run = run_lumen("kb", "list", "--json")
+    run = run_lumen("kb", "list", "--json")  # the first name still works for a release
     listed = json.loads(run.stdout)
     assert listed["documents"][0]["name"] == "guide.md" and listed["case_sets"][0]["cases"] == 60
     run = run_lumen("cases", "import", str(tmp_path / "missing.csv"))

@@ -13,8 +13,8 @@ DEMO = ROOT / "resources" / "knowledge"
 
 @pytest.fixture
 def page(open_window):
-    window = open_window(context_size=2048, kb_answer_tokens=48, kb_critique_tokens=16,
-                         kb_top_k=2)
+    window = open_window(context_size=2048, knowledge_answer_tokens=48, knowledge_critique_tokens=16,
+                         knowledge_top_k=2)
     window.tabs.setCurrentWidget(window.knowledge_page)
     return window.knowledge_page
 

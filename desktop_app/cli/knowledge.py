@@ -1,4 +1,4 @@
-"""`lumen kb` and `lumen cases`: the knowledge base, the case base and the answers
+"""`lumen knowledge` and `lumen cases`: the knowledge base, the case base and the answers
 drawn from them (DoctorRAG, core/knowledge; Session.knowledge, as the Knowledge tab)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from .common import (EXIT_OK, column_mapping, command_session, open_store_for, p
                      progress_printer, read_text)
 
 
-def cmd_kb_add(args, paths, settings) -> int:
+def cmd_knowledge_add(args, paths, settings) -> int:
     if not args.files and not args.glossary:
         raise LumenError("Nothing to add.", "Name documents (.txt, .md, .pdf, .docx) or use --glossary.")
     declarative = True if args.declarative else None
@@ -50,7 +50,7 @@ def library(paths, store):
     return KnowledgeBase(store, index), CaseBase(store, index)
 
 
-def cmd_kb_list(args, paths, settings) -> int:
+def cmd_knowledge_list(args, paths, settings) -> int:
     with open_store_for(paths, required=True) as store:
         knowledge, casebase = library(paths, store)
         documents = [d.to_dict() for d in knowledge.documents()]
@@ -59,7 +59,7 @@ def cmd_kb_list(args, paths, settings) -> int:
         print_json({"documents": documents, "case_sets": sets})
         return EXIT_OK
     if not documents and not sets:
-        print("The knowledge base is empty. Add documents with 'lumen kb add FILES' and past "
+        print("The knowledge base is empty. Add documents with 'lumen knowledge add FILES' and past "
               "cases with 'lumen cases import FILE'.")
     for doc in documents:
         print(f"{doc['id'][:8]}  {doc['added_at']}  {doc['chunks']:5} pieces  {doc['name']}")
@@ -69,14 +69,14 @@ def cmd_kb_list(args, paths, settings) -> int:
     return EXIT_OK
 
 
-def cmd_kb_remove(args, paths, settings) -> int:
+def cmd_knowledge_remove(args, paths, settings) -> int:
     with open_store_for(paths, required=True) as store:
         document = library(paths, store)[0].remove(args.id)
     print(f"Removed {document.name} ({document.chunks} pieces).")
     return EXIT_OK
 
 
-def cmd_kb_reindex(args, paths, settings) -> int:
+def cmd_knowledge_reindex(args, paths, settings) -> int:
     with command_session(paths, settings) as session:
         counts = session.knowledge().reindex(progress=progress_printer(True))
     print(f"Rebuilt the vector index: {counts['statements']} statements, {counts['cases']} cases.")
@@ -96,7 +96,7 @@ def knowledge_printer(enabled: bool):
     return on_event
 
 
-def cmd_kb_ask(args, paths, settings) -> int:
+def cmd_knowledge_ask(args, paths, settings) -> int:
     from ..core.knowledge.doctorrag import model_calls_needed, parse_labels
 
     labels: list[str] = []
@@ -204,8 +204,12 @@ def cmd_cases_remove(args, paths, settings) -> int:
 def register(sub) -> None:
     from ..core.choices import ABLATIONS
 
-    kb = sub.add_parser("kb", help="the knowledge base: add documents, ask questions (DoctorRAG)")
-    ksub = kb.add_subparsers(dest="kb_command", metavar="ACTION", required=True)
+    # "knowledge", as the Knowledge tab and core/knowledge; "kb" (its first name) still
+    # works for a release.
+    knowledge = sub.add_parser("knowledge", aliases=["kb"],
+                               help="the knowledge base: add documents, ask questions "
+                                    "(DoctorRAG; also: kb)")
+    ksub = knowledge.add_subparsers(dest="knowledge_command", metavar="ACTION", required=True)
     p = ksub.add_parser("add", help="add documents (.txt, .md, .pdf, .docx) or the glossary's topics")
     p.add_argument("files", nargs="*")
     p.add_argument("--glossary", action="store_true", help="add the glossary's topics too")
@@ -213,15 +217,15 @@ def register(sub) -> None:
     p.add_argument("--declarative", action="store_true",
                    help="rewrite each piece as statements first (slower; see the setting)")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_kb_add)
+    p.set_defaults(func=cmd_knowledge_add)
     p = ksub.add_parser("list", help="documents and case sets in the knowledge base")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_kb_list)
-    p = ksub.add_parser("remove", help="remove a document (its id from 'lumen kb list')")
+    p.set_defaults(func=cmd_knowledge_list)
+    p = ksub.add_parser("remove", help="remove a document (its id from 'lumen knowledge list')")
     p.add_argument("id")
-    p.set_defaults(func=cmd_kb_remove)
+    p.set_defaults(func=cmd_knowledge_remove)
     p = ksub.add_parser("reindex", help="rebuild the vector index from the encrypted database")
-    p.set_defaults(func=cmd_kb_reindex)
+    p.set_defaults(func=cmd_knowledge_reindex)
     p = ksub.add_parser("ask", help="answer a question from the knowledge base and similar cases")
     p.add_argument("question")
     p.add_argument("--diagnosis", action="store_true",
@@ -233,7 +237,7 @@ def register(sub) -> None:
     p.add_argument("--refine", action="store_true", help="refine the answer with Med-TextGrad")
     p.add_argument("--rounds", type=int, help="Med-TextGrad rounds (default: the setting)")
     p.add_argument("--json", action="store_true", help="the answer, its sources and trace as JSON")
-    p.set_defaults(func=cmd_kb_ask)
+    p.set_defaults(func=cmd_knowledge_ask)
 
     cases = sub.add_parser("cases", help="the case base of past patients (de-identified on import)")
     csub = cases.add_subparsers(dest="cases_command", metavar="ACTION", required=True)

@@ -127,7 +127,7 @@ def cmd_restore(args, paths, settings) -> int:
         check = store.verify_audit()
     print(f"Restored into {paths.database_file} ({'key in the OS keyring' if key.source == 'keyring' else 'your passphrase'}); "
           f"audit log {'intact' if check.ok else 'ALTERED: ' + check.problem}. Rebuild the "
-          "knowledge index with 'lumen kb reindex'.")
+          "knowledge index with 'lumen knowledge reindex'.")
     return EXIT_OK if check.ok else EXIT_PROBLEM
 
 
@@ -151,7 +151,7 @@ def register(sub) -> None:
         description="Every table of the database, the settings and the model list, in one "
                     "SQLCipher file encrypted with a passphrase chosen for it (asked twice, or "
                     "LUMEN_BACKUP_PASSPHRASE). The vector index is rebuilt after a restore with "
-                    "'lumen kb reindex'.")
+                    "'lumen knowledge reindex'.")
     p.add_argument("file", help="the backup file to write")
     p.set_defaults(func=cmd_backup)
     p = sub.add_parser(

@@ -161,6 +161,13 @@ def _setting(default: Any, label: str, help: str, *, group: str = "General",
     })
 
 
+# Settings renamed in a release, still read from a settings file under their old names
+# for one release more (the knowledge base's were "kb_*", as the command once was).
+RENAMED_SETTINGS = {f"kb_{name}": f"knowledge_{name}" for name in (
+    "top_k", "chunk_words", "declarative", "tag_fallback", "near_duplicate", "answer_tokens",
+    "refine", "refine_rounds", "critique_tokens")}
+
+
 @dataclass
 class Settings:
     """Every setting a user may need, with its documented default."""
@@ -360,43 +367,43 @@ class Settings:
         group="Glossary", choices=("English", "Spanish"))
 
     # Knowledge (DoctorRAG).
-    kb_top_k: int = _setting(
+    knowledge_top_k: int = _setting(
         4, "Sources per answer, of each kind",
         "How many knowledge statements and how many similar cases each answer is given "
         "(DoctorRAG: accuracy levels off above 4).", group="Knowledge", minimum=1, maximum=20,
         technical="k (DoctorRAG)")
-    kb_chunk_words: int = _setting(
+    knowledge_chunk_words: int = _setting(
         120, "Chunk length (words)",
         "About how many words each piece of an added document holds. The embedder reads at "
         "most 256 tokens of a piece, about 180 words.", group="Knowledge", minimum=30, maximum=400)
-    kb_declarative: bool = _setting(
+    knowledge_declarative: bool = _setting(
         False, "Rewrite chunks as statements",
         "When adding documents, have the generator model rewrite each piece as plain factual "
         "statements before it is tagged and embedded (DoctorRAG's declarative step). Slower; "
         "worth it with a production model.", group="Knowledge")
-    kb_tag_fallback: str = _setting(
+    knowledge_tag_fallback: str = _setting(
         "fill", "When few statements share the question's chapter",
         "fill: fewer than k statements tagged with the question's ICD-10 chapter are topped up "
         "with the most similar statements from other chapters, marked as such; strict: only "
         "same-chapter statements are used, as in the paper (a wrong tag can leave none).",
-        group="Knowledge", choices=("fill", "strict"), technical="kb_tag_fallback (DoctorRAG's hard filter)",
+        group="Knowledge", choices=("fill", "strict"), technical="knowledge_tag_fallback (DoctorRAG's hard filter)",
         choice_labels={"fill": "Top up from other chapters", "strict": "Same chapter only"})
-    kb_near_duplicate: float = _setting(
+    knowledge_near_duplicate: float = _setting(
         0.99, "Near-duplicate cut-off",
         "Sources more similar than this to the question are left out, as the question's own "
         "record would be (DoctorRAG uses 0.99).", group="Knowledge", minimum=0.5, maximum=1.0)
-    kb_answer_tokens: int = _setting(
+    knowledge_answer_tokens: int = _setting(
         320, "Longest knowledge answer (tokens)",
         "Most tokens for an answer on the Knowledge tab.", group="Knowledge",
         minimum=32, maximum=4096)
-    kb_refine: bool = _setting(
+    knowledge_refine: bool = _setting(
         False, "Refine answers by self-critique",
         "Improve each answer with critics, textual gradients and prompt updates. About 8 model "
         "calls per round; off by default.", group="Knowledge", technical="Med-TextGrad")
-    kb_refine_rounds: int = _setting(
+    knowledge_refine_rounds: int = _setting(
         3, "Refinement rounds", "How many rounds of self-critique (the paper uses 3).",
         group="Knowledge", minimum=1, maximum=10, technical="T (Med-TextGrad)")
-    kb_critique_tokens: int = _setting(
+    knowledge_critique_tokens: int = _setting(
         200, "Longest critique (tokens)",
         "Most tokens for each Med-TextGrad critique, gradient and prompt update.",
         group="Knowledge", minimum=32, maximum=2048)
@@ -435,6 +442,7 @@ class Settings:
     def with_value(self, name: str, raw: Any) -> "Settings":
         """A copy with one setting changed, checked against its type and limits."""
         by_name = {f.name: f for f in fields(self)}
+        name = RENAMED_SETTINGS.get(name, name)
         if name not in by_name:
             raise ConfigError(f"There is no setting called '{name}'.",
                               "Run 'lumen settings show' to list the settings.")
@@ -455,6 +463,10 @@ class Settings:
         by_name = {f.name: f for f in fields(cls)}
         values = {}
         for key, raw in data.items():
+            if key in RENAMED_SETTINGS:
+                if RENAMED_SETTINGS[key] in data:
+                    continue  # saved under both names: the new one holds
+                key = RENAMED_SETTINGS[key]
             if key not in by_name:
                 log.warning("Ignoring unknown setting %r in %s", key, source)
                 continue

@@ -229,8 +229,8 @@ class KnowledgePage(QWidget):
 
     def apply_settings(self) -> None:
         settings = self.session.settings
-        self.refine.setChecked(settings.kb_refine)
-        self.rounds.setValue(settings.kb_refine_rounds)
+        self.refine.setChecked(settings.knowledge_refine)
+        self.rounds.setValue(settings.knowledge_refine_rounds)
         self._update_options()
 
     def _update_options(self) -> None:

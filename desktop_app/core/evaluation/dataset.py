@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from ..errors import DatasetFormatError  # noqa: F401 - importers and callers import it from here
-from ..hashing import sha256_path  # noqa: F401 - as above
 
 
 @dataclass(frozen=True)

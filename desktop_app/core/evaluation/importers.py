@@ -24,10 +24,11 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from ..choices import FORMATS
-from ..errors import LumenError
+from ..errors import DatasetFormatError, LumenError
+from ..hashing import sha256_path
 from ..textfiles import (LIMITS, checked_text, csv_rows, json_depth, json_lines, json_value,
                          read_text, unreadable)
-from .dataset import Dataset, DatasetFormatError, Sample, sha256_path
+from .dataset import Dataset, Sample
 
 
 # The extensions the tabular readers understand, and how each is read.

@@ -165,7 +165,7 @@ class KnowledgeBase:
                                 "WHERE id = ? OR id LIKE ?", (document_id, document_id + "%"))
         if len(rows) != 1:
             raise LumenError(f"There is no single knowledge document with id {document_id}.",
-                             "List them with 'lumen kb list'.")
+                             "List them with 'lumen knowledge list'.")
         doc_id, name, kind, declarative, added_at = rows[0]
         chapters = dict(self.store.query(
             "SELECT chapter, COUNT(*) FROM kb_chunk WHERE document_id = ? GROUP BY chapter "

@@ -7,7 +7,7 @@ embedded, and stored (text in the encrypted database, vectors in the index).
 
 Answering: the question is tagged and embedded.  Knowledge statements score by
 cosine only when their chapter is the question's (otherwise −∞, the paper's hard
-filter); when fewer than k pass, the `kb_tag_fallback` setting decides whether the
+filter); when fewer than k pass, the `knowledge_tag_fallback` setting decides whether the
 remaining places go to the most similar statements of other chapters (marked as
 fallback) or stay empty.  Cases score by plain cosine.  Sources that are the
 question's own record, or nearly the same text (cosine above the near-duplicate
@@ -147,8 +147,8 @@ class KnowledgeResult:
 def model_calls_needed(settings: Settings, ablation: str = "full", refine: bool | None = None,
                        rounds: int | None = None) -> int:
     """Model calls one question takes, shown before the user starts it."""
-    refine = settings.kb_refine if refine is None else refine
-    rounds = rounds or settings.kb_refine_rounds
+    refine = settings.knowledge_refine if refine is None else refine
+    rounds = rounds or settings.knowledge_refine_rounds
     tags = ABLATIONS[ablation]["tags"]
     return int(tags) + 1 + (refinement_calls(rounds) if refine else 0)
 
@@ -192,7 +192,7 @@ class DoctorRAG(Pipeline):
             [{"role": "system", "content": self.prompts.text("declarative", "system")},
              {"role": "user", "content": self.prompts.text(
                  "declarative", "user", text=neutralise_control_markers(text)[0])}],
-            max_tokens=min(self.settings.kb_chunk_words * 3, model.n_ctx // 2), cancel=cancel)
+            max_tokens=min(self.settings.knowledge_chunk_words * 3, model.n_ctx // 2), cancel=cancel)
         # A statement that came back empty or cut off keeps the chunk itself.
         statement = generation.text.strip()
         return statement if statement and generation.finish_reason != "length" else text
@@ -234,8 +234,8 @@ class DoctorRAG(Pipeline):
         existing = self.knowledge.find_document(digest)
         if existing is not None:
             return existing, False
-        declarative = self.settings.kb_declarative if declarative is None else declarative
-        texts = chunk_text(text, self.settings.kb_chunk_words)
+        declarative = self.settings.knowledge_declarative if declarative is None else declarative
+        texts = chunk_text(text, self.settings.knowledge_chunk_words)
         return self.add_texts(path.name, "file", digest, texts, declarative=declarative,
                               progress=progress, cancel=cancel), True
 
@@ -247,12 +247,12 @@ class DoctorRAG(Pipeline):
         texts = []
         for entry in entries:
             body = entry.summary or entry.definition
-            texts.extend(chunk_text(f"{entry.term}: {body}", self.settings.kb_chunk_words))
+            texts.extend(chunk_text(f"{entry.term}: {body}", self.settings.knowledge_chunk_words))
         digest = sha256_text("\n".join(texts))
         existing = self.knowledge.find_document(digest)
         if existing is not None:
             return existing, False
-        declarative = self.settings.kb_declarative if declarative is None else declarative
+        declarative = self.settings.knowledge_declarative if declarative is None else declarative
         name = f"Glossary topics ({len(entries)})"
         return self.add_texts(name, "glossary", digest, texts, declarative=declarative,
                               progress=progress, cancel=cancel), True
@@ -302,7 +302,7 @@ class DoctorRAG(Pipeline):
     def _top(self, name: str, vector: np.ndarray, k: int, where: dict[str, Any] | None,
              skip: set[str], excluded: dict[str, int], minimum: float | None) -> list[Hit]:
         """The k best hits not skipped, asking the index for more while exclusions eat into them."""
-        near = self.settings.kb_near_duplicate
+        near = self.settings.knowledge_near_duplicate
         n = k + 8
         while True:
             hits = self.index.query(name, vector, n, where)
@@ -331,7 +331,7 @@ class DoctorRAG(Pipeline):
                  exclude_ids: Iterable[str] = (), vector: np.ndarray | None = None,
                  k: int | None = None) -> Retrieval:
         parts = ABLATIONS[ablation]
-        k = k or self.settings.kb_top_k
+        k = k or self.settings.knowledge_top_k
         vector = self.runtime.embedder().embed_one(question) if vector is None else vector
         skip = set(exclude_ids)
         retrieval = Retrieval(chapter if parts["tags"] else "")
@@ -342,7 +342,7 @@ class DoctorRAG(Pipeline):
                                  retrieval.excluded, minimum=0.0)
                 retrieval.same_chapter = len(same)
                 hits = [(h, False) for h in same]
-                if len(same) < k and self.settings.kb_tag_fallback == "fill":
+                if len(same) < k and self.settings.knowledge_tag_fallback == "fill":
                     taken = skip | {h.id for h in same}
                     extra = self._top(KNOWLEDGE, vector, k - len(same), None, taken, {}, minimum=0.0)
                     hits += [(h, True) for h in extra]
@@ -431,9 +431,9 @@ class DoctorRAG(Pipeline):
                 (not parts["cases"] or self.casebase.count() == 0):
             raise LumenError("There is nothing to answer from: the knowledge base and the case base "
                              "are empty (or switched off).",
-                             "Add documents with 'lumen kb add' or import cases with 'lumen cases import'.")
-        refine = s.kb_refine if refine is None else refine
-        rounds = rounds or s.kb_refine_rounds
+                             "Add documents with 'lumen knowledge add' or import cases with 'lumen cases import'.")
+        refine = s.knowledge_refine if refine is None else refine
+        rounds = rounds or s.knowledge_refine_rounds
         emit = on_event or (lambda kind, data: None)
         started = time.perf_counter()
         model = self._model()
@@ -444,8 +444,8 @@ class DoctorRAG(Pipeline):
             models={"generator": {"id": model.spec.id, "sha256": model.sha256},
                     "embedder": {"id": embedder_spec.id,
                                  "sha256": embedder_spec.file("model.onnx").sha256}},
-            settings={"kb_top_k": s.kb_top_k, "kb_tag_fallback": s.kb_tag_fallback,
-                      "kb_near_duplicate": s.kb_near_duplicate, "refine": refine,
+            settings={"knowledge_top_k": s.knowledge_top_k, "knowledge_tag_fallback": s.knowledge_tag_fallback,
+                      "knowledge_near_duplicate": s.knowledge_near_duplicate, "refine": refine,
                       "rounds": rounds if refine else 0, "temperature": s.temperature, "seed": s.seed},
             summary_sha256=sha256_text(question), notice=KNOWLEDGE_NOTICE)
         steps = 3 + (1 if refine else 0)
@@ -479,7 +479,7 @@ class DoctorRAG(Pipeline):
 
         # Fitting the sources into the context can only drop some, which shortens the
         # longest reply: the limit for all of them holds for what is kept.
-        max_tokens = _reply_limit(_reply_schema(mode, retrieval, labels), mode, s.kb_answer_tokens)
+        max_tokens = _reply_limit(_reply_schema(mode, retrieval, labels), mode, s.knowledge_answer_tokens)
         messages = self._fit(model, build, retrieval, max_tokens)
         trace.context = retrieval.to_dict()
         emit("retrieval", {"retrieval": retrieval})
@@ -522,8 +522,8 @@ class DoctorRAG(Pipeline):
             report(progress, 3, steps, "Refining the answer")
             answer, _ = med_textgrad(
                 call, self.prompts, question=safe_question, context=context,
-                first_answer=first_answer, rounds=rounds, answer_tokens=s.kb_answer_tokens,
-                critique_tokens=s.kb_critique_tokens, on_event=on_round, cancel=cancel,
+                first_answer=first_answer, rounds=rounds, answer_tokens=s.knowledge_answer_tokens,
+                critique_tokens=s.knowledge_critique_tokens, on_event=on_round, cancel=cancel,
                 progress=lambda p: report(progress, 3, steps, p.message))
             trace.attempts.append(Attempt("refine", rounds, answer, calls=calls, chosen=True))
             # References the refined answer names itself join those of the first answer.

@@ -53,7 +53,7 @@ def _client(folder: Path) -> Any:
                 raise LumenError(
                     f"The vector index in {folder} cannot be opened ({type(exc).__name__}).",
                     "Close other Lumen windows. If the folder is damaged, remove it and rebuild "
-                    "the index with 'lumen kb reindex' (the texts are safe in the database).",
+                    "the index with 'lumen knowledge reindex' (the texts are safe in the database).",
                 ) from exc
         return _clients[folder]
 

@@ -8,7 +8,7 @@ whole profile in one file.
   The old key opens nothing afterwards.
 - A backup is a SQLCipher database of its own (`sqlcipher_export`), encrypted with a
   passphrase chosen for it, holding every table and the profile's settings and model
-  list; the vector index is not in it (it holds no text and `lumen kb reindex` rebuilds
+  list; the vector index is not in it (it holds no text and `lumen knowledge reindex` rebuilds
   it from the database).
 - A restore goes into a profile without a database: the new database gets a key of its
   own (keyring or passphrase), every row is copied, and the audit log's seals, kept with
