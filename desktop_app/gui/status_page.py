@@ -9,7 +9,6 @@ from PySide6.QtWidgets import (QHBoxLayout, QHeaderView, QLabel, QMessageBox, QP
 
 from ..core.doctor import DoctorReport, run_doctor
 from ..core.errors import Cancelled
-from ..core.models.manage import provision
 from ..core.netprobe import TourReport, run_tour
 from ..core.session import Session
 from .messages import show_error
@@ -126,7 +125,7 @@ class StatusPage(QWidget):
                 self.run_checks()
 
         task = run_in_background(
-            lambda progress, cancel: provision(session.paths, session.settings, progress, cancel),
+            lambda progress, cancel: session.models.provision(progress, cancel),
             on_success=done, on_error=self._failed, on_progress=self.progress.update_progress,
             name="restoring the embedded models")
         self.progress.track(task, "Restoring the embedded models…")
