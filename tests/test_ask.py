@@ -371,6 +371,7 @@ def test_bad_input_is_a_clear_error(runtime, glossary, tmp_path):
         ask.run(SUMMARY, QUESTION, method="gpt-5")
 
 
+@pytest.mark.slow
 def test_calibration_of_tau_on_the_development_split(runtime):
     embed = runtime.embedder().embed
     calibration = calibrate_relevance(load_items(demo_benchmark(), "dev"), embed)

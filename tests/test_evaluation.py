@@ -105,6 +105,7 @@ def test_cancel_pauses_and_resume_finishes_without_repeats(evaluations, evaluato
     assert len(ids) == 4 == len(set(ids))
 
 
+@pytest.mark.slow
 def test_a_run_carried_on_elsewhere_is_neither_interrupted_nor_run_twice(evaluations, evaluator,
                                                                          runtime):
     from desktop_app.core.locks import FileLock

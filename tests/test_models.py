@@ -63,6 +63,7 @@ def test_inspect_gguf_reads_smollm2(shared_models):
     assert info.eos_token == "<|im_end|>"
 
 
+@pytest.mark.slow
 def test_truncated_gguf_is_named_truncated(truncated_gguf):
     with pytest.raises(ModelError) as info:
         inspect_gguf(truncated_gguf)
@@ -148,6 +149,7 @@ def test_add_gguf_registers_and_assigns_roles(profile, settings, shared_models, 
     assert registry.roles_of(spec.id) == ["reviewer"]
 
 
+@pytest.mark.slow
 def test_add_refuses_truncated_file_and_registers_nothing(profile, settings, truncated_gguf):
     with pytest.raises(ModelError):
         manage.add_gguf(profile, settings, truncated_gguf, roles=["generator"])

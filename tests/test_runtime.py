@@ -285,3 +285,58 @@ def test_a_job_waiting_for_the_model_says_who_holds_it_and_can_be_cancelled(runt
     assert held["generation"].completion_tokens == 4
     assert result["generation"].completion_tokens >= 1
     assert messages == ["Waiting for the model (Simplify is running)", "The model is free; Ask goes on"]
+
+
+def test_prompt_lookup_decoding_generates_counts_and_keeps_the_grammar(profile, runtime_settings):
+    """With the setting on, llama.cpp checks guessed tokens in batches: the reply is still
+    whole and repeatable, its tokens are counted from what was written (not from the
+    guesses left in the state), and a JSON schema still holds.  Whether it writes the same
+    words as without it is measured (bench/bench_lookup.py), not promised."""
+    import dataclasses
+
+    from desktop_app.core.models.runtime import ModelRuntime
+
+    copying = [{"role": "user", "content": "Repeat exactly: Take amoxicillin 500 mg by mouth "
+                                           "three times a day for 7 days. Take amoxicillin "
+                                           "500 mg by mouth"}]
+    fresh = ModelRuntime(profile, dataclasses.replace(runtime_settings, prompt_lookup_tokens=6))
+    try:
+        model = fresh.for_role("generator")
+        assert model.llama.draft_model is not None
+        first = model.generate(copying, max_tokens=40)
+        second = model.generate(copying, max_tokens=40)
+        assert first.text and second.text == first.text
+        assert first.completion_tokens == len(model.tokenize(first.text)) <= 40
+        assert 0 < second.prompt_tokens_evaluated <= second.prompt_tokens
+        value, _ = model.generate_json(
+            [{"role": "user", "content": "What is the capital of France? Reply as JSON with "
+                                         "your answer and your confidence."}], ANSWER_SCHEMA)
+        assert set(value) == {"answer", "confidence"}
+    finally:
+        fresh.close()
+
+
+@pytest.mark.slow
+def test_gpu_layers_reach_llama_cpp_and_the_doctor_names_the_backend(profile, runtime_settings):
+    import dataclasses
+
+    from desktop_app.core.doctor import run_doctor
+    from desktop_app.core.models.cpu import gpu_backends, parse_backends
+    from desktop_app.core.models.runtime import ModelRuntime
+
+    assert parse_backends("CPU : SSE3 = 1 | AVX2 = 1 | CUDA : ARCHS = 890 | USE_GRAPHS = 1 |"
+                          ) == ("CPU", "CUDA")
+    settings = dataclasses.replace(runtime_settings, gpu_layers=-1)
+    fresh = ModelRuntime(profile, settings)
+    try:
+        model = fresh.for_role("generator")
+        assert model.llama.model_params.n_gpu_layers == 0x7FFFFFFF  # llama.cpp: every layer
+        assert model.generate(QUESTION, max_tokens=4).text  # a CPU build ignores it
+    finally:
+        fresh.close()
+    report = run_doctor(profile, settings, measure_speed=False)
+    (finding,) = [f for f in report.findings if f.check == "GPU offload"]
+    if gpu_backends():
+        assert finding.status == "ok" and gpu_backends()[0] in finding.detail
+    else:  # this machine's build: the setting asks for what the build cannot do
+        assert finding.status == "warn" and "CPU only" in finding.detail and finding.fix

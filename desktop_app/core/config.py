@@ -230,6 +230,22 @@ class Settings:
         "Memory for keeping llama.cpp state of recent prompts, so calls that share a "
         "document do not evaluate it again. 0 turns the cache off.",
         group="Generation", minimum=0, maximum=65536)
+    prompt_lookup_tokens: int = _setting(
+        0, "Words guessed ahead from the text (tokens)",
+        "Up to this many tokens are guessed by finding the last words written in the prompt "
+        "and checked by the model in one step, which is faster when an answer copies the "
+        "summary. 0 turns it off. It keeps the model's scores for every position "
+        "(context size × vocabulary × 4 bytes of memory) and can change a word where two "
+        "were equally likely; docs/BENCHMARKS.md has the measurements behind the default.",
+        group="Generation", minimum=0, maximum=32,
+        technical="prompt-lookup decoding, num_pred_tokens")
+    gpu_layers: int = _setting(
+        0, "Model layers on the GPU",
+        "How many of a model's layers llama.cpp puts on the graphics card, when Lumen's "
+        "llama.cpp was built with a GPU backend (CUDA, Metal, Vulkan; 'lumen doctor' says "
+        "which). 0 keeps everything on the CPU; -1 puts every layer on the GPU. Ignored by "
+        "a CPU-only build.", group="Generation", minimum=-1, maximum=999,
+        technical="n_gpu_layers")
 
     # Embedding.
     embedding_batch_size: int = _setting(

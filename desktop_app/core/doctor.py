@@ -183,6 +183,29 @@ def run_doctor(paths: Paths, settings: Settings, *, store: Store | None = None,
         return Finding("System", "llama.cpp and this CPU", OK, detail, data=build.to_dict())
     findings.append(_guarded("System", "llama.cpp and this CPU", llama_cpu))
 
+    def gpu_offload() -> Finding:
+        from .models.cpu import gpu_backends
+
+        backends = gpu_backends()
+        layers = ("every layer" if settings.gpu_layers < 0 else
+                  f"{settings.gpu_layers} layer{'s' if settings.gpu_layers != 1 else ''}")
+        if backends:
+            return Finding("System", "GPU offload", OK,
+                           f"llama.cpp was built with {', '.join(backends)}; {layers} of each "
+                           "model on the GPU (setting 'Model layers on the GPU')",
+                           data={"backends": list(backends), "gpu_layers": settings.gpu_layers})
+        if settings.gpu_layers:
+            return Finding("System", "GPU offload", WARN,
+                           f"'Model layers on the GPU' asks for {layers}, but this llama.cpp is "
+                           "built for the CPU only, so models run on the CPU",
+                           "Set it back to 0, or have IT install a build with a GPU backend "
+                           "(packaging/README.md, 'GPU builds').",
+                           {"backends": [], "gpu_layers": settings.gpu_layers})
+        return Finding("System", "GPU offload", OK,
+                       "This llama.cpp is built for the CPU only; models run on the CPU",
+                       data={"backends": [], "gpu_layers": 0})
+    findings.append(_guarded("System", "GPU offload", gpu_offload))
+
     step(2, "Models")
     registry = ModelRegistry(paths, settings)
     in_use = {settings.role(role) for role in ROLES}

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import platform
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,6 +81,23 @@ def parse_system_info(text: str) -> tuple[str, ...]:
         if value.strip() == "1" and name and name not in _NOT_INSTRUCTIONS and name not in found:
             found.append(name)
     return tuple(found)
+
+
+def parse_backends(text: str) -> tuple[str, ...]:
+    """The backends in llama_print_system_info()'s text ("CPU : AVX2 = 1 | CUDA : ARCHS =
+    890 | ..." -> ("CPU", "CUDA")): each names itself before " : "."""
+    return tuple(dict.fromkeys(re.findall(r"(?:^|\|)\s*([A-Za-z][\w-]*) :", text)))
+
+
+def gpu_backends() -> tuple[str, ...]:
+    """The GPU backends the installed llama.cpp was built with (CUDA, Metal, Vulkan, ...);
+    empty for a CPU-only build."""
+    import llama_cpp
+
+    if not llama_cpp.llama_supports_gpu_offload():
+        return ()
+    info = llama_cpp.llama_print_system_info().decode("utf-8", "replace")
+    return tuple(name for name in parse_backends(info) if name.upper() != "CPU") or ("GPU",)
 
 
 def read_cpu_flags(cpuinfo: Path = Path("/proc/cpuinfo")) -> frozenset[str] | None:

@@ -115,6 +115,15 @@ def _model_params(llama_cpp: Any, *, use_extra_bufts: bool) -> Iterator[None]:
             module.llama_model_default_params = original
 
 
+def _draft_model(settings: Settings) -> Any:
+    """Prompt-lookup decoding's guesser when the setting asks for it (else None)."""
+    if not settings.prompt_lookup_tokens:
+        return None
+    from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
+
+    return LlamaPromptLookupDecoding(num_pred_tokens=settings.prompt_lookup_tokens)
+
+
 class LlamaModel:
     """A loaded GGUF model.  Thread-safe: calls are serialised on one lock."""
 
@@ -139,7 +148,9 @@ class LlamaModel:
             with _model_params(llama_cpp, use_extra_bufts=not build.avoid_amx_repacking):
                 self.llama = llama_cpp.Llama(
                     model_path=str(path), n_ctx=n_ctx, n_batch=min(settings.batch_size, n_ctx),
-                    n_threads=threads, n_threads_batch=threads, seed=settings.seed, verbose=False)
+                    n_threads=threads, n_threads_batch=threads, seed=settings.seed,
+                    n_gpu_layers=settings.gpu_layers, draft_model=_draft_model(settings),
+                    verbose=False)
         except (ValueError, RuntimeError, OSError) as exc:
             raise ModelError(
                 f"llama.cpp could not load the model file {path.name} ({exc}).",
@@ -182,8 +193,9 @@ class LlamaModel:
     def count_tokens(self, messages: list[Message]) -> int:
         return len(self.tokenize(self.render(messages)))
 
-    def _prime(self, tokens: list[int]) -> None:
-        """Bring llama.cpp's state to exactly `tokens[:-1]`, reusing what matches.
+    def _prime(self, tokens: list[int]) -> int:
+        """Bring llama.cpp's state to exactly `tokens[:-1]`, reusing what matches; the
+        prompt tokens left to evaluate (the last one included).
 
         llama.cpp's batched and one-token kernels round differently, so the logits of
         the last prompt token depend on how it was evaluated.  Evaluating it on its own
@@ -208,6 +220,7 @@ class LlamaModel:
         reused = min(reused, target)
         llama.n_tokens = reused
         llama.eval(tokens[reused:target])  # also drops any KV state past `reused`
+        return len(tokens) - reused
 
     def _grammar(self, schema: dict) -> Any:
         key = json.dumps(schema, sort_keys=True)
@@ -277,7 +290,7 @@ class LlamaModel:
             cancel.raise_if_cancelled()
         cpp.llama_perf_context_reset(self.llama.ctx)
         started = time.perf_counter()
-        self._prime(tokens)
+        to_evaluate = self._prime(tokens)
         stream = self.llama.create_completion(
             prompt=tokens, max_tokens=max_tokens, temperature=temperature,
             top_p=settings.top_p, seed=settings.seed, grammar=grammar,
@@ -307,6 +320,12 @@ class LlamaModel:
         text = "".join(pieces)
         completion_tokens = fed_back + (1 if finish in ("length", "stopped") else 0)
         evaluated = perf.n_p_eval + max(0, perf.n_eval - fed_back)
+        if self.llama.draft_model is not None:
+            # With prompt lookup, guesses checked in the last step stay in the state whether
+            # or not they were written, and llama.cpp counts every checked guess as prompt
+            # evaluation: the written text's tokens and the prompt's own are counted instead.
+            completion_tokens = len(self._tokenize(text))
+            evaluated = to_evaluate
         return Generation(text=text, finish_reason=finish, prompt_tokens=len(tokens),
                           prompt_tokens_evaluated=int(evaluated),
                           completion_tokens=completion_tokens, seconds=seconds,
