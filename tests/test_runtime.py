@@ -296,13 +296,16 @@ def test_prompt_lookup_decoding_generates_counts_and_keeps_the_grammar(profile, 
 
     from desktop_app.core.models.runtime import ModelRuntime
 
-    copying = [{"role": "user", "content": "Repeat exactly: Take amoxicillin 500 mg by mouth "
-                                           "three times a day for 7 days. Take amoxicillin "
-                                           "500 mg by mouth"}]
-    fresh = ModelRuntime(profile, dataclasses.replace(runtime_settings, prompt_lookup_tokens=6))
+    line = "Take amoxicillin 500 mg by mouth three times a day for 7 days. "
+    copying = [{"role": "user", "content": "Repeat exactly: " + line * 6 + "Take amoxicillin"}]
+    # A prompt longer than one batch: llama-cpp-python sized a draft model's scores for
+    # one batch and failed past it, unless Lumen asks for every position's scores.
+    fresh = ModelRuntime(profile, dataclasses.replace(runtime_settings, prompt_lookup_tokens=6,
+                                                      batch_size=64))
     try:
         model = fresh.for_role("generator")
         assert model.llama.draft_model is not None
+        assert model.count_tokens(copying) > 64
         first = model.generate(copying, max_tokens=40)
         second = model.generate(copying, max_tokens=40)
         assert first.text and second.text == first.text

@@ -144,13 +144,16 @@ class LlamaModel:
             n_ctx = min(n_ctx, spec.context_length)
         threads = settings.effective_threads()
         build = require_runnable_build()
+        draft = _draft_model(settings)
         try:
             with _model_params(llama_cpp, use_extra_bufts=not build.avoid_amx_repacking):
                 self.llama = llama_cpp.Llama(
                     model_path=str(path), n_ctx=n_ctx, n_batch=min(settings.batch_size, n_ctx),
                     n_threads=threads, n_threads_batch=threads, seed=settings.seed,
-                    n_gpu_layers=settings.gpu_layers, draft_model=_draft_model(settings),
-                    verbose=False)
+                    n_gpu_layers=settings.gpu_layers, draft_model=draft,
+                    # A draft model needs every position's scores; llama-cpp-python 0.3.36
+                    # switches that on but sizes the scores for one batch unless told.
+                    logits_all=draft is not None, verbose=False)
         except (ValueError, RuntimeError, OSError) as exc:
             raise ModelError(
                 f"llama.cpp could not load the model file {path.name} ({exc}).",
