@@ -16,7 +16,10 @@ LlamaPromptLookupDecoding; Lumen's setting `prompt_lookup_tokens`).
    outputs, and the child's peak memory (a draft model makes llama-cpp-python keep the
    scores of every position: context × vocabulary × 4 bytes).
 
-    python bench/bench_lookup.py [--questions 12] [--lookup 4 10]
+    python bench/bench_lookup.py [--questions 12] [--lookup 4 10] [--model FILE.gguf]
+
+`--model` measures another GGUF (a production model) as generator and reviewer instead of
+the embedded SmolLM2.
 """
 
 from __future__ import annotations
@@ -25,7 +28,6 @@ import argparse
 import dataclasses
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -37,23 +39,36 @@ ROOT = Path(__file__).resolve().parents[1]
 N_CTX = 2048
 
 
-def raw_replay(model: str, prompts: list[dict], threads: int, lookup: int) -> dict:
+def raw_replay(model: str, prompts: list[dict], threads: int, lookup: int,
+               stop: list[str]) -> dict:
     import llama_cpp
     from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
 
     llama = llama_cpp.Llama(model_path=model, n_ctx=N_CTX, n_threads=threads,
                             n_threads_batch=threads, seed=42, verbose=False,
                             draft_model=LlamaPromptLookupDecoding(num_pred_tokens=lookup)
-                            if lookup else None)
+                            if lookup else None,
+                            # as Lumen does: 0.3.36 sizes a draft model's scores for one
+                            # batch unless every position's are asked for
+                            logits_all=bool(lookup))
     texts, tokens, started = [], 0, time.perf_counter()
     for item in prompts:
         llama.reset()
         out = llama.create_completion(prompt=item["tokens"], max_tokens=item["max_tokens"],
-                                      temperature=0.0, stop=["<|im_end|>"])
+                                      temperature=0.0, stop=stop)
         texts.append(out["choices"][0]["text"])
         tokens += len(llama.tokenize(texts[-1].encode("utf-8"), add_bos=False, special=True))
     return {"tokens": tokens, "seconds": time.perf_counter() - started, "texts": texts,
-            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+            "peak_rss_mb": peak_memory_mb()}
+
+
+def peak_memory_mb() -> float:
+    """This process's peak resident memory.  Not getrusage's ru_maxrss: Linux keeps it
+    across exec, so a child started from a large parent reports the parent's peak."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
 
 
 def pipeline_run(settings, items, paths, record: list | None):
@@ -71,9 +86,10 @@ def pipeline_run(settings, items, paths, record: list | None):
                            "max_tokens": kwargs.get("max_tokens") or settings.max_answer_tokens})
         return generation
     LlamaModel.generate = recording
+    stops: list[str] = []
     try:
         pipeline = AskPipeline(runtime, load_glossary(None), settings, paths.cache_dir)
-        runtime.for_role("generator")  # loaded before timing
+        stops[:] = runtime.for_role("generator").renderer.stop  # loaded before timing
         runtime.embedder().embed_one("warm-up")
         traces, times = [], []
         for item in items:
@@ -83,7 +99,7 @@ def pipeline_run(settings, items, paths, record: list | None):
     finally:
         LlamaModel.generate = original
         runtime.close()
-    return traces, times
+    return traces, times, stops
 
 
 def model_texts(trace) -> list[str]:
@@ -95,12 +111,14 @@ def main() -> int:
     parser.add_argument("--questions", type=int, default=12)
     parser.add_argument("--lookup", type=int, nargs="+", default=[4, 10])
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--model", help="a GGUF file to measure instead of the embedded model")
     parser.add_argument("--raw", help=argparse.SUPPRESS)
     parser.add_argument("--raw-lookup", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.raw:
         job = json.loads(Path(args.raw).read_text())
-        print(json.dumps(raw_replay(job["model"], job["prompts"], args.threads, args.raw_lookup)))
+        print(json.dumps(raw_replay(job["model"], job["prompts"], args.threads, args.raw_lookup,
+                                    job["stop"])))
         return 0
 
     sys.path.insert(0, str(ROOT))
@@ -117,31 +135,38 @@ def main() -> int:
         paths.ensure()
         base = Settings(threads=args.threads, context_size=N_CTX)
         manage.provision(paths, base)
+        model_path = str(paths.default_models_dir / "smollm2-135m-instruct-q4_1" /
+                         "SmolLM2-135M-Instruct.Q4_1.gguf")
+        if args.model:
+            _spec, base = manage.add_gguf(paths, base, Path(args.model),
+                                          roles=["generator", "reviewer"])
+            model_path = str(Path(args.model).resolve())
         prompts: list[dict] = []
         runs = {0: pipeline_run(base, items, paths, prompts)}
+        stop = list(runs[0][2])
         for n in args.lookup:
             runs[n] = pipeline_run(dataclasses.replace(base, prompt_lookup_tokens=n), items,
                                    paths, None)
-        model_path = str(paths.default_models_dir / "smollm2-135m-instruct-q4_1" /
-                         "SmolLM2-135M-Instruct.Q4_1.gguf")
         job = Path(folder) / "job.json"
-        job.write_text(json.dumps({"model": model_path, "prompts": prompts}))
+        job.write_text(json.dumps({"model": model_path, "prompts": prompts, "stop": stop}))
         raw = {}
         for n in [0, *args.lookup]:
             child = subprocess.run([sys.executable, __file__, "--raw", str(job), "--threads",
                                     str(args.threads), "--raw-lookup", str(n)],
-                                   capture_output=True, text=True, check=True)
+                                   capture_output=True, text=True)
+            if child.returncode:
+                raise SystemExit(f"The raw replay with lookup {n} failed:\n{child.stderr}")
             raw[n] = json.loads(child.stdout.strip().splitlines()[-1])
 
     print(f"{len(items)} questions from the demo benchmark's test split, method lamp, "
           f"{len(prompts)} model calls with lookup off; {args.threads} threads; "
-          f"SmolLM2-135M-Instruct Q4_1, context {N_CTX}\n")
+          f"{Path(model_path).name}, context {N_CTX}\n")
     print("| prompt lookup | median seconds per question | generation tokens/s | "
           "questions with identical model texts | raw llama.cpp tokens/s | raw identical "
           "outputs | raw peak memory |")
     print("|---|---|---|---|---|---|---|")
-    plain_traces, plain_times = runs[0]
-    for n, (traces, times) in runs.items():
+    plain_traces, plain_times, _ = runs[0]
+    for n, (traces, times, _) in runs.items():
         calls = [c for t in traces for c in t.calls()]
         tps = sum(c.completion_tokens for c in calls) / sum(c.seconds for c in calls)
         same = sum(model_texts(a) == model_texts(b) for a, b in zip(traces, plain_traces))

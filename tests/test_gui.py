@@ -123,6 +123,18 @@ def test_settings_dialog_edits_the_settings_object(qtbot, window, profile):
     again.reject()
 
 
+def test_a_glossary_setting_changed_in_the_dialog_rebuilds_every_tab_s_glossary(qtbot, window):
+    before = window.session.glossary
+    assert window.ask_page.glossary is before
+    dialog = window.open_settings()
+    dialog.editors["glossary_plain_grade"].setValue(5)
+    dialog.accept()
+    rebuilt = window.session.glossary
+    assert rebuilt is not before and rebuilt.plain_grade == 5
+    assert window.ask_page.glossary is rebuilt and window.simplify_page.glossary is rebuilt
+    assert window.glossary_page.glossary is rebuilt
+
+
 def _answer_next_dialog(qtbot, fill) -> None:
     """Fill the next modal dialog when it opens (it blocks the test until it closes)."""
     from PySide6.QtCore import QTimer

@@ -153,3 +153,13 @@ def test_an_evaluation_through_both_faces_stores_the_same(
         "bench.dataset_imported", "bench.run_created", "bench.run_complete", "bench.report_exported"]
     assert (tmp_path / "a.csv").read_text() == (tmp_path / "b.csv").read_text().replace(
         run_id, cli_run)
+
+
+def test_a_glossary_setting_rebuilds_the_session_s_glossary(profile, settings):
+    session = Session(profile, settings)
+    first = session.glossary
+    session.change_settings(settings.with_value("threads", 1))
+    assert session.glossary is first  # nothing it is built with changed
+    session.change_settings(session.settings.with_value("glossary_plain_grade", 6))
+    assert session.glossary is not first and session.glossary.plain_grade == 6
+    session.close()

@@ -233,7 +233,7 @@ class Settings:
     prompt_lookup_tokens: int = _setting(
         0, "Words guessed ahead from the text (tokens)",
         "Up to this many tokens are guessed by finding the last words written in the prompt "
-        "and checked by the model in one step, which is faster when an answer copies the "
+        "and checked by the model in one step, which can be faster when an answer copies the "
         "summary. 0 turns it off. It keeps the model's scores for every position "
         "(context size × vocabulary × 4 bytes of memory) and can change a word where two "
         "were equally likely; docs/BENCHMARKS.md has the measurements behind the default.",
@@ -241,10 +241,10 @@ class Settings:
         technical="prompt-lookup decoding, num_pred_tokens")
     gpu_layers: int = _setting(
         0, "Model layers on the GPU",
-        "How many of a model's layers llama.cpp puts on the graphics card, when Lumen's "
-        "llama.cpp was built with a GPU backend (CUDA, Metal, Vulkan; 'lumen doctor' says "
-        "which). 0 keeps everything on the CPU; -1 puts every layer on the GPU. Ignored by "
-        "a CPU-only build.", group="Generation", minimum=-1, maximum=999,
+        "How many of a model's layers run on the graphics card, when Lumen's llama.cpp was "
+        "built with a GPU backend such as CUDA, Metal or Vulkan. 'lumen doctor' says which "
+        "backend it has. 0 keeps everything on the CPU, -1 puts every layer on the GPU, and "
+        "a CPU-only build ignores it.", group="Generation", minimum=-1, maximum=999,
         technical="n_gpu_layers")
 
     # Embedding.

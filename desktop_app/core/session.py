@@ -41,6 +41,10 @@ if TYPE_CHECKING:
     from .progress import CancelToken, ProgressCallback
 
 
+# The settings the glossary is built with (load_glossary): a change rebuilds it.
+GLOSSARY_SETTINGS = ("glossary_language", "glossary_plain_grade")
+
+
 @dataclass
 class Session:
     paths: Paths
@@ -160,6 +164,8 @@ class Session:
         if changed:
             self.audit("settings.changed", {"settings": changed, "from": self.face})
         self._use_settings(settings)
+        if set(changed) & set(GLOSSARY_SETTINGS):
+            self._glossary = None  # built again, with them, on next use
 
     def reset_settings(self) -> None:
         self.change_settings(Settings())

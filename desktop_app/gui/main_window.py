@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QStackedWidget, 
 
 from .. import __version__
 from ..core import offline
-from ..core.session import Session
+from ..core.session import GLOSSARY_SETTINGS, Session
 from .ask_page import AskPage
 from .evaluation_page import EvaluationPage
 from .glossary_page import GlossaryPage
@@ -160,7 +160,10 @@ class MainWindow(QMainWindow):
 
         def applied() -> None:
             if dialog.result_settings is not None:
+                changed = dialog.result_settings.changed_from(self.session.settings)
                 self.session.change_settings(dialog.result_settings)  # audits what changed
+                if set(changed) & set(GLOSSARY_SETTINGS):
+                    self.glossary_page.reload()  # every tab gets the rebuilt glossary
                 self.idle.set_minutes(self.session.settings.auto_lock_minutes)
                 self.models_page.refresh()
                 self.ask_page.apply_settings()
