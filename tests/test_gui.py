@@ -75,6 +75,25 @@ def test_models_page_lists_models_and_assigns_roles(qtbot, window, profile, shar
     actions = [e["action"] for e in window.session.store.audit_entries()]
     assert "model.added" in actions and "model.role_assigned" in actions
 
+    # Removing: refused while the model has a role, then done, and audited.
+    row = next(r for r in range(page.table.rowCount())
+               if page.table.item(r, 0).toolTip() == "clinic-model")
+    page.table.selectRow(row)
+    assert page.remove_button.isEnabled()
+    page.remove("clinic-model")
+    error = page.findChild(QMessageBox, "errorDialog")
+    assert error is not None and "in use for: reviewer" in error.text()
+    error.close()
+    box.setCurrentIndex(box.findData("smollm2-135m-instruct-q4_1"))
+    box.activated.emit(box.currentIndex())
+    page.remove("clinic-model")
+    assert "clinic-model" not in {page.table.item(r, 0).toolTip()
+                                  for r in range(page.table.rowCount())}
+    assert copy.exists()  # the file stays
+    assert window.session.store.audit_entries()[0]["action"] == "model.removed"
+    page.table.selectRow(0)  # an embedded model cannot be removed
+    assert not page.remove_button.isEnabled()
+
 
 @pytest.mark.slow
 def test_adding_a_broken_model_shows_a_clear_message(qtbot, window, truncated_gguf):

@@ -8,7 +8,7 @@ from pathlib import Path
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (QComboBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout,
-                               QHeaderView, QInputDialog, QLabel, QPushButton,
+                               QHeaderView, QInputDialog, QLabel, QMessageBox, QPushButton,
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from ..core.errors import ChatTemplateError
@@ -37,6 +37,7 @@ class ModelsPage(QWidget):
         self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.itemSelectionChanged.connect(self._selection_changed)
 
         self.add_button = QPushButton("Add GGUF model…")
         self.add_button.setShortcut(QKeySequence.StandardKey.Open)
@@ -51,8 +52,14 @@ class ModelsPage(QWidget):
         self.provision_button.setShortcut(QKeySequence("Ctrl+R"))
         self.provision_button.setToolTip("Copy the models that ship with Lumen into the models folder again")
         self.provision_button.clicked.connect(self.provision)
+        self.remove_button = QPushButton("Remove model…")
+        self.remove_button.setToolTip("Forget the selected model you added (the file itself "
+                                      "stays); a model in use for a role cannot be removed")
+        self.remove_button.setEnabled(False)
+        self.remove_button.clicked.connect(self.remove_selected)
         buttons = QHBoxLayout()
-        for button in (self.add_button, self.verify_button, self.provision_button):
+        for button in (self.add_button, self.verify_button, self.provision_button,
+                       self.remove_button):
             buttons.addWidget(button)
         buttons.addStretch(1)
 
@@ -88,8 +95,16 @@ class ModelsPage(QWidget):
 
     # ---- display ----
 
+    def selected_model(self) -> dict | None:
+        chosen = self.table.selectionModel().selectedRows() if self.table.selectionModel() else []
+        return self._rows[chosen[0].row()] if chosen else None
+
+    def _selection_changed(self) -> None:
+        model = self.selected_model()
+        self.remove_button.setEnabled(model is not None and model["source"] == "user")
+
     def refresh(self) -> None:
-        rows = self.session.models.rows()
+        rows = self._rows = self.session.models.rows()
         self.table.setRowCount(len(rows))
         for row, model in enumerate(rows):
             state = model["state"]
@@ -115,6 +130,7 @@ class ModelsPage(QWidget):
             index = box.findData(self.session.settings.role(role))
             box.setCurrentIndex(index)
             box.blockSignals(False)
+        self._selection_changed()
 
     # ---- actions ----
 
@@ -186,6 +202,24 @@ class ModelsPage(QWidget):
             return
         self.refresh()
         self.settings_changed.emit(self.session.settings)
+
+    def remove_selected(self) -> None:
+        model = self.selected_model()
+        if model is None or model["source"] != "user":
+            return
+        answer = QMessageBox.question(
+            self, "Remove model", f"Remove {model['name']} from Lumen's list? The file itself "
+            "stays where it is; add it again to use it.")
+        if answer == QMessageBox.StandardButton.Yes:
+            self.remove(model["id"])
+
+    def remove(self, model_id: str) -> None:
+        try:
+            self.session.models.remove(model_id)  # audited
+        except Exception as exc:
+            self.on_error(exc)
+            return
+        self.refresh()
 
     def verify(self) -> None:
         session = self.session
