@@ -374,13 +374,21 @@ def test_ctrl_tab_switches_tabs_from_a_text_box_and_every_shortcut_is_listed(qtb
     assert rows[("Ask", "Copy answer")] == "Ctrl+Shift+C"
     assert rows[("Evaluation", "Report")] == "Ctrl+R"
     assert rows[("Menus", "Settings")] == "Ctrl+,"
-    # Every button on every tab has a shortcut, except Cancel's Esc on progress bars.
+    # Every button on every tab has a shortcut (its own, or one the tab describes by the
+    # button's name), except Cancel's Esc on progress bars.
     from PySide6.QtWidgets import QAbstractButton, QCheckBox
 
+    from desktop_app.gui.shortcuts import _plain
+
+    missing = []
     for index in range(window.tabs.count()):
+        window.tabs.setCurrentIndex(index)  # a hidden tab's buttons are not visible to it
+        tab = _plain(window.tabs.tabText(index))
         for button in window.tabs.widget(index).findChildren(QAbstractButton):
             if button.text() and not isinstance(button, QCheckBox) and button.isVisibleTo(window):
-                assert not button.shortcut().isEmpty(), (window.tabs.tabText(index), button.text())
+                if button.shortcut().isEmpty() and (tab, _plain(button.text())) not in rows:
+                    missing.append((tab, button.text()))
+    assert not missing
     dialog.reject()
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (QComboBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout,
                                QHeaderView, QInputDialog, QLabel, QMessageBox, QPushButton,
@@ -54,7 +54,8 @@ class ModelsPage(QWidget):
         self.provision_button.clicked.connect(self.provision)
         self.remove_button = QPushButton("Remove model…")
         self.remove_button.setToolTip("Forget the selected model you added (the file itself "
-                                      "stays); a model in use for a role cannot be removed")
+                                      "stays); a model in use for a role cannot be removed (Delete)")
+        self.remove_button.setShortcut(QKeySequence(Qt.Key.Key_Delete))
         self.remove_button.setEnabled(False)
         self.remove_button.clicked.connect(self.remove_selected)
         buttons = QHBoxLayout()
