@@ -54,30 +54,22 @@ def install_strict_guard() -> None:
     """Make any connection the network guard would refuse fatal (cannot be undone).
 
     The guard's own hook would raise first and so hide the event from a later hook;
-    this one goes in before it and asks the guard's rules (which address events name
-    a remote address, what counts as this machine) without recording anything.
+    this one goes in before it and asks the guard's rules (offline.verdict: what counts
+    as this machine, which servers IT configured) without recording anything.
     """
     from desktop_app.core import offline  # standard library only; activates nothing
 
-    address_events = dict(offline._ADDRESS_EVENTS)
-    host_events = dict(offline._HOST_EVENTS)
-    target_of_address, is_local_host = offline._target_of_address, offline.is_local_host
+    verdict = offline.verdict
     skip = (__file__, offline.__file__)
 
     def strict_hook(event: str, args: tuple) -> None:
         if not event.startswith("socket."):
             return
-        if event in address_events:
-            index = address_events[event]
-            local, target = target_of_address(args[0] if args else None,
-                                              args[index] if len(args) > index else None)
-        elif event in host_events:
-            host = args[host_events[event]] if args else None
-            local, target = is_local_host(host), str(host)
-        else:
-            return
-        if not local:
-            attempt = f"{event} to {target} from {_first_outside(skip)}"
+        decided = verdict(event, args)
+        # A configured model server passes: offline.allow_endpoint admits one in strict
+        # mode only when IT's allowlist file names it.
+        if decided is not None and decided[0] == "refuse":
+            attempt = f"{event} to {decided[1]} from {_first_outside(skip)}"
             offline.log.error("Strict offline mode: %s; stopping", attempt)
             _die(f"refused {attempt}")
 

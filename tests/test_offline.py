@@ -55,6 +55,11 @@ def test_remote_connection_is_refused_and_recorded():
     ("socket.connect", (None, ("2001:db8::1", 443, 0, 0))),
     ("socket.connect", (SimpleNamespace(family=40), (2, 1024))),  # AF_VSOCK to the host
     ("socket.connect", (SimpleNamespace(family=socket.AF_INET), ("10.0.0.1", 3128))),
+    # A loopback port nobody configured: a local proxy or telemetry collector would
+    # carry the data on.
+    ("socket.connect", (None, ("127.0.0.1", 80))),
+    ("socket.connect", (None, ("::1", 4317, 0, 0))),
+    ("socket.sendto", (SimpleNamespace(family=socket.AF_INET), ("127.0.0.53", 53))),
 ])
 def test_guard_refuses_remote_lookups_and_sends(event, args):
     offline.clear_attempts()
@@ -67,8 +72,6 @@ def test_guard_refuses_remote_lookups_and_sends(event, args):
 @pytest.mark.parametrize("event,args", [
     ("socket.getaddrinfo", ("localhost", 80, 0, 0, 0)),
     ("socket.getaddrinfo", (None, 0, 0, 0, 0)),
-    ("socket.connect", (None, ("127.0.0.1", 80))),
-    ("socket.connect", (None, ("::1", 80, 0, 0))),
     ("socket.connect", (None, "/run/dbus/system_bus_socket")),
     ("socket.sendto", (SimpleNamespace(family=socket.AF_NETLINK), (0, 0))),
     ("open", ("/etc/hosts", "r", 0)),
@@ -79,7 +82,8 @@ def test_guard_allows_this_machine(event, args):
     assert offline.attempts() == []
 
 
-def test_loopback_connection_works_under_the_guard(no_connections):
+def test_loopback_connection_to_this_process_works_under_the_guard(no_connections):
+    """A socket this process listens on (a test server, Windows' socketpair) is reachable."""
     server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     server.bind(("127.0.0.1", 0))
     server.listen(1)
@@ -97,6 +101,59 @@ def test_loopback_connection_works_under_the_guard(no_connections):
     thread.join(5)
     server.close()
     assert received == [b"ping"]
+
+
+def test_loopback_port_of_another_process_is_refused():
+    """Another process's loopback port counts as another machine; only a server IT
+    configured passes (test_server.py connects to one)."""
+    import subprocess
+    import sys
+
+    child = subprocess.Popen([sys.executable, "-c", (
+        "import socket, sys; s = socket.create_server(('127.0.0.1', 0)); "
+        "print(s.getsockname()[1], flush=True); sys.stdin.read()")],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(child.stdout.readline())
+        offline.clear_attempts()
+        with pytest.raises(OfflineViolation):
+            socket.create_connection(("127.0.0.1", port), timeout=5)
+        assert [a.target for a in offline.attempts()] == [f"127.0.0.1:{port}"]
+    finally:
+        child.communicate("")
+        offline.clear_attempts()
+
+
+def test_allowlist_file_is_read_and_refuses_what_it_does_not_name(tmp_path, monkeypatch):
+    allowlist = tmp_path / offline.ALLOWLIST_FILE_NAME
+    allowlist.write_text('servers = ["https://LLM.example.org:8443", "http://10.1.2.3"]\n')
+    assert offline.read_allowlist(allowlist) == {("llm.example.org", 8443), ("10.1.2.3", 80)}
+    monkeypatch.setattr(offline, "allowlist_file", lambda: allowlist)
+    monkeypatch.setattr(offline, "_endpoint_addresses", {})  # this test's servers only
+    monkeypatch.setattr(offline, "_endpoint_hosts", {})
+    offline.clear_attempts()
+    with pytest.raises(OfflineViolation, match="not in IT's server allowlist"):
+        offline.allow_endpoint("http://10.9.9.9:8080/v1", "10.9.9.9", 8080)
+    assert offline.attempts()[0].event == "server.not_allowlisted"
+    assert ("10.9.9.9", 8080) not in offline.allowed_endpoints()
+    # Listed: the address passes the guard, and only on that port.
+    assert offline.allow_endpoint("http://10.1.2.3/v1", "10.1.2.3", 80) == ["10.1.2.3"]
+    assert offline.verdict("socket.connect", (None, ("10.1.2.3", 80)))[0] == "endpoint"
+    assert offline.verdict("socket.connect", (None, ("10.1.2.3", 81)))[0] == "refuse"
+    allowlist.write_text("servers = 'not a list'\n")
+    with pytest.raises(OfflineViolation, match="cannot be read"):
+        offline.read_allowlist(allowlist)
+    offline.clear_attempts()
+
+
+def test_strict_mode_without_an_allowlist_refuses_every_server(tmp_path, monkeypatch):
+    monkeypatch.setattr(offline, "allowlist_file", lambda: tmp_path / "absent.toml")
+    monkeypatch.setenv(offline.STRICT_ENV, "1")
+    with pytest.raises(OfflineViolation, match="does not exist"):
+        offline.allow_endpoint("http://127.0.0.1:9/v1", "127.0.0.1", 9)
+    monkeypatch.delenv(offline.STRICT_ENV)
+    assert offline.read_allowlist(tmp_path / "absent.toml") is None
+    offline.clear_attempts()
 
 
 def test_real_work_runs_without_any_connection_attempt(runtime, tmp_path, no_connections):

@@ -74,16 +74,30 @@ def test_strict_mode_stops_at_the_first_attempt_to_reach_another_machine():
 
 
 def test_strict_mode_leaves_this_machine_reachable():
+    result = _run_python(_STRICT_PRELUDE + """
+    import socket
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        socket.create_connection(("127.0.0.1", port), timeout=5).close()
+    socket.getaddrinfo("localhost", port)
+    socket.socket(socket.AF_UNIX).close()
+    print("loopback ok")
+    """)
+    assert result.returncode == 0, result.stderr
+    assert "loopback ok" in result.stdout
+
+
+def test_strict_mode_stops_at_another_process_s_loopback_port():
     with socket.create_server(("127.0.0.1", 0)) as server:
         port = server.getsockname()[1]
         result = _run_python(_STRICT_PRELUDE + f"""
     import socket
     socket.create_connection(("127.0.0.1", {port}), timeout=5).close()
-    socket.getaddrinfo("localhost", {port})
-    print("loopback ok")
+    print("carried on")
     """)
-    assert result.returncode == 0, result.stderr
-    assert "loopback ok" in result.stdout
+    assert result.returncode == 70, result.stdout + result.stderr
+    assert "carried on" not in result.stdout
+    assert f"refused socket.connect to 127.0.0.1:{port}" in result.stderr
 
 
 def test_strict_mode_makes_a_recorded_refusal_fatal_at_exit():

@@ -48,7 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _audit_refusals(paths: Paths) -> None:
-    """Refused network attempts of a command that never opened the database go into the
+    """Network events (refusals, connections to a configured model server) of a command
+    that never opened the database go into the
     audit log now, when the database opens without asking (keyring or LUMEN_PASSPHRASE);
     otherwise they stay in the log file, where the guard always writes them."""
     from ..core import offline
@@ -64,7 +65,7 @@ def _audit_refusals(paths: Paths) -> None:
         with open_store(paths.database_file, None):
             pass  # opening the store writes them
     except LumenError as exc:
-        print(f"Warning: {len(pending)} refused network attempt(s) could not be written to "
+        print(f"Warning: {len(pending)} network event(s) could not be written to "
               f"the audit log ({exc.message}); they are in the log file.", file=sys.stderr)
 
 

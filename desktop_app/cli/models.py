@@ -3,9 +3,13 @@ window's Models page)."""
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
-from .common import EXIT_OK, EXIT_PROBLEM, profile_session, print_json, progress_printer
+from ..core.errors import LumenError
+
+from .common import EXIT_OK, EXIT_PROBLEM, command_session, profile_session, print_json, progress_printer
 
 
 def cmd_models_provision(args, paths, settings) -> int:
@@ -32,7 +36,7 @@ def cmd_models_list(args, paths, settings) -> int:
 
 def cmd_models_verify(args, paths, settings) -> int:
     rows = [r for r in profile_session(paths, settings, store=False).models.rows(verify=True)
-            if r["state"] != "not added"]
+            if r["state"] not in ("not added", "on server")]
     if args.json:
         print_json(rows)
     else:
@@ -55,6 +59,50 @@ def cmd_models_add(args, paths, settings) -> int:
         print(f"Added {spec.id}: {spec.architecture}, {spec.quantisation}, context "
               f"{spec.context_length}, chat format "
               f"{spec.chat_format or 'from the file'}; sha256 {spec.files[0].sha256}")
+        if args.role:
+            print(f"Roles: {', '.join(args.role)}")
+    return EXIT_OK
+
+
+def _api_key(args) -> str:
+    """The key from an environment variable or standard input, never from the command
+    line itself (where shell history and the process list would show it)."""
+    if args.api_key_env:
+        value = os.environ.get(args.api_key_env, "")
+        if not value:
+            raise LumenError(f"The environment variable {args.api_key_env} is empty.",
+                             "Set it to the server's API key, or use --api-key-stdin.")
+        return value
+    if args.api_key_stdin:
+        value = sys.stdin.readline().strip()
+        if not value:
+            raise LumenError("No API key came on standard input.",
+                             "Pipe the key in, for example from your password manager.")
+        return value
+    return ""
+
+
+def cmd_models_add_server(args, paths, settings) -> int:
+    from ..core.store.keys import keyring_available
+
+    api_key = _api_key(args)
+    # A key goes into the keyring, or else into the database, which must then be open.
+    opened = (command_session(paths, settings) if api_key and not keyring_available()
+              else profile_session(paths, settings))
+    with opened as session:
+        spec = session.models.add_server(
+            args.url, name=args.name, model=args.model, roles=args.role or [],
+            ca_bundle=args.ca_bundle or "", api_key=api_key,
+            context_length=args.context or 0, model_id=args.id)
+    if args.json:
+        print_json(spec.to_toml())
+    else:
+        context = (f"context {spec.context_length}" if spec.context_length else
+                   f"context not said by the server: Lumen uses {settings.context_size} "
+                   "(--context N to set it)")
+        print(f"Added {spec.id}: '{spec.server_model}' on {spec.endpoint} "
+              f"({spec.server_kind}); {context}; API key: "
+              f"{ {'keyring': 'in the keyring', 'database': 'in the encrypted database'}.get(spec.api_key, 'none')}")
         if args.role:
             print(f"Roles: {', '.join(args.role)}")
     return EXIT_OK
@@ -95,6 +143,25 @@ def register(sub) -> None:
     p.add_argument("--id", help="model id to use (default: from the file name)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_models_add)
+    p = msub.add_parser("add-server", help="use a model on an inference server IT runs "
+                                            "(llama-server, vLLM, Ollama: OpenAI-compatible)")
+    p.add_argument("url", help="the server's address, e.g. https://llm.hospital.local:8443")
+    p.add_argument("--name", required=True, help="a name for it in Lumen")
+    p.add_argument("--model", required=True, help="the model's name on the server")
+    p.add_argument("--role", action="append", choices=("generator", "reviewer", "judge"),
+                   help="assign this role to the model (repeatable)")
+    p.add_argument("--ca-bundle", metavar="FILE",
+                   help="PEM certificates that signed the server's (https; default: the system's)")
+    key = p.add_mutually_exclusive_group()
+    key.add_argument("--api-key-env", metavar="VAR",
+                     help="read the server's API key from this environment variable")
+    key.add_argument("--api-key-stdin", action="store_true",
+                     help="read the server's API key from standard input")
+    p.add_argument("--context", type=int, metavar="TOKENS",
+                   help="the model's context length, where the server does not say it")
+    p.add_argument("--id", help="model id to use (default: from --name)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_models_add_server)
     p = msub.add_parser("role", help="assign a model to a role")
     p.add_argument("role", choices=("generator", "reviewer", "judge", "embedder"))
     p.add_argument("model_id")

@@ -246,6 +246,18 @@ class Settings:
         "backend it has. 0 keeps everything on the CPU, -1 puts every layer on the GPU, and "
         "a CPU-only build ignores it.", group="Generation", minimum=-1, maximum=999,
         technical="n_gpu_layers")
+    server_timeout_s: int = _setting(
+        120, "Model server timeout (seconds)",
+        "How long Lumen waits for a model server (added with 'lumen models add-server') to "
+        "send the next part of a reply before it gives up with a message.",
+        group="Generation", minimum=5, maximum=3600, technical="HTTP read timeout")
+    server_parallel_requests: int = _setting(
+        4, "Samples sent to a model server at once",
+        "When every model an evaluation run uses is on a model server, up to this many "
+        "samples are answered and judged at the same time (a server with several slots or "
+        "GPUs answers them together). Each finished sample is still saved on its own. Runs "
+        "on this computer's own models always go one sample at a time. 1 turns it off.",
+        group="Evaluation", minimum=1, maximum=64, technical="parallel replay (N)")
 
     # Embedding.
     embedding_batch_size: int = _setting(

@@ -19,7 +19,7 @@ from . import offline
 from .config import Paths, Settings, not_private
 from .errors import LumenError
 from .models import manage
-from .models.catalog import ROLES, ModelRegistry
+from .models.catalog import ROLES, ModelRegistry, ModelSpec
 from .models.runtime import ModelRuntime
 from .progress import CancelToken, ProgressCallback, report
 from .store import Store, keyring_available, open_store
@@ -116,13 +116,53 @@ def _guarded(area: str, check: str, action: Callable[[], Finding]) -> Finding:
                        "See the log file for details.")
 
 
+def check_server(runtime: ModelRuntime, registry: ModelRegistry, spec: "ModelSpec",
+                 measure_speed: bool) -> Finding:
+    """A model server: reachable, serving the model, its context, a one-token latency."""
+    from .models.server import describe_server
+
+    roles = registry.roles_of(spec.id)
+    label = f"{spec.name}" + (f" ({', '.join(roles)})" if roles else "")
+    try:
+        model = runtime.model(spec.id)
+        info = describe_server(model.client, spec.server_model)
+    except LumenError as exc:
+        return Finding("Models", label, FAIL if roles else WARN, exc.message, exc.fix,
+                       {"id": spec.id, "endpoint": spec.endpoint})
+    data = {"id": spec.id, "endpoint": spec.endpoint, "server_kind": info.kind,
+            "served": list(info.models), "context_length": info.context_length or None,
+            "roles": roles}
+    if info.models and spec.server_model not in info.models:
+        return Finding("Models", label, FAIL if roles else WARN,
+                       f"{spec.endpoint} answers but no longer serves '{spec.server_model}' "
+                       f"(it serves {', '.join(info.models)[:200]})",
+                       "Add the server again with the model's current name.", data)
+    context = (f"context {info.context_length}" if info.context_length else
+               f"context not said by the server (Lumen uses {model.n_ctx})")
+    latency = ""
+    if measure_speed:
+        seconds = model.one_token_seconds()
+        data["one_token_seconds"] = round(seconds, 3)
+        latency = f"; one-token reply in {seconds * 1000:.0f} ms"
+    return Finding("Models", label, OK, f"{spec.endpoint} ({info.kind}) serves "
+                   f"'{spec.server_model}'; {context}{latency}", data=data)
+
+
 def run_doctor(paths: Paths, settings: Settings, *, store: Store | None = None,
                passphrase: str | None = None, runtime: ModelRuntime | None = None,
                measure_speed: bool = True, progress: ProgressCallback = None,
                cancel: CancelToken | None = None) -> DoctorReport:
     findings: list[Finding] = []
     steps = 6
-    runtime = runtime or ModelRuntime(paths, settings)
+    if runtime is None:
+        from .session import server_api_key
+
+        def api_key(spec: ModelSpec) -> str:
+            if store is not None or spec.api_key != "database":
+                return server_api_key(spec, store)
+            with open_store(paths.database_file, passphrase) as opened:
+                return server_api_key(spec, opened)
+        runtime = ModelRuntime(paths, settings, api_key)
 
     def step(index: int, message: str) -> None:
         if cancel is not None:
@@ -213,6 +253,11 @@ def run_doctor(paths: Paths, settings: Settings, *, store: Store | None = None,
     for spec in registry.all():
         if not (spec.embedded or spec.files or spec.id in in_use):
             continue  # a recommended model nobody has added: nothing to check
+
+        if spec.is_server:
+            findings.append(_guarded("Models", spec.name, lambda spec=spec: check_server(
+                runtime, registry, spec, measure_speed)))
+            continue
 
         def check_model(spec=spec) -> Finding:
             statuses = manage.verify_spec(registry, spec, cache, cancel=cancel)

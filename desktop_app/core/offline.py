@@ -25,6 +25,7 @@ import sysconfig
 import threading
 import traceback
 import types
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -113,11 +114,14 @@ _IP_FAMILIES = frozenset((socket.AF_INET, socket.AF_INET6))
 
 @dataclass(frozen=True)
 class ConnectionAttempt:
-    """One refused attempt to reach another machine.  Holds no payload data."""
+    """One attempt to reach another machine: refused, or (`allowed`) a connection to a
+    model server IT configured.  Holds no payload data."""
 
     event: str
     target: str
     caller: str
+    allowed: bool = False
+    endpoint: str = ""  # the configured server's URL, for allowed connections
 
     def __str__(self) -> str:
         return f"{self.event} to {self.target} from {self.caller}"
@@ -128,6 +132,15 @@ _unaudited: list[ConnectionAttempt] = []  # not yet written to an audit log
 _attempts_lock = threading.Lock()
 _guard_installed = False
 _activated = False
+
+# Model servers IT configured (issue #17): host names that may be looked up, and the
+# (address, port) pairs they resolved to, each with the endpoint's URL.  Filled only by
+# allow_endpoint(); everything else stays refused.
+_endpoint_hosts: dict[str, str] = {}
+_endpoint_addresses: dict[tuple[str, int], str] = {}
+# Sockets this process bound to a loopback address (a test server, Windows'
+# socket.socketpair): a connection to one of them never leaves the process.
+_own_sockets: "weakref.WeakSet[socket.socket]" = weakref.WeakSet()
 
 
 def is_local_host(host: object) -> bool:
@@ -147,6 +160,63 @@ def is_local_host(host: object) -> bool:
     except ValueError:
         return False
     return address.is_loopback or address.is_unspecified
+
+
+def _normal_address(host: object) -> str:
+    text = host.decode("ascii", "replace") if isinstance(host, bytes) else str(host)
+    text = text.strip().strip("[]").split("%", 1)[0]
+    try:
+        return str(ipaddress.ip_address(text))
+    except ValueError:
+        return text.lower().rstrip(".")
+
+
+def _own_port(port: object) -> bool:
+    """True when a loopback socket of this process listens on `port`."""
+    for sock in list(_own_sockets):
+        try:
+            if sock.fileno() != -1 and sock.getsockname()[1] == port:
+                return True
+        except (OSError, IndexError, TypeError):
+            continue
+    return False
+
+
+def verdict(event: str, args: tuple) -> tuple[str, str, str] | None:
+    """The guard's rule for one audit event: None when it is no network event, else
+    (decision, printable target, endpoint URL) with decision "local" (stays on this
+    machine), "endpoint" (a configured model server) or "refuse".
+
+    A name lookup passes for this machine's names and configured servers' names.  An
+    address passes for Unix and netlink sockets, a configured server's address and
+    port, and a loopback port that a socket of this process listens on.  Any other
+    loopback port is refused like a remote host: a local proxy or telemetry collector
+    would carry the data on.
+    """
+    if event == "socket.bind":
+        if args and isinstance(args[0], socket.socket) and getattr(args[0], "family", None) in _IP_FAMILIES:
+            _own_sockets.add(args[0])
+        return None
+    if event in _ADDRESS_EVENTS:
+        index = _ADDRESS_EVENTS[event]
+        sock = args[0] if args else None
+        address = args[index] if len(args) > index else None
+        local, target = _target_of_address(sock, address)
+        if isinstance(address, tuple) and len(address) > 1 and \
+                getattr(sock, "family", socket.AF_INET) in _IP_FAMILIES:
+            endpoint = _endpoint_addresses.get((_normal_address(address[0]), address[1]))
+            if endpoint:
+                return "endpoint", target, endpoint
+            if local and not _own_port(address[1]):
+                local = False
+        return ("local" if local else "refuse"), target, ""
+    if event in _HOST_EVENTS:
+        host = args[_HOST_EVENTS[event]] if args else None
+        if is_local_host(host):
+            return "local", str(host), ""
+        endpoint = _endpoint_hosts.get(_normal_address(host)) if host is not None else None
+        return ("endpoint", str(host), endpoint) if endpoint else ("refuse", str(host), "")
+    return None
 
 
 def _target_of_address(sock: object, address: object) -> tuple[bool, str]:
@@ -177,32 +247,121 @@ def _caller() -> str:
     return "unknown"
 
 
-def _record(event: str, target: str) -> ConnectionAttempt:
-    attempt = ConnectionAttempt(event, target, _caller())
+def _record(event: str, target: str, endpoint: str = "") -> ConnectionAttempt:
+    attempt = ConnectionAttempt(event, target, _caller(), allowed=bool(endpoint),
+                                endpoint=endpoint)
     with _attempts_lock:
-        _attempts.append(attempt)
+        if not attempt.allowed:
+            _attempts.append(attempt)
         _unaudited.append(attempt)
-    log.warning("Network guard refused %s", attempt)
+    if attempt.allowed:
+        log.info("Connected to the configured model server %s (%s)", endpoint, target)
+    else:
+        log.warning("Network guard refused %s", attempt)
     return attempt
 
 
-def check_event(event: str, args: tuple, _address_events=_ADDRESS_EVENTS,
-                _host_events=_HOST_EVENTS) -> None:
+def check_event(event: str, args: tuple, _verdict=verdict) -> None:
     """The guard's decision for one audit event; raises OfflineViolation to refuse."""
-    if event in _address_events:
-        index = _address_events[event]
-        address = args[index] if len(args) > index else None
-        local, target = _target_of_address(args[0] if args else None, address)
-    elif event in _host_events:
-        host = args[_host_events[event]] if args else None
-        local, target = is_local_host(host), str(host)
-    else:
+    decided = _verdict(event, args)
+    if decided is None:
         return
-    if not local:
+    decision, target, endpoint = decided
+    if decision == "endpoint":
+        if event == "socket.connect":  # each connection audited; lookups and sends are not
+            _record(event, target, endpoint)
+        return
+    if decision == "refuse":
         attempt = _record(event, target)
         raise OfflineViolation(
             f"Lumen works offline and refused a network connection ({attempt})."
         )
+
+
+# ---- configured model servers (issue #17) -------------------------------------------
+
+ALLOWLIST_FILE_NAME = "server-allowlist.toml"
+STRICT_ENV = "LUMEN_OFFLINE_STRICT"
+
+
+def strict_mode() -> bool:
+    """The bundle's strict mode (packaging/lumen_entry.py): also read here, because in
+    it a model server must be on IT's allowlist."""
+    return os.environ.get(STRICT_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def allowlist_file() -> Path:
+    """IT's list of permitted model servers: a file beside the installation (the bundle's
+    folder, or a source checkout's root), which a user cannot change by settings."""
+    bundle = getattr(sys, "_MEIPASS", None)
+    return Path(bundle) / ALLOWLIST_FILE_NAME if bundle else \
+        Path(__file__).resolve().parents[2] / ALLOWLIST_FILE_NAME
+
+
+def read_allowlist(path: Path | None = None) -> set[tuple[str, int]] | None:
+    """(host, port) pairs in IT's allowlist; None when there is no allowlist file.
+
+    The file is TOML: `servers = ["https://llm.clinical.example:8443", ...]`."""
+    import tomllib
+    from urllib.parse import urlsplit
+
+    path = path or allowlist_file()
+    if not path.is_file():
+        return None
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        entries = data.get("servers", [])
+        if not isinstance(entries, list):
+            raise ValueError("'servers' is not a list")
+        allowed = set()
+        for entry in entries:
+            parts = urlsplit(str(entry))
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise ValueError(f"{entry!r} is not an http(s) URL")
+            allowed.add((_normal_address(parts.hostname),
+                         parts.port or (443 if parts.scheme == "https" else 80)))
+    except (OSError, ValueError) as exc:  # tomllib.TOMLDecodeError is a ValueError
+        raise OfflineViolation(f"IT's server allowlist {path} cannot be read ({exc}); "
+                               "no model server may be used until it is fixed.") from None
+    return allowed
+
+
+def allow_endpoint(url: str, host: str, port: int) -> list[str]:
+    """Let the guard pass connections to one configured model server: its name may be
+    looked up (through the system's own resolver) and its addresses reached on `port`.
+    Returns the addresses.  Where IT's allowlist file exists, or in strict mode, the
+    server must be listed in it."""
+    allowed = read_allowlist()
+    key = (_normal_address(host), port)
+    if (allowed is not None or strict_mode()) and key not in (allowed or set()):
+        where = allowlist_file()
+        _record("server.not_allowlisted", f"{host}:{port}")
+        raise OfflineViolation(
+            f"The model server {url} is not in IT's server allowlist ({where}"
+            f"{'' if allowed is not None else ', which does not exist'}).")
+    name = _normal_address(host)
+    _endpoint_hosts[name] = url
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError:
+        infos = []
+    addresses = sorted({_normal_address(info[4][0]) for info in infos} |
+                       ({name} if _is_address(name) else set()))
+    for address in addresses:
+        _endpoint_addresses[(address, port)] = url
+    return addresses
+
+
+def _is_address(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def allowed_endpoints() -> dict[tuple[str, int], str]:
+    return dict(_endpoint_addresses)
 
 
 def _make_audit_hook(check=check_event):

@@ -56,7 +56,7 @@ class Session:
     _glossary: "Glossary | None" = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self.runtime = ModelRuntime(self.paths, self.settings)
+        self.runtime = ModelRuntime(self.paths, self.settings, self._server_api_key)
         self.models = ModelActions(self)
         self.evaluation = EvaluationActions(self)
 
@@ -102,6 +102,9 @@ class Session:
         until the first start creates it)."""
         if self.store is not None:
             self.store.audit(action, detail)
+
+    def _server_api_key(self, spec: "ModelSpec") -> str:
+        return server_api_key(spec, self.store)
 
     def knowledge(self) -> "DoctorRAG":
         """DoctorRAG (core/knowledge) over the session's store, models and glossary: the
@@ -174,7 +177,7 @@ class Session:
         """Settings already saved (by a model action) take effect in this session."""
         self.settings = settings
         self.runtime.close()
-        self.runtime = ModelRuntime(self.paths, settings)
+        self.runtime = ModelRuntime(self.paths, settings, self._server_api_key)
 
     def close(self) -> None:
         self.runtime.close()
@@ -217,7 +220,8 @@ class ModelActions:
                 "chat_format": spec.chat_format,
                 "files": [{"name": f.name, "path": str(registry.file_path(spec, f)),
                            "sha256": f.sha256} for f in spec.files],
-                "state": ("not added" if not spec.files else
+                "endpoint": spec.endpoint, "server_model": spec.server_model,
+                "state": ("on server" if spec.is_server else "not added" if not spec.files else
                           states.get(spec.id) or ("present" if present else "missing")),
             })
         return rows
@@ -244,6 +248,37 @@ class ModelActions:
                                       "roles": list(roles or [])})
         return spec
 
+    def add_server(self, url: str, *, name: str, model: str, roles: list[str] | None = None,
+                   ca_bundle: str = "", api_key: str = "", context_length: int = 0,
+                   model_id: str | None = None) -> "ModelSpec":
+        """A model on an inference server checked (it answers, it serves `model`) and
+        registered with the given roles; its API key kept in the OS keyring, or in the
+        encrypted database where there is no keyring; audited."""
+        import dataclasses
+
+        from .models import manage
+        from .models.catalog import ModelRegistry
+
+        session = self._session
+        if api_key:
+            _api_key_place(session)  # before anything is registered: refused, nothing changes
+        spec = manage.add_server(session.paths, session.settings, url, name=name, model=model,
+                                 roles=roles, ca_bundle=ca_bundle, api_key=api_key,
+                                 context_length=context_length, model_id=model_id)
+        _forget_api_key(session, spec.id)
+        if api_key:
+            spec = dataclasses.replace(spec, api_key=_keep_api_key(session, spec.id, api_key))
+            ModelRegistry(session.paths, session.settings).save_user_model(spec)
+        settings = session.settings
+        for role in roles or []:
+            settings = manage.assign_role(session.paths, settings, role, spec.id)
+        session._use_settings(settings)
+        session.audit("model.added", {"model": spec.id, "server": spec.endpoint,
+                                      "server_model": spec.server_model,
+                                      "api_key": spec.api_key or "none",
+                                      "roles": list(roles or [])})
+        return spec
+
     def assign_role(self, role: str, model_id: str) -> None:
         from .models import manage
 
@@ -263,7 +298,75 @@ class ModelActions:
             raise ModelError(f"'{model_id}' is in use for: {', '.join(in_roles)}.",
                              "Give those roles another model first.")
         registry.remove_user_model(model_id)
+        _forget_api_key(session, model_id)
         session.audit("model.removed", {"model": model_id})
+
+
+def server_secret_name(model_id: str) -> str:
+    return f"server:{model_id}"
+
+
+def server_api_key(spec: "ModelSpec", store: Store | None) -> str:
+    """A model server's API key, from where it was kept when the server was added."""
+    from .store.keys import KEYRING_SERVICE
+
+    secret = None
+    if spec.api_key == "keyring":
+        import keyring
+
+        secret = keyring.get_password(KEYRING_SERVICE, server_secret_name(spec.id))
+    elif spec.api_key == "database":
+        if store is None:
+            raise ModelError(f"The API key of the model server '{spec.id}' is in Lumen's "
+                             "database, which is not open.", "Unlock Lumen and try again.")
+        secret = store.secret(server_secret_name(spec.id))
+    if not secret:
+        raise ModelError(f"The API key of the model server '{spec.id}' is missing from the "
+                         f"{'keyring' if spec.api_key == 'keyring' else 'database'}.",
+                         "Add the server again with its key (lumen models add-server).")
+    return secret
+
+
+def _api_key_place(session: Session) -> str:
+    """Where a model server's key can go: the OS keyring, else the encrypted database."""
+    from .store.keys import keyring_available
+
+    if keyring_available():
+        return "keyring"
+    if session.store is None:
+        raise ModelError("This computer has no keyring and Lumen's database is not open, so "
+                         "the server's API key has nowhere safe to go.",
+                         "Unlock Lumen (LUMEN_PASSPHRASE for the command line) and add the "
+                         "server again.")
+    return "database"
+
+
+def _keep_api_key(session: Session, model_id: str, api_key: str) -> str:
+    from .store.keys import KEYRING_SERVICE
+
+    place = _api_key_place(session)
+    if place == "keyring":
+        import keyring
+
+        keyring.set_password(KEYRING_SERVICE, server_secret_name(model_id), api_key)
+    else:
+        session.open_store().set_secret(server_secret_name(model_id), api_key)
+    return place
+
+
+def _forget_api_key(session: Session, model_id: str) -> None:
+    from .store.keys import KEYRING_SERVICE, keyring_available
+
+    if session.store is not None:
+        session.store.forget_secret(server_secret_name(model_id))
+    if keyring_available():
+        import keyring
+        from keyring.errors import PasswordDeleteError
+
+        try:
+            keyring.delete_password(KEYRING_SERVICE, server_secret_name(model_id))
+        except PasswordDeleteError:
+            pass
 
 
 SampleCallback = Callable[[Any, int, int], None]

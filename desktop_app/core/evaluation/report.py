@@ -370,8 +370,11 @@ def to_html(summary: dict[str, Any], criteria: list[dict[str, Any]],
     run, config, dataset = summary["run"], summary["run"]["config"], summary["dataset"]
     decided = verdict(summary, criteria)
     table = "<table width='100%' cellspacing='0' cellpadding='4'>"
+    # A local model is named by its file's sha256; a server model by its endpoint and
+    # the model name the server reports.
     models = "".join(f"<tr><td>{esc(role)}</td><td>{esc(m['id'])}</td><td>{esc(m.get('quantisation') or '—')}"
-                     f"</td><td><code>{esc(m['sha256'])}</code></td></tr>"
+                     f"</td><td><code>{esc(m.get('sha256') or (m.get('endpoint', '') + ' · ' + m.get('server_model', '')))}"
+                     f"</code></td></tr>"
                      for role, m in config["models"].items())
 
     def interval(row: dict[str, Any]) -> str:
@@ -412,7 +415,7 @@ def to_html(summary: dict[str, Any], criteria: list[dict[str, Any]],
         f"<tr><th>Prompts</th><td>{esc(', '.join(f'{k} {v}' for k, v in config['prompt_versions'].items()))}</td></tr>",
         f"<tr><th>Seed, temperature</th><td>{config['seed']}, {config['settings'].get('temperature')}</td></tr>",
         f"</table><h2>Models</h2>{table}<thead><tr><th>role</th><th>model</th><th>quantisation</th>"
-        "<th>sha256</th></tr></thead>", models, "</table>",
+        "<th>sha256 (or server · served model)</th></tr></thead>", models, "</table>",
         f"<h2>Dataset</h2><p>{esc(dataset['name'])} ({esc(dataset['format'])}, "
         f"{dataset['sample_count']} samples; file {esc(dataset['source_file'])}, sha256 "
         f"<code>{esc(dataset['source_sha256'])}</code>); {summary['counts']['samples']} scored"

@@ -75,8 +75,12 @@ def run_config(runtime: ModelRuntime, settings: Settings, system: str, scorers: 
     models = {}
     for role in ("generator", "reviewer", "judge", "embedder"):
         spec = runtime.registry.for_role(role)
-        models[role] = {"id": spec.id, "sha256": spec.primary_file().sha256,
-                        "quantisation": spec.quantisation, "file": spec.primary_file().name}
+        if spec.is_server:
+            models[role] = {"id": spec.id, "endpoint": spec.endpoint,
+                            "server_model": spec.server_model, "server_kind": spec.server_kind}
+        else:
+            models[role] = {"id": spec.id, "sha256": spec.primary_file().sha256,
+                            "quantisation": spec.quantisation, "file": spec.primary_file().name}
     return {"app_version": __version__, "system": system, "scorers": scorers, "models": models,
             "prompt_versions": {name: load_prompts(name).version
                                 for name in ("ask", "judge", "knowledge")},
@@ -254,6 +258,58 @@ def start_run(evaluations: EvaluationStore, runtime: ModelRuntime, settings: Set
     return evaluations.create_run(dataset_id, system, scorers, config, limit)
 
 
+JUDGE_SCORERS = ("similarity-judge", "medjudge", "hivmedqa-judge")
+
+
+def parallel_samples(evaluator: Evaluator, system: str, scorers: list[str]) -> int:
+    """How many samples go to the models at once: the setting's N when every model the run
+    generates with is on an inference server, else 1 (a local llama.cpp answers one call
+    at a time, so more threads would only wait).  DoctorRAG replays stay sequential."""
+    wanted = evaluator.settings.server_parallel_requests
+    if wanted <= 1 or parse_system(system)[0] == "doctorrag":
+        return 1
+    roles = ("generator", "reviewer") + (("judge",) if set(scorers) & set(JUDGE_SCORERS) else ())
+    return wanted if evaluator.runtime.all_on_servers(roles) else 1
+
+
+def _evaluate_in_parallel(evaluator: Evaluator, run: dict[str, Any], todo: list[tuple[int, Sample]],
+                          at_once: int, keep: Callable[[int, SampleOutcome], None],
+                          say: Callable[[int], None], cancel: CancelToken | None) -> None:
+    """Up to `at_once` samples in flight; each is kept (saved) by this thread as it
+    finishes.  After a cancel or a failure nothing new starts, the samples in flight
+    finish or stop, the finished ones are kept, and the first error is raised."""
+    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
+    queue = iter(todo)
+    running: dict[Any, int] = {}
+    failure: BaseException | None = None
+    with ThreadPoolExecutor(at_once, thread_name_prefix="lumen-replay") as pool:
+        def start_next() -> None:
+            item = next(queue, None)
+            if item is not None:
+                running[pool.submit(evaluator.evaluate, run["system"], run["scorers"], item[1],
+                                    cancel)] = item[0]
+        for _ in range(at_once):
+            start_next()
+        while running:
+            say(len(running))
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                ordinal = running.pop(future)
+                try:
+                    outcome = future.result()
+                except BaseException as exc:  # noqa: BLE001 - raised again below
+                    failure = failure or exc
+                    continue
+                keep(ordinal, outcome)
+                if failure is None and not (cancel is not None and cancel.cancelled):
+                    start_next()
+    if failure is not None:
+        raise failure
+    if cancel is not None:
+        cancel.raise_if_cancelled()
+
+
 def continue_run(evaluations: EvaluationStore, evaluator: Evaluator, run_id: str, *,
                  progress: ProgressCallback = None, cancel: CancelToken | None = None,
                  on_sample: SampleCallback | None = None) -> dict[str, Any]:
@@ -276,21 +332,32 @@ def _carry_on(evaluations: EvaluationStore, evaluator: Evaluator, run_id: str, w
                                                       "finished": len(done)})
     evaluations.set_status(run_id, "running")
     total = len(samples)
+    todo = [(ordinal, sample) for ordinal, sample in enumerate(samples) if sample.id not in done]
+
+    def keep(ordinal: int, outcome: SampleOutcome) -> None:
+        # One transaction per sample, whatever order they finish in: a kill -9 loses at
+        # most the samples in flight, which a resume answers again.
+        evaluations.save_result(run_id, outcome.sample, ordinal, output=outcome.output,
+                                scores=outcome.scores, judge=outcome.judge,
+                                trace=outcome.trace, error=outcome.error,
+                                seconds=outcome.seconds, model_seconds=outcome.model_seconds)
+        done.add(outcome.sample.id)
+        if on_sample is not None:
+            on_sample(outcome, len(done), total)
+
+    at_once = parallel_samples(evaluator, run["system"], run["scorers"])
     try:
-        for ordinal, sample in enumerate(samples):
-            if sample.id in done:
-                continue
+        if at_once > 1:
+            _evaluate_in_parallel(evaluator, run, todo, at_once, keep,
+                                  lambda running: report(progress, len(done), total,
+                                                         f"Sample {len(done) + 1} of {total} "
+                                                         f"({running} at once on the server)"),
+                                  cancel)
+        for ordinal, sample in todo if at_once <= 1 else ():
             if cancel is not None:
                 cancel.raise_if_cancelled()
             report(progress, len(done), total, f"Sample {len(done) + 1} of {total}")
-            outcome = evaluator.evaluate(run["system"], run["scorers"], sample, cancel)
-            evaluations.save_result(run_id, sample, ordinal, output=outcome.output,
-                                    scores=outcome.scores, judge=outcome.judge,
-                                    trace=outcome.trace, error=outcome.error,
-                                    seconds=outcome.seconds, model_seconds=outcome.model_seconds)
-            done.add(sample.id)
-            if on_sample is not None:
-                on_sample(outcome, len(done), total)
+            keep(ordinal, evaluator.evaluate(run["system"], run["scorers"], sample, cancel))
     except (Cancelled, KeyboardInterrupt):
         evaluations.set_status(run_id, "paused")
         raise

@@ -441,7 +441,7 @@ class DoctorRAG(Pipeline):
         trace = Trace(
             kind="knowledge", method=ablation, variant=mode, prompt_version=self.prompts.version,
             app_version=__version__,
-            models={"generator": {"id": model.spec.id, "sha256": model.sha256},
+            models={"generator": model.identity(),
                     "embedder": {"id": embedder_spec.id,
                                  "sha256": embedder_spec.file("model.onnx").sha256}},
             settings={"knowledge_top_k": s.knowledge_top_k, "knowledge_tag_fallback": s.knowledge_tag_fallback,

@@ -21,6 +21,8 @@ from ..errors import ModelError
 
 ROLES = ("generator", "reviewer", "judge", "embedder")
 GENERATION_ROLES = ("generator", "reviewer", "judge")
+# A GGUF file run here by llama.cpp, or a model on an inference server IT configured.
+GENERATING_KINDS = ("gguf", "server")
 
 
 @dataclass(frozen=True)
@@ -38,7 +40,7 @@ class ModelFile:
 class ModelSpec:
     id: str
     name: str
-    kind: str  # "gguf" or "onnx-embedder"
+    kind: str  # "gguf", "server" or "onnx-embedder"
     roles: tuple[str, ...]
     licence: str = ""
     files: tuple[ModelFile, ...] = ()
@@ -53,6 +55,17 @@ class ModelSpec:
     max_sequence_length: int = 0
     source: str = "catalog"  # or "user"
     added_at: str = ""
+    # A model on an inference server (kind "server"; models/server.py): no files, no
+    # secret here (an API key lives in the keyring or the encrypted database).
+    endpoint: str = ""  # base URL of its OpenAI-compatible API, ending in /v1
+    server_model: str = ""  # the model's name on that server
+    server_kind: str = ""  # llama-server, llama-cpp-python, vllm or openai (its dialect)
+    ca_bundle: str = ""  # CA certificates IT provides for https, if not the system's
+    api_key: str = ""  # where its API key is kept: "", "keyring" or "database"
+
+    @property
+    def is_server(self) -> bool:
+        return self.kind == "server"
 
     def primary_file(self) -> ModelFile:
         if not self.files:
@@ -152,7 +165,7 @@ class ModelRegistry:
         if role == "embedder" and spec.kind != "onnx-embedder":
             raise ModelError(f"The model '{spec.id}' is not an embedding model.",
                              "Choose an ONNX embedder for the embedder role in Settings.")
-        if role != "embedder" and spec.kind != "gguf":
+        if role != "embedder" and spec.kind not in GENERATING_KINDS:
             raise ModelError(f"The model '{spec.id}' cannot generate text.",
                              f"Choose a GGUF model for the {role} role on the Models page.")
         return spec
@@ -206,5 +219,5 @@ def with_files(spec: ModelSpec, files: list[ModelFile], **changes: Any) -> Model
     return dataclasses.replace(spec, files=tuple(files), **changes)
 
 
-__all__ = ["ROLES", "GENERATION_ROLES", "ModelFile", "ModelSpec", "ModelRegistry",
+__all__ = ["ROLES", "GENERATION_ROLES", "GENERATING_KINDS", "ModelFile", "ModelSpec", "ModelRegistry",
            "bundled_models_dir", "load_catalog", "catalog_match", "with_files"]

@@ -254,7 +254,51 @@ def assign_role(paths: Paths, settings: Settings, role: str, model_id: str) -> S
     spec = registry.get(model_id)
     if (role == "embedder") != (spec.kind == "onnx-embedder"):
         raise ModelError(f"The model '{model_id}' cannot take the role '{role}'.",
-                         "GGUF models generate text; the embedder role needs an ONNX embedder.")
+                         "GGUF and server models generate text; the embedder role needs an "
+                         "ONNX embedder.")
     updated = settings.with_value(f"role_{role}", model_id)
     updated.save(paths)
     return updated
+
+
+# ---- adding a model on an inference server -------------------------------------------
+
+
+def add_server(paths: Paths, settings: Settings, url: str, *, name: str, model: str,
+               roles: list[str] | None = None, ca_bundle: str = "", api_key: str = "",
+               context_length: int = 0, model_id: str | None = None) -> ModelSpec:
+    """Ask the server what it is and whether it serves `model`; register it (the API key
+    is the caller's to keep: Session.models.add_server puts it in the keyring or the
+    encrypted database).  Roles are assigned by the caller too."""
+    from .server import connect
+
+    for role in roles or []:
+        if role not in GENERATION_ROLES:
+            raise ModelError(f"A server model cannot take the role '{role}'.",
+                             f"Choose from: {', '.join(GENERATION_ROLES)}.")
+    if ca_bundle:
+        bundle = Path(ca_bundle).expanduser().resolve()
+        if not bundle.is_file():
+            raise ModelError(f"The CA bundle {bundle} does not exist.",
+                             "Give the PEM file IT provides for the clinical network.")
+        ca_bundle = str(bundle)
+    client, info = connect(url, ca_bundle=ca_bundle, api_key=api_key,
+                           timeout_s=settings.server_timeout_s)
+    client.close()
+    if info.models and model not in info.models:
+        raise ModelError(f"The server {client.address.base} does not serve a model called "
+                         f"'{model}'.", f"It serves: {', '.join(info.models)[:400]}.")
+    new_id = model_id or _ID_CLEAN.sub("-", name.lower()).strip("-") or "server-model"
+    registry = ModelRegistry(paths, settings)
+    existing = {spec.id: spec for spec in registry.all()}
+    if new_id in existing and not existing[new_id].is_server:
+        raise ModelError(f"There is already a model called '{new_id}'.",
+                         "Choose another name (--id).")
+    spec = ModelSpec(
+        id=new_id, name=name, kind="server", roles=tuple(roles or GENERATION_ROLES),
+        context_length=context_length or info.context_length, source="user",
+        added_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        endpoint=client.address.base, server_model=model, server_kind=info.kind,
+        ca_bundle=ca_bundle)
+    registry.save_user_model(spec)
+    return spec

@@ -20,17 +20,20 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from ..config import Paths, Settings
 from ..errors import Cancelled, ContextOverflowError, ModelError, ModelOutputError, ReplyCutOff
 from ..progress import CancelToken, current_job, report
-from .catalog import ModelRegistry, ModelSpec
+from .catalog import GENERATING_KINDS, ModelRegistry, ModelSpec
 from .chat import ChatRenderer, Message, resolve_chat_template
 from .cpu import LlamaBuild, llama_build
 from .embedder import Embedder
 from .grammar import json_grammar, reply_token_limit
 from .manage import hash_cache, require_verified
+
+if TYPE_CHECKING:
+    from .server import ServerModel
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +51,8 @@ class Generation:
     model_id: str
     model_sha256: str
     max_tokens: int = 0  # the limit it ran under
+    endpoint: str = ""  # a server model's URL (models/server.py)
+    server_model: str = ""  # the model name that server reported
 
     @property
     def tokens_per_second(self) -> float:
@@ -336,40 +341,14 @@ class LlamaModel:
 
     def generate_json(self, messages: list[Message], schema: dict, *,
                       max_tokens: int | None = None, **kwargs: Any) -> tuple[Any, Generation]:
-        """Generate under a grammar built from a JSON schema; parse and validate the reply.
+        """Generate under a grammar built from a JSON schema; parse and validate the reply."""
+        generation = self.generate(messages, json_schema=schema,
+                                   max_tokens=json_reply_limit(schema, max_tokens), **kwargs)
+        return checked_json_reply(generation, schema), generation
 
-        The token limit is the grammar's longest reply (models/grammar.py), so a reply is
-        never cut off whatever the model writes; a smaller explicit limit is refused."""
-        import jsonschema
-
-        needed = reply_token_limit(schema)
-        if needed is None:
-            raise ValueError("generate_json needs a schema whose longest reply is bounded "
-                             "(every string with maxLength, every array with maxItems)")
-        if max_tokens is not None and max_tokens < needed:
-            raise ValueError(f"max_tokens={max_tokens} is below this schema's longest reply "
-                             f"({needed} tokens); leave it out to use the grammar's own limit")
-        generation = self.generate(messages, json_schema=schema, max_tokens=max_tokens or needed,
-                                   **kwargs)
-        if generation.finish_reason == "length":
-            raise ReplyCutOff(generation.completion_tokens, generation.text)
-        try:
-            # llama.cpp's string grammar can let a raw line break through; JSON that is
-            # otherwise well-formed is accepted with it.
-            value = json.loads(generation.text, strict=False)
-        except json.JSONDecodeError as exc:
-            raise ModelOutputError(
-                f"The model's reply is not valid JSON ({exc.msg} at character {exc.pos}).",
-                generation.text) from None
-        try:
-            jsonschema.validate(value, schema)
-        except jsonschema.ValidationError as exc:
-            # jsonschema's own message quotes the model's output, which may hold patient text.
-            where = exc.json_path if exc.path else "the reply"
-            raise ModelOutputError(f"The model's JSON does not have the expected form "
-                                   f"({exc.validator} check failed at {where}).",
-                                   generation.text) from None
-        return value, generation
+    def identity(self) -> dict[str, Any]:
+        """What a trace records of this model."""
+        return {"id": self.spec.id, "sha256": self.sha256}
 
     def _free(self) -> None:
         if getattr(self, "llama", None) is not None:
@@ -386,16 +365,62 @@ class LlamaModel:
                 self._lock.release()
 
 
+def json_reply_limit(schema: dict, max_tokens: int | None) -> int:
+    """The token limit of a reply under `schema`: the grammar's longest reply
+    (models/grammar.py), so a reply is never cut off whatever the model writes; a
+    smaller explicit limit is refused."""
+    needed = reply_token_limit(schema)
+    if needed is None:
+        raise ValueError("generate_json needs a schema whose longest reply is bounded "
+                         "(every string with maxLength, every array with maxItems)")
+    if max_tokens is not None and max_tokens < needed:
+        raise ValueError(f"max_tokens={max_tokens} is below this schema's longest reply "
+                         f"({needed} tokens); leave it out to use the grammar's own limit")
+    return max_tokens or needed
+
+
+def checked_json_reply(generation: Generation, schema: dict) -> Any:
+    """The reply parsed and validated against `schema` (local grammar or a server's
+    structured output alike: neither is trusted to have held)."""
+    import jsonschema
+
+    if generation.finish_reason == "length":
+        raise ReplyCutOff(generation.completion_tokens, generation.text)
+    try:
+        # llama.cpp's string grammar can let a raw line break through; JSON that is
+        # otherwise well-formed is accepted with it.
+        value = json.loads(generation.text, strict=False)
+    except json.JSONDecodeError as exc:
+        raise ModelOutputError(
+            f"The model's reply is not valid JSON ({exc.msg} at character {exc.pos}).",
+            generation.text) from None
+    try:
+        jsonschema.validate(value, schema)
+    except jsonschema.ValidationError as exc:
+        # jsonschema's own message quotes the model's output, which may hold patient text.
+        where = exc.json_path if exc.path else "the reply"
+        raise ModelOutputError(f"The model's JSON does not have the expected form "
+                               f"({exc.validator} check failed at {where}).",
+                               generation.text) from None
+    return value
+
+
+ApiKeyLookup = Callable[[ModelSpec], str]
+
+
 class ModelRuntime:
     """Hands out loaded models by role; one instance per model file."""
 
-    def __init__(self, paths: Paths, settings: Settings) -> None:
+    def __init__(self, paths: Paths, settings: Settings,
+                 api_keys: ApiKeyLookup | None = None) -> None:
         self.paths = paths
         self.settings = settings
         self.registry = ModelRegistry(paths, settings)
+        # A server model's API key, from the keyring or the encrypted store (Session).
+        self.api_keys = api_keys
         self._lock = threading.Lock()
         self._closed = False
-        self._models: dict[Path, LlamaModel] = {}
+        self._models: dict[Path | str, Any] = {}
         self._embedders: dict[Path, Embedder] = {}
 
     def _check_open(self) -> None:
@@ -409,11 +434,13 @@ class ModelRuntime:
         path = self.registry.file_path(spec, item).resolve()
         return path, item.sha256 or hash_cache(self.paths).sha256(path)
 
-    def model(self, model_id: str) -> LlamaModel:
+    def model(self, model_id: str) -> "LlamaModel | ServerModel":
         spec = self.registry.get(model_id)
-        if spec.kind != "gguf":
+        if spec.kind not in GENERATING_KINDS:
             raise ModelError(f"The model '{model_id}' cannot generate text.",
-                             "Choose a GGUF model for this role on the Models page.")
+                             "Choose a GGUF or server model for this role on the Models page.")
+        if spec.is_server:
+            return self._server_model(spec)
         with self._lock:
             self._check_open()
             path, sha256 = self._checked_path(spec)
@@ -422,8 +449,29 @@ class ModelRuntime:
                 self._models[path] = LlamaModel(spec, path, self.settings, sha256)
             return self._models[path]
 
-    def for_role(self, role: str) -> LlamaModel:
+    def _server_model(self, spec: ModelSpec) -> "ServerModel":
+        from .server import ServerModel
+
+        key = f"server:{spec.id}"
+        with self._lock:
+            self._check_open()
+            if key not in self._models:
+                api_key = ""
+                if spec.api_key:
+                    if self.api_keys is None:
+                        raise ModelError(f"The API key of the model server '{spec.id}' is in "
+                                         "Lumen's database, which is not open.",
+                                         "Unlock Lumen and try again.")
+                    api_key = self.api_keys(spec)
+                self._models[key] = ServerModel(spec, self.settings, api_key)
+            return self._models[key]
+
+    def for_role(self, role: str) -> "LlamaModel | ServerModel":
         return self.model(self.registry.for_role(role).id)
+
+    def all_on_servers(self, roles: tuple[str, ...]) -> bool:
+        """True when every one of these roles uses a server model (parallel replay)."""
+        return all(self.registry.for_role(role).is_server for role in roles)
 
     def embedder(self) -> Embedder:
         spec = self.registry.for_role("embedder")

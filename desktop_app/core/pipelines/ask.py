@@ -208,7 +208,7 @@ class AskPipeline(Pipeline):
         trace = Trace(
             kind="ask", method=method, variant=variant if method.startswith("lamp") else "-",
             prompt_version=self.prompts.version, app_version=__version__,
-            models={role: {"id": m.spec.id, "sha256": m.sha256} for role, m in models.items()}
+            models={role: m.identity() for role, m in models.items()}
             | {"embedder": {"id": embedder_spec.id,
                             "sha256": embedder_spec.file("model.onnx").sha256}},
             settings={"relevance_threshold": s.relevance_threshold,

@@ -279,8 +279,8 @@ class SimplifyPipeline(Pipeline):
         trace = Trace(
             kind="simplify", method="lamp" if use_verifier else "lamp-no-verifier", variant=variant,
             prompt_version=self.prompts.version, app_version=__version__,
-            models={"generator": {"id": generator.spec.id, "sha256": generator.sha256}}
-            | ({"reviewer": {"id": reviewer.spec.id, "sha256": reviewer.sha256}} if reviewer else {}),
+            models={"generator": generator.identity()}
+            | ({"reviewer": reviewer.identity()} if reviewer else {}),
             settings={"readability_limit": s.readability_limit,
                       "simplification_attempts": s.simplification_attempts,
                       "temperature": s.temperature, "seed": s.seed},

@@ -30,13 +30,15 @@ class CallRecord:
     completion_tokens: int
     seconds: float
     finish_reason: str
+    endpoint: str = ""  # a server model's URL, and the model name it reported
+    server_model: str = ""
 
     @classmethod
     def of(cls, purpose: str, role: str, prompt: str, generation: Generation) -> "CallRecord":
         return cls(purpose, role, generation.model_id, generation.model_sha256, prompt,
                    generation.prompt_tokens, generation.prompt_tokens_evaluated,
                    generation.completion_tokens, round(generation.seconds, 4),
-                   generation.finish_reason)
+                   generation.finish_reason, generation.endpoint, generation.server_model)
 
 
 @dataclass

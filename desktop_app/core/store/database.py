@@ -269,12 +269,31 @@ class Store:
         attempts = offline.take_unaudited()
         for index, attempt in enumerate(attempts):
             try:
-                self._insert_audit("network.refused", {"event": attempt.event,
-                                                       "target": attempt.target,
-                                                       "caller": attempt.caller}, None)
+                if attempt.allowed:
+                    self._insert_audit("network.connected", {"server": attempt.endpoint,
+                                                             "target": attempt.target,
+                                                             "caller": attempt.caller}, None)
+                else:
+                    self._insert_audit("network.refused", {"event": attempt.event,
+                                                           "target": attempt.target,
+                                                           "caller": attempt.caller}, None)
             except StoreError:
                 offline.return_unaudited(attempts[index:])
                 raise
+
+    # ---- secrets other than the key (a model server's API key) ----
+
+    def set_secret(self, name: str, value: str) -> None:
+        """Keep a secret inside the encrypted database (never in a settings file)."""
+        self.execute("INSERT OR REPLACE INTO app_meta (key, value) VALUES (?, ?)",
+                     ("secret:" + name, value))
+
+    def secret(self, name: str) -> str | None:
+        rows = self.query("SELECT value FROM app_meta WHERE key = ?", ("secret:" + name,))
+        return rows[0][0] if rows else None
+
+    def forget_secret(self, name: str) -> None:
+        self.execute("DELETE FROM app_meta WHERE key = ?", ("secret:" + name,))
 
     def audit_entries(self, limit: int = 100) -> list[dict[str, Any]]:
         rows = self.query("SELECT at, actor, action, detail FROM audit_log "
