@@ -18,18 +18,18 @@ import json
 import logging
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from ..config import Paths, Settings
-from ..errors import Cancelled, ContextOverflowError, ModelError, ModelOutputError, ReplyCutOff
+from ..errors import Cancelled, ContextOverflowError, ModelError
 from ..progress import CancelToken, current_job, report
 from .catalog import GENERATING_KINDS, ModelRegistry, ModelSpec
 from .chat import ChatRenderer, Message, resolve_chat_template
 from .cpu import LlamaBuild, llama_build
 from .embedder import Embedder
-from .grammar import json_grammar, reply_token_limit
+from .generation import Generation, checked_json_reply, json_reply_limit
+from .grammar import json_grammar
 from .manage import hash_cache, require_verified
 
 if TYPE_CHECKING:
@@ -38,28 +38,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 TokenCallback = Callable[[str], None]
-
-
-@dataclass(frozen=True)
-class Generation:
-    text: str
-    finish_reason: str  # "stop", "length"
-    prompt_tokens: int
-    prompt_tokens_evaluated: int  # prompt tokens llama.cpp computed (the rest were reused)
-    completion_tokens: int
-    seconds: float
-    model_id: str
-    model_sha256: str
-    max_tokens: int = 0  # the limit it ran under
-    endpoint: str = ""  # a server model's URL (models/server.py)
-    server_model: str = ""  # the model name that server reported
-
-    @property
-    def tokens_per_second(self) -> float:
-        return self.completion_tokens / self.seconds if self.seconds > 0 else 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
 def _counted_ram_cache(llama_cpp: Any, capacity_bytes: int) -> Any:
@@ -363,46 +341,6 @@ class LlamaModel:
                 self._free()
             finally:
                 self._lock.release()
-
-
-def json_reply_limit(schema: dict, max_tokens: int | None) -> int:
-    """The token limit of a reply under `schema`: the grammar's longest reply
-    (models/grammar.py), so a reply is never cut off whatever the model writes; a
-    smaller explicit limit is refused."""
-    needed = reply_token_limit(schema)
-    if needed is None:
-        raise ValueError("generate_json needs a schema whose longest reply is bounded "
-                         "(every string with maxLength, every array with maxItems)")
-    if max_tokens is not None and max_tokens < needed:
-        raise ValueError(f"max_tokens={max_tokens} is below this schema's longest reply "
-                         f"({needed} tokens); leave it out to use the grammar's own limit")
-    return max_tokens or needed
-
-
-def checked_json_reply(generation: Generation, schema: dict) -> Any:
-    """The reply parsed and validated against `schema` (local grammar or a server's
-    structured output alike: neither is trusted to have held)."""
-    import jsonschema
-
-    if generation.finish_reason == "length":
-        raise ReplyCutOff(generation.completion_tokens, generation.text)
-    try:
-        # llama.cpp's string grammar can let a raw line break through; JSON that is
-        # otherwise well-formed is accepted with it.
-        value = json.loads(generation.text, strict=False)
-    except json.JSONDecodeError as exc:
-        raise ModelOutputError(
-            f"The model's reply is not valid JSON ({exc.msg} at character {exc.pos}).",
-            generation.text) from None
-    try:
-        jsonschema.validate(value, schema)
-    except jsonschema.ValidationError as exc:
-        # jsonschema's own message quotes the model's output, which may hold patient text.
-        where = exc.json_path if exc.path else "the reply"
-        raise ModelOutputError(f"The model's JSON does not have the expected form "
-                               f"({exc.validator} check failed at {where}).",
-                               generation.text) from None
-    return value
 
 
 ApiKeyLookup = Callable[[ModelSpec], str]

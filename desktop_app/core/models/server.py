@@ -37,6 +37,7 @@ from ..errors import Cancelled, ContextOverflowError, LumenError, ModelError, Of
 from ..progress import CancelToken
 from .catalog import ModelSpec
 from .chat import Message
+from .generation import Generation, checked_json_reply, json_reply_limit
 
 log = logging.getLogger(__name__)
 
@@ -330,9 +331,7 @@ class ServerModel:
                  temperature: float | None = None, json_schema: dict | None = None,
                  stop: tuple[str, ...] = (), on_token: TokenCallback | None = None,
                  cancel: CancelToken | None = None,
-                 stop_when: Callable[[str], bool] | None = None):
-        from .runtime import Generation
-
+                 stop_when: Callable[[str], bool] | None = None) -> Generation:
         settings = self.settings
         max_tokens = max_tokens or settings.max_answer_tokens
         temperature = settings.temperature if temperature is None else temperature
@@ -394,9 +393,7 @@ class ServerModel:
             endpoint=self.endpoint, server_model=self.reported_model)
 
     def generate_json(self, messages: list[Message], schema: dict, *,
-                      max_tokens: int | None = None, **kwargs: Any):
-        from .runtime import checked_json_reply, json_reply_limit
-
+                      max_tokens: int | None = None, **kwargs: Any) -> tuple[Any, Generation]:
         limit = json_reply_limit(schema, max_tokens)
         generation = self.generate(messages, json_schema=schema, max_tokens=limit, **kwargs)
         return checked_json_reply(generation, schema), generation
