@@ -322,3 +322,116 @@ def test_an_unreachable_server_gives_a_message(profile, passphrase_env, tmp_path
         with pytest.raises(ModelError, match="not a server address"):
             session.models.add_server("ftp://example/", name="Bad", model="x")
     assert not profile.model_registry_file.exists()
+
+
+def test_models_tab_adds_a_server_through_its_dialog(qtbot, window, server):
+    from PySide6.QtWidgets import QDialogButtonBox, QMessageBox
+
+    from desktop_app.gui.server_dialog import ServerDialog
+
+    page = window.models_page
+    assert page.server_button.shortcut().toString() == "Ctrl+Shift+S"
+    dialog = ServerDialog(window.session, page)
+    qtbot.addWidget(dialog)
+    ok = dialog.buttons.button(QDialogButtonBox.StandardButton.Ok)
+    assert not ok.isEnabled()  # nothing to add yet
+    dialog.url.setText(server)
+    dialog.api_key.setText(API_KEY)
+    dialog.list_models()
+    qtbot.waitUntil(lambda: dialog.model.count() == 1, timeout=60_000)
+    assert dialog.model.itemText(0) == SERVED_NAME
+    dialog.name.setText("Ward server")
+    dialog.role_boxes["judge"].setChecked(True)
+    assert ok.isEnabled()
+    page.add_server(dialog.choice())
+    qtbot.waitUntil(lambda: page.findChild(QMessageBox, "infoDialog") is not None,
+                    timeout=60_000)
+    info = page.findChild(QMessageBox, "infoDialog")
+    assert f"'{SERVED_NAME}' on {server}/v1 (llama-cpp-python)" in info.text()
+    info.close()
+    row = next(r for r in range(page.table.rowCount())
+               if page.table.item(r, 0).toolTip() == "ward-server")
+    assert page.table.item(row, 2).text() == "text generation (server)"
+    assert page.table.item(row, 7).text() == f"{SERVED_NAME} on {server}/v1"
+    assert page.role_boxes["judge"].currentData() == "ward-server"
+    assert window.session.settings.role_judge == "ward-server"
+    entry = next(e for e in window.session.store.audit_entries(20)
+                 if e["action"] == "model.added")
+    assert entry["detail"]["server"] == f"{server}/v1" and entry["detail"]["api_key"] == "database"
+    assert "Network guard on: only 1 model server allowed" in window.offline_label.text()
+
+
+def write_certificates(folder: Path) -> tuple[Path, Path, Path]:
+    """A throw-away CA and a certificate it signed for 127.0.0.1 (as IT's clinical CA
+    would sign the server's): (CA bundle, server certificate, server key)."""
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+    import ipaddress
+
+    now = datetime.datetime.now(datetime.timezone.utc)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Lumen test clinical CA")])
+    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name)
+          .public_key(ca_key.public_key()).serial_number(x509.random_serial_number())
+          .not_valid_before(now - datetime.timedelta(minutes=5))
+          .not_valid_after(now + datetime.timedelta(days=1))
+          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+          .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True,
+                                       content_commitment=False, key_encipherment=False,
+                                       data_encipherment=False, key_agreement=False,
+                                       encipher_only=False, decipher_only=False), critical=True)
+          .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()),
+                         critical=False)
+          .sign(ca_key, hashes.SHA256()))
+    key = ec.generate_private_key(ec.SECP256R1())
+    cert = (x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")]))
+            .issuer_name(ca_name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName(
+                [x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+            .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]),
+                           critical=False)
+            .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()),
+                           critical=False)
+            .sign(ca_key, hashes.SHA256()))
+    paths = folder / "ca.pem", folder / "server.pem", folder / "server.key"
+    paths[0].write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    paths[1].write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    paths[2].write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                           serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return paths
+
+
+@pytest.mark.slow
+def test_https_server_is_trusted_only_with_it_s_ca_bundle(shared_models, profile, passphrase_env,
+                                                          tmp_path):
+    ca_bundle, certificate, key = write_certificates(tmp_path)
+    port = free_port()
+    model = next(Path(shared_models).glob("smollm2*/*.gguf"))
+    process = start_server(model, port, tmp_path / "tls.log", "--ssl_certfile", str(certificate),
+                           "--ssl_keyfile", str(key))
+    url = f"https://127.0.0.1:{port}"
+    try:
+        with Session.open(profile, fast_settings(profile)) as session:
+            with pytest.raises(ModelError, match="certificate this workstation does not trust"):
+                session.models.add_server(url, name="TLS server", model=SERVED_NAME,
+                                          api_key=API_KEY)
+            spec = session.models.add_server(url, name="TLS server", model=SERVED_NAME,
+                                             roles=["judge"], api_key=API_KEY,
+                                             ca_bundle=str(ca_bundle))
+            assert spec.endpoint == url + "/v1" and spec.ca_bundle == str(ca_bundle)
+            judge = session.runtime.for_role("judge")
+            value, _generation = judge.generate_json(
+                [{"role": "user", "content": "Rate 1 to 5: same meaning?"}], SIMILARITY_SCHEMA)
+            assert value["similarity"] in (1, 2, 3, 4, 5)
+    finally:
+        process.terminate()
+        process.wait(15)

@@ -17,7 +17,7 @@ import numpy as np
 
 from . import offline
 from .config import Paths, Settings, not_private
-from .errors import LumenError
+from .errors import LumenError, OfflineViolation
 from .models import manage
 from .models.catalog import ROLES, ModelRegistry, ModelSpec
 from .models.runtime import ModelRuntime
@@ -68,6 +68,42 @@ def package_versions() -> dict[str, str]:
         except importlib.metadata.PackageNotFoundError:
             versions[name] = "not installed"
     return versions
+
+
+def servers_finding(paths: Paths, settings: Settings) -> Finding:
+    """The model servers the guard lets through, and IT's allowlist (issue #17)."""
+    servers = [spec for spec in ModelRegistry(paths, settings).all() if spec.is_server]
+    allowlist_path = offline.allowlist_file()
+    try:
+        allowed = offline.read_allowlist(allowlist_path)
+    except OfflineViolation as exc:
+        return Finding("Offline", "Model servers", FAIL, str(exc),
+                       "Ask IT to fix the allowlist file.", {"allowlist": str(allowlist_path)})
+    data = {"servers": [spec.endpoint for spec in servers], "allowlist": str(allowlist_path),
+            "allowlisted": sorted(f"{h}:{p}" for h, p in allowed) if allowed is not None else None,
+            "strict": offline.strict_mode()}
+    if not servers:
+        return Finding("Offline", "Model servers", OK,
+                       "None configured: every model runs on this computer", data=data)
+    rule = ("only servers in IT's allowlist " + str(allowlist_path) if allowed is not None else
+            "strict mode without IT's allowlist: no server may be used" if offline.strict_mode()
+            else "no IT allowlist file, so any server added here is allowed")
+    refused = []
+    if allowed is not None or offline.strict_mode():
+        from .models.server import ServerAddress
+
+        for spec in servers:
+            address = ServerAddress.parse(spec.endpoint)
+            if (address.host.lower(), address.port) not in (allowed or set()):
+                refused.append(spec.endpoint)
+    detail = (f"{len(servers)} configured ({', '.join(spec.endpoint for spec in servers)}); "
+              f"the guard lets exactly these through and audits each connection; {rule}")
+    if refused:
+        return Finding("Offline", "Model servers", FAIL,
+                       f"{detail}; not allowed: {', '.join(refused)}",
+                       "Ask IT to add the server to the allowlist, or give its roles to "
+                       "another model.", data)
+    return Finding("Offline", "Model servers", OK, detail, data=data)
 
 
 def offline_findings() -> list[Finding]:
@@ -203,6 +239,7 @@ def run_doctor(paths: Paths, settings: Settings, *, store: Store | None = None,
 
     step(1, "Network guard")
     findings.extend(offline_findings())
+    findings.append(_guarded("Offline", "Model servers", lambda: servers_finding(paths, settings)))
 
     def llama_cpu() -> Finding:
         from .models.cpu import llama_build

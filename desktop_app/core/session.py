@@ -279,6 +279,15 @@ class ModelActions:
                                       "roles": list(roles or [])})
         return spec
 
+    def server_models(self, url: str, *, ca_bundle: str = "", api_key: str = "") -> list[str]:
+        """The models a server says it serves (to choose one before adding it)."""
+        from .models.server import connect
+
+        client, info = connect(url, ca_bundle=ca_bundle, api_key=api_key,
+                               timeout_s=self._session.settings.server_timeout_s)
+        client.close()
+        return list(info.models)
+
     def assign_role(self, role: str, model_id: str) -> None:
         from .models import manage
 

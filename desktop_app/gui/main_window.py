@@ -64,12 +64,24 @@ class MainWindow(QMainWindow):
         self.status_page.models_restored.connect(lambda _results: self.models_page.refresh())
         self._build_menus()
         self._tab_shortcuts()
-        key = session.store.key_source if session.store else "not open"
         self.offline_label = QLabel()
         self.statusBar().addPermanentWidget(self.offline_label)
-        self.offline_label.setText(
-            ("Offline: network guard on" if offline.guard_installed() else "Network guard OFF")
-            + f" · database: {'OS keyring' if key == 'keyring' else key}")
+        self.show_network_state()
+        self.models_page.settings_changed.connect(lambda _s: self.show_network_state())
+
+    def show_network_state(self) -> None:
+        """The status bar: the guard, the model servers it lets through, the database key."""
+        from ..core.models.catalog import ModelRegistry
+
+        session = self.session
+        key = session.store.key_source if session.store else "not open"
+        servers = sum(spec.is_server for spec in
+                      ModelRegistry(session.paths, session.settings).all())
+        guard = ("Network guard OFF" if not offline.guard_installed() else
+                 "Offline: network guard on" if not servers else
+                 f"Network guard on: only {servers} model server{'s' if servers > 1 else ''} "
+                 "allowed")
+        self.offline_label.setText(f"{guard} · database: {'OS keyring' if key == 'keyring' else key}")
 
     @property
     def locked(self) -> bool:

@@ -19,7 +19,8 @@ from .messages import show_error, show_info
 from .progress_bar import TaskProgress
 from .workers import run_in_background
 
-COLUMNS = ["Model", "Roles", "Kind", "Quantisation", "Context", "Licence", "Source", "Files"]
+COLUMNS = ["Model", "Roles", "Kind", "Quantisation", "Context", "Licence", "Source",
+           "Files or server"]
 
 
 class ModelsPage(QWidget):
@@ -41,9 +42,13 @@ class ModelsPage(QWidget):
 
         self.add_button = QPushButton("Add GGUF model…")
         self.add_button.setShortcut(QKeySequence.StandardKey.Open)
-        self.add_button.setShortcut(QKeySequence.StandardKey.Open)
         self.add_button.setToolTip("Check and register a .gguf model file (Ctrl+O)")
         self.add_button.clicked.connect(self.choose_and_add)
+        self.server_button = QPushButton("Add model server…")
+        self.server_button.setShortcut(QKeySequence("Ctrl+Shift+S"))
+        self.server_button.setToolTip("Use a model on an inference server IT runs (llama-server, "
+                                      "vLLM, Ollama) for a role (Ctrl+Shift+S)")
+        self.server_button.clicked.connect(self.choose_server)
         self.verify_button = QPushButton("Verify hashes")
         self.verify_button.setShortcut(QKeySequence("Ctrl+Shift+H"))
         self.verify_button.setToolTip("Read every model file and compare its sha256 with the recorded one")
@@ -59,8 +64,8 @@ class ModelsPage(QWidget):
         self.remove_button.setEnabled(False)
         self.remove_button.clicked.connect(self.remove_selected)
         buttons = QHBoxLayout()
-        for button in (self.add_button, self.verify_button, self.provision_button,
-                       self.remove_button):
+        for button in (self.add_button, self.server_button, self.verify_button,
+                       self.provision_button, self.remove_button):
             buttons.addWidget(button)
         buttons.addStretch(1)
 
@@ -84,7 +89,8 @@ class ModelsPage(QWidget):
         self.progress = TaskProgress()
         self.hint = QLabel(
             "Production models (for example Qwen2.5-7B-Instruct and Phi-3.5-mini-instruct as "
-            "Q4_K_M GGUF files) are copied onto this computer by IT and added here.")
+            "Q4_K_M GGUF files) are copied onto this computer by IT and added here, or run by IT "
+            "on an inference server and added with 'Add model server…'.")
         self.hint.setWordWrap(True)
         layout = QVBoxLayout(self)
         layout.addLayout(buttons)
@@ -111,8 +117,11 @@ class ModelsPage(QWidget):
             state = model["state"]
             if state == "present":
                 state = self.file_states.get(model["id"], state)
+            if model["kind"] == "server":
+                state = f"{model['server_model']} on {model['endpoint']}"
             values = [model["name"], ", ".join(model["roles"]) or "—",
-                      "text generation" if model["kind"] == "gguf" else "embedding",
+                      {"gguf": "text generation", "server": "text generation (server)"}.get(
+                          model["kind"], "embedding"),
                       model["quantisation"] or "—",
                       str(model["context_length"] or "—"), model["licence"] or "—",
                       "ships with Lumen" if model["source"] == "embedded" else
@@ -126,7 +135,7 @@ class ModelsPage(QWidget):
             box.clear()
             for model in rows:
                 eligible = (model["kind"] == "onnx-embedder") == (role == "embedder")
-                if eligible and model["files"]:
+                if eligible and (model["files"] or model["kind"] == "server"):
                     box.addItem(model["name"], model["id"])
             index = box.findData(self.session.settings.role(role))
             box.setCurrentIndex(index)
@@ -136,7 +145,8 @@ class ModelsPage(QWidget):
     # ---- actions ----
 
     def _busy(self, busy: bool) -> None:
-        for button in (self.add_button, self.verify_button, self.provision_button):
+        for button in (self.add_button, self.server_button, self.verify_button,
+                       self.provision_button):
             button.setEnabled(not busy)
 
     def _start(self, fn, message: str, on_success, on_error=None) -> None:
@@ -190,6 +200,33 @@ class ModelsPage(QWidget):
         self._start(lambda progress, cancel: session.models.add(
                         path, chat_format=chat_format, progress=progress, cancel=cancel),
                     f"Checking {path.name}…", added, failed)
+
+    def choose_server(self) -> None:
+        from .server_dialog import ServerDialog
+
+        dialog = ServerDialog(self.session, self)
+        if dialog.exec() == ServerDialog.DialogCode.Accepted:
+            self.add_server(dialog.choice())
+
+    def add_server(self, choice) -> None:
+        """Check the server and register its model (Session.models.add_server), in the
+        background: the server may take a while to answer."""
+        session = self.session
+
+        def added(spec) -> None:
+            self.refresh()
+            self.settings_changed.emit(session.settings)
+            context = (f"context {spec.context_length}" if spec.context_length else
+                       "its context length is not said by the server, so Lumen uses "
+                       f"{session.settings.context_size}")
+            show_info(self, "Model server added",
+                      f"{spec.name}: '{spec.server_model}' on {spec.endpoint} ({spec.server_kind}), "
+                      f"{context}." + ("" if choice.roles else " Choose its roles below."))
+        self._start(lambda progress, cancel: session.models.add_server(
+                        choice.url, name=choice.name, model=choice.model, roles=choice.roles,
+                        ca_bundle=choice.ca_bundle, api_key=choice.api_key,
+                        context_length=choice.context_length),
+                    f"Checking the model server {choice.url}…", added)
 
     def assign(self, role: str) -> None:
         model_id = self.role_boxes[role].currentData()
