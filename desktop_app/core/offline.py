@@ -291,11 +291,12 @@ def strict_mode() -> bool:
 
 
 def allowlist_file() -> Path:
-    """IT's list of permitted model servers: a file beside the installation (the bundle's
-    folder, or a source checkout's root), which a user cannot change by settings."""
-    bundle = getattr(sys, "_MEIPASS", None)
-    return Path(bundle) / ALLOWLIST_FILE_NAME if bundle else \
-        Path(__file__).resolve().parents[2] / ALLOWLIST_FILE_NAME
+    """IT's list of permitted model servers: a file beside the installed program (next to
+    `lumen`/`lumen.exe` in a bundle, the repository root in a source checkout), in a
+    folder users cannot write to, and never a setting."""
+    if getattr(sys, "frozen", False):
+        return Path(sys.executable).resolve().parent / ALLOWLIST_FILE_NAME
+    return Path(__file__).resolve().parents[2] / ALLOWLIST_FILE_NAME
 
 
 def read_allowlist(path: Path | None = None) -> set[tuple[str, int]] | None:
