@@ -131,6 +131,7 @@ def test_allowlist_file_is_read_and_refuses_what_it_does_not_name(tmp_path, monk
     monkeypatch.setattr(offline, "allowlist_file", lambda: allowlist)
     monkeypatch.setattr(offline, "_endpoint_addresses", {})  # this test's servers only
     monkeypatch.setattr(offline, "_endpoint_hosts", {})
+    monkeypatch.setattr(offline, "_endpoint_users", {})
     offline.clear_attempts()
     with pytest.raises(OfflineViolation, match="not in IT's server allowlist"):
         offline.allow_endpoint("http://10.9.9.9:8080/v1", "10.9.9.9", 8080)
@@ -140,6 +141,13 @@ def test_allowlist_file_is_read_and_refuses_what_it_does_not_name(tmp_path, monk
     assert offline.allow_endpoint("http://10.1.2.3/v1", "10.1.2.3", 80) == ["10.1.2.3"]
     assert offline.verdict("socket.connect", (None, ("10.1.2.3", 80)))[0] == "endpoint"
     assert offline.verdict("socket.connect", (None, ("10.1.2.3", 81)))[0] == "refuse"
+    # Open while any client uses it; refused again when the last one is done.
+    offline.allow_endpoint("http://10.1.2.3/v1", "10.1.2.3", 80)
+    offline.release_endpoint("http://10.1.2.3/v1")
+    assert offline.verdict("socket.connect", (None, ("10.1.2.3", 80)))[0] == "endpoint"
+    offline.release_endpoint("http://10.1.2.3/v1")
+    assert offline.verdict("socket.connect", (None, ("10.1.2.3", 80)))[0] == "refuse"
+    assert offline.verdict("socket.getaddrinfo", ("10.1.2.3", 80))[0] == "refuse"
     allowlist.write_text("servers = 'not a list'\n")
     with pytest.raises(OfflineViolation, match="cannot be read"):
         offline.read_allowlist(allowlist)

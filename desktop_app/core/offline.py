@@ -138,6 +138,7 @@ _activated = False
 # allow_endpoint(); everything else stays refused.
 _endpoint_hosts: dict[str, str] = {}
 _endpoint_addresses: dict[tuple[str, int], str] = {}
+_endpoint_users: dict[str, int] = {}  # open clients per endpoint URL
 # Sockets this process bound to a loopback address (a test server, Windows'
 # socket.socketpair): a connection to one of them never leaves the process.
 _own_sockets: "weakref.WeakSet[socket.socket]" = weakref.WeakSet()
@@ -341,16 +342,34 @@ def allow_endpoint(url: str, host: str, port: int) -> list[str]:
             f"The model server {url} is not in IT's server allowlist ({where}"
             f"{'' if allowed is not None else ', which does not exist'}).")
     name = _normal_address(host)
-    _endpoint_hosts[name] = url
+    with _attempts_lock:
+        _endpoint_users[url] = _endpoint_users.get(url, 0) + 1
+        _endpoint_hosts[name] = url
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except OSError:
         infos = []
     addresses = sorted({_normal_address(info[4][0]) for info in infos} |
                        ({name} if _is_address(name) else set()))
-    for address in addresses:
-        _endpoint_addresses[(address, port)] = url
+    with _attempts_lock:
+        for address in addresses:
+            _endpoint_addresses[(address, port)] = url
     return addresses
+
+
+def release_endpoint(url: str) -> None:
+    """A user of an endpoint is done with it (a closed ServerModel); when none is left, the
+    guard refuses it again, so a server removed or no longer in a role is closed too."""
+    with _attempts_lock:
+        left = _endpoint_users.get(url, 0) - 1
+        if left > 0:
+            _endpoint_users[url] = left
+            return
+        _endpoint_users.pop(url, None)
+        for key in [k for k, v in _endpoint_hosts.items() if v == url]:
+            del _endpoint_hosts[key]
+        for key in [k for k, v in _endpoint_addresses.items() if v == url]:
+            del _endpoint_addresses[key]
 
 
 def _is_address(text: str) -> bool:

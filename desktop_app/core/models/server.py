@@ -111,6 +111,7 @@ class ServerClient:
         from .. import offline
 
         self.address = ServerAddress.parse(url)
+        verify = _tls(self.address.scheme, ca_bundle)
         try:
             offline.allow_endpoint(self.address.base, self.address.host, self.address.port)
         except OfflineViolation as exc:
@@ -118,8 +119,9 @@ class ServerClient:
                                        "choose another model for this role.") from None
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._httpx = httpx
+        self._closed = False
         self.client = httpx.Client(
-            base_url=self.address.root, headers=headers, verify=_tls(self.address.scheme, ca_bundle),
+            base_url=self.address.root, headers=headers, verify=verify,
             trust_env=False,  # no proxy, no .netrc: straight to the configured server
             timeout=httpx.Timeout(timeout_s, connect=CONNECT_TIMEOUT_S),
             limits=httpx.Limits(max_connections=max(1, connections) + 1))
@@ -214,7 +216,12 @@ class ServerClient:
             raise self._failure(exc) from None
 
     def close(self) -> None:
-        self.client.close()
+        if not self._closed:
+            self._closed = True
+            self.client.close()
+            from .. import offline
+
+            offline.release_endpoint(self.address.base)
 
 
 @dataclass(frozen=True)
