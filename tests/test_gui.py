@@ -344,6 +344,7 @@ def test_screenshots_are_taken_at_1280_by_800(qtbot, tmp_path, monkeypatch, shar
     from desktop_app.gui import screenshots
 
     monkeypatch.setenv("LUMEN_HOME", str(tmp_path / "user"))  # restored after the test
+    monkeypatch.setenv("XDG_CACHE_HOME", os.environ.get("XDG_CACHE_HOME", ""))  # take() sets it
     written = screenshots.take(tmp_path / "shots", ("models", "glossary"), models_dir=str(shared_models))
     assert [p.name for p in written] == ["models.png", "glossary.png"]
     for path in written:

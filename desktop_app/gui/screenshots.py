@@ -58,6 +58,9 @@ def take(out: Path, only: tuple[str, ...] = TABS, models_dir: str | None = None)
     real_models = models_dir or str(Settings.load(user).models_path(user))
     home = Path(tempfile.mkdtemp(prefix="lumen-screenshots-"))
     os.environ["LUMEN_HOME"] = str(home)
+    # The pictures show a fresh workstation, not what other programs left in the
+    # developer's own cache folder (the Status tab lists known telemetry files there).
+    os.environ["XDG_CACHE_HOME"] = str(home / "user-cache")
     from ..core.pipelines.calibration import demo_benchmark
     from ..core.session import Session
     from ..core.store import open_store
