@@ -144,7 +144,8 @@ def _never_crashes(call) -> None:
 
 
 @pytest.mark.parametrize("format, name", [("medisumqa", "x.jsonl"), ("generic", "x.jsonl"),
-                                          ("permedcqa", "x.jsonl"), ("cases", "x.jsonl")])
+                                          ("permedcqa", "x.jsonl"), ("cases", "x.jsonl"),
+                                          ("dialogue", "x.jsonl")])
 @FUZZ
 @given(data=st.one_of(jsonl_files(), st.binary(max_size=300)))
 def test_jsonl_benchmarks_never_crash(format, name, data):
@@ -155,7 +156,7 @@ def test_jsonl_benchmarks_never_crash(format, name, data):
 
 @pytest.mark.parametrize("format, name", [
     ("hivmedqa", "HIV_evaluation_questionare_category_1.json"), ("generic", "x.json"),
-    ("medisumqa", "x.json")])
+    ("medisumqa", "x.json"), ("dialogue", "x.json")])
 @FUZZ
 @given(data=st.one_of(json_array_files(), st.binary(max_size=300)))
 def test_json_array_benchmarks_never_crash(format, name, data):
@@ -164,7 +165,7 @@ def test_json_array_benchmarks_never_crash(format, name, data):
         _never_crashes(lambda: import_dataset(path, format))
 
 
-@pytest.mark.parametrize("format", ["generic", "medisumqa", "cases"])
+@pytest.mark.parametrize("format", ["generic", "medisumqa", "cases", "dialogue"])
 @FUZZ
 @given(data=st.one_of(csv_files(), st.binary(max_size=300)))
 def test_csv_benchmarks_never_crash(format, data):
@@ -306,7 +307,18 @@ def _bad_files() -> list[tuple[str, str, str]]:
         ("cases", "quote.csv", f"id,complaint\n1,\"{m}\n"),
         ("cases", "sex.jsonl", json.dumps({"id": m, "complaint": m, "sex": {"x": m}})),
     ]
-    return jsonl + cases
+    def case(**change) -> str:
+        return json.dumps({"id": m, "general_complaint": m, "complaints": [m, m],
+                           "diagnosis": "acne", "personality": "sanguine", **change})
+    dialogues = [
+        ("dialogue", "label.jsonl", case(diagnosis=m)),
+        ("dialogue", "temperament.jsonl", case(personality=m)),
+        ("dialogue", "dupes.jsonl", case() + "\n" + case()),
+        ("dialogue", "complaints.jsonl", case(complaints={"x": m})),
+        ("dialogue", "list.csv", "id,general_complaint,complaints,diagnosis,personality\n"
+                                 f"1,{m},\"[{m}\",acne,sanguine\n"),
+    ]
+    return jsonl + cases + dialogues
 
 
 @pytest.mark.parametrize("reader, name, content", _bad_files(),

@@ -61,7 +61,8 @@ def texts(sample) -> list[str]:
 
 
 def test_formats_are_described():
-    assert set(FORMATS) == {"medisumqa", "hivmedqa", "permedcqa", "medquad", "generic", "cases"}
+    assert set(FORMATS) == {"medisumqa", "hivmedqa", "permedcqa", "medquad", "generic", "cases",
+                            "dialogue"}
     assert all(isinstance(text, str) and text and "\n" not in text for text in FORMATS.values())
 
 

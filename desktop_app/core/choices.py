@@ -38,6 +38,9 @@ FORMATS: dict[str, str] = {
                "their usual names (question/answer, query/response, input/output), or mapped",
     "cases": "Labelled patient cases (CSV or JSONL: id, complaint, diagnosis, ...) for diagnosis "
              "accuracy; de-identified as read",
+    "dialogue": "3MDBench consultation cases (JSONL, JSON, CSV or Parquet: general_complaint, "
+                "complaints, diagnosis, personality, image); consultations are not simulated "
+                "yet: doctorrag systems diagnose them from the first complaint",
 }
 
 ABLATIONS: dict[str, dict[str, bool]] = {

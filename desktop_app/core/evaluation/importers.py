@@ -625,6 +625,78 @@ def _import_cases(path: Path, mapping: dict[str, str] | None,
                     "removed": len(r.removals)}) for r in case_file.records], "en"
 
 
+def _complaint_list(value: Any, source: str, number: int) -> list[str]:
+    """A case's further complaints: a list (JSON, Parquet), or in a CSV cell a JSON list or
+    one complaint per line (a leading "-" or "*" dropped)."""
+    if isinstance(value, str):
+        text = checked_text(value, source, number, "complaints").strip()
+        if text.startswith("["):
+            value = json_value(text, source, number, "its 'complaints' field")
+        else:
+            value = [line.strip().lstrip("-*• ").strip() for line in text.split("\n")]
+    if not isinstance(value, (list, tuple)):
+        raise DatasetFormatError(source, number, "its 'complaints' field is not a list of texts")
+    complaints = [_text_value(item, source, number, "complaints").strip() for item in value]
+    return [c for c in complaints if c]
+
+
+def _image_reference(value: Any) -> dict[str, str] | None:
+    """What a text-only run keeps of a case's image: its path, or the sha256 of its bytes
+    (Parquet image columns are {"bytes": ..., "path": ...})."""
+    import hashlib
+
+    if value is None or value == "":
+        return None
+    if isinstance(value, dict):
+        data, path = value.get("bytes"), value.get("path")
+        if isinstance(data, (bytes, bytearray)) and data:
+            return {"sha256": hashlib.sha256(data).hexdigest(), **({"path": str(path)} if path else {})}
+        return {"path": str(path)} if path else None
+    if isinstance(value, (bytes, bytearray)):
+        return {"sha256": hashlib.sha256(value).hexdigest()}
+    return {"path": str(value)}
+
+
+def _import_dialogue(path: Path, mapping: dict[str, str] | None,
+                     notes: list[str]) -> tuple[list[Sample], str]:
+    """3MDBench consultation cases (issue #18): the patient's first complaint is the input,
+    the diagnosis the target; the further complaints, the temperament and the label list
+    travel in the metadata for the simulated patient and the doctor."""
+    from .dialogue import dialogue_protocol
+
+    protocol = dialogue_protocol()
+    labels = list(protocol.labels)
+    samples, images = [], 0
+    for number, record in _read_records(path):
+        case_id = (_field(record, "id", path.name, number, what="the case's id")
+                   if "id" in record else f"case-{number:05d}")
+        complaint = _field(record, "general_complaint", path.name, number,
+                           what="what the patient says first")
+        if "complaints" not in record:
+            raise DatasetFormatError(path.name, number, "it has no 'complaints' field "
+                                     "(the further complaints the patient may tell)")
+        complaints = _complaint_list(record["complaints"], path.name, number)
+        diagnosis = protocol.label_of(_field(record, "diagnosis", path.name, number))
+        if diagnosis is None:
+            raise DatasetFormatError(path.name, number, "its diagnosis is not one of the "
+                                     f"{len(labels)} labels of the protocol",
+                                     "Check the spelling against resources/dialogue.toml.")
+        temperament = _field(record, "personality", path.name, number).casefold()
+        if temperament not in protocol.temperaments:
+            raise DatasetFormatError(path.name, number, "its personality is not one of "
+                                     + ", ".join(protocol.temperaments))
+        image = _image_reference(record.get("image"))
+        images += image is not None
+        samples.append(Sample(case_id, complaint, diagnosis, "", {
+            "complaints": complaints, "personality": temperament, "labels": labels,
+            **({"image": image} if image else {})}))
+    _unique_ids(((n, s.id) for n, s in enumerate(samples, 1)), path.name)
+    if images:
+        notes.append(f"{images} of {len(samples)} cases carry an image; Lumen's consultations "
+                     "are text only, so the images are kept by reference and not used")
+    return samples, "en"
+
+
 _IMPORTERS: dict[str, Callable[[Path, dict[str, str] | None, list[str]], tuple[list[Sample], str]]] = {
     "medisumqa": _import_medisumqa,
     "hivmedqa": _import_hivmedqa,
@@ -632,4 +704,5 @@ _IMPORTERS: dict[str, Callable[[Path, dict[str, str] | None, list[str]], tuple[l
     "medquad": _import_medquad,
     "generic": _import_generic,
     "cases": _import_cases,
+    "dialogue": _import_dialogue,
 }
