@@ -106,3 +106,58 @@ def test_diagnosis_scores_match_hand_computed_values():
     assert scores["accuracy"] == pytest.approx(2 / 5)
     assert scores["none_rate"] == pytest.approx(1 / 5)
     assert diagnosis_scores([])["macro_f1"] is None
+
+
+# ---- the simulation (core only so far) ---------------------------------------------
+
+
+def test_patient_and_doctor_replies_are_read_by_the_protocol_s_rules():
+    from desktop_app.core.evaluation.consultation import doctor_reply, patient_reply
+
+    assert patient_reply("Thank you, doctor! BREAK") == ("Thank you, doctor!", True)
+    assert patient_reply("It itches at night.") == ("It itches at night.", False)
+    assert patient_reply("BREAKFAST makes no difference.")[1] is False
+    assert doctor_reply("REASONING: maybe eczema.\nANSWER: Does it itch?", "rationale") == (
+        "Does it itch?", "maybe eczema.")
+    # Reasoning with no answer part is never shown to the patient.
+    assert doctor_reply("REASONING: thinking about acne", "rationale") == (
+        "", "thinking about acne")
+    assert doctor_reply("REASONING: x\nANSWER: y", "dialogue")[0] == "REASONING: x\nANSWER: y"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["no-dialogue", "rationale"])
+def test_a_consultation_alternates_stops_at_the_cap_and_ends_in_a_label_or_none(runtime, mode):
+    from desktop_app.core.evaluation.consultation import (ASSESSOR_ITEMS, COMPETENCE,
+                                                          ConsultationSimulator)
+
+    sample = import_dataset(DEMO, "dialogue").samples[17]  # the stye case
+    simulator = ConsultationSimulator(runtime, runtime.settings, max_utterances=6)
+    seen: list[int] = []
+    consultation = simulator.run(sample, mode, on_turn=lambda index, turn: seen.append(index))
+    speakers = [turn.speaker for turn in consultation.turns]
+    assert speakers[0] == "patient" and consultation.turns[0].text
+    assert all(a != b for a, b in zip(speakers, speakers[1:]))  # strict alternation
+    assert seen == list(range(len(speakers)))  # every turn reported as it finished
+    assert len(speakers) <= 6
+    if mode == "no-dialogue":
+        assert speakers == ["patient", "doctor"] and consultation.ended_by == "no-dialogue"
+    else:
+        assert consultation.ended_by in ("break", "cap", "context")
+        assert consultation.ended_by != "cap" or len(speakers) == 6
+        assert all("REASONING" not in t.text.upper() for t in consultation.turns
+                   if t.speaker == "doctor")
+    protocol = dialogue_protocol()
+    assert consultation.diagnosis == NONE or consultation.diagnosis in protocol.labels
+    if consultation.assessment is not None:
+        assert all(consultation.assessment[item] in (0, 1) for item in ASSESSOR_ITEMS)
+        assert consultation.assessment["4.1"] in COMPETENCE
+
+
+def test_the_assessor_s_longest_reply_fits_its_token_budget():
+    from desktop_app.core.evaluation.consultation import ASSESSOR_SCHEMA, extraction_schema
+    from desktop_app.core.models.grammar import reply_token_limit
+
+    assert reply_token_limit(ASSESSOR_SCHEMA) is not None
+    assert reply_token_limit(ASSESSOR_SCHEMA) <= 512  # the paper's assessor budget
+    assert reply_token_limit(extraction_schema(list(dialogue_protocol().labels))) <= 512

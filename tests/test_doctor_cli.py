@@ -56,7 +56,8 @@ def test_models_commands(profile, shared_models, truncated_gguf, tmp_path):
     listed = run_lumen("models", "list", "--json")
     assert listed.returncode == 0, listed.stderr
     rows = {row["id"]: row for row in json.loads(listed.stdout)}
-    assert rows["smollm2-135m-instruct-q4_1"]["roles"] == ["generator", "reviewer", "judge"]
+    assert rows["smollm2-135m-instruct-q4_1"]["roles"] == ["generator", "reviewer", "judge",
+                                                          "patient"]
     assert rows["minilm-l6-v2-int8"]["state"] == "present"
     verified = run_lumen("models", "verify")
     assert verified.returncode == 0 and "ok" in verified.stdout

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from ..core.errors import LumenError
+from ..core.models.catalog import GENERATION_ROLES, ROLES
 
 from .common import EXIT_OK, EXIT_PROBLEM, command_session, profile_session, print_json, progress_printer
 
@@ -136,7 +137,7 @@ def register(sub) -> None:
     p.set_defaults(func=cmd_models_verify)
     p = msub.add_parser("add", help="check and register your own GGUF model")
     p.add_argument("path", help="the .gguf file")
-    p.add_argument("--role", action="append", choices=("generator", "reviewer", "judge"),
+    p.add_argument("--role", action="append", choices=GENERATION_ROLES,
                    help="assign this role to the model (repeatable)")
     p.add_argument("--chat-format", help="chat format when the file has no template "
                                           "(chatml, phi3, gemma, llama3)")
@@ -148,7 +149,7 @@ def register(sub) -> None:
     p.add_argument("url", help="the server's address, e.g. https://llm.hospital.local:8443")
     p.add_argument("--name", required=True, help="a name for it in Lumen")
     p.add_argument("--model", required=True, help="the model's name on the server")
-    p.add_argument("--role", action="append", choices=("generator", "reviewer", "judge"),
+    p.add_argument("--role", action="append", choices=GENERATION_ROLES,
                    help="assign this role to the model (repeatable)")
     p.add_argument("--ca-bundle", metavar="FILE",
                    help="PEM certificates that signed the server's (https; default: the system's)")
@@ -163,7 +164,7 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_models_add_server)
     p = msub.add_parser("role", help="assign a model to a role")
-    p.add_argument("role", choices=("generator", "reviewer", "judge", "embedder"))
+    p.add_argument("role", choices=ROLES)
     p.add_argument("model_id")
     p.set_defaults(func=cmd_models_role)
     p = msub.add_parser("remove", help="forget a model you added (the file stays)")

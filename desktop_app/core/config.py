@@ -182,6 +182,10 @@ class Settings:
     role_judge: str = _setting(
         "smollm2-135m-instruct-q4_1", "Judge model",
         "Model that grades answers in evaluations.", group="Models")
+    role_patient: str = _setting(
+        "smollm2-135m-instruct-q4_1", "Patient model",
+        "Model that plays the patient in simulated consultations (3MDBench evaluations).",
+        group="Models")
     role_embedder: str = _setting(
         "minilm-l6-v2-int8", "Embedding model",
         "ONNX sentence embedder used for relevance checks and retrieval.", group="Models")
@@ -465,7 +469,7 @@ class Settings:
             return getattr(self, f"role_{role}")
         except AttributeError:
             raise ConfigError(f"There is no model role called '{role}'.",
-                              "Roles are generator, reviewer, judge and embedder.") from None
+                              "Roles are generator, reviewer, judge, patient and embedder.") from None
 
     def with_value(self, name: str, raw: Any) -> "Settings":
         """A copy with one setting changed, checked against its type and limits."""

@@ -76,6 +76,7 @@ class ModelsPage(QWidget):
             "generator": "Extracts answers and writes plain-language text (model A).",
             "reviewer": "Reviews answers and readability and gives feedback (model B).",
             "judge": "Grades answers in evaluations.",
+            "patient": "Plays the patient in simulated consultations (3MDBench evaluations).",
             "embedder": "Turns sentences into vectors for relevance and retrieval.",
         }
         for role in ROLES:

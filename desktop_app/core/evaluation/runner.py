@@ -28,6 +28,7 @@ from ... import __version__
 from ..config import Settings
 from ..errors import Cancelled, LumenError, ModelOutputError
 from ..glossary.glossary import Glossary
+from ..models.catalog import ROLES
 from ..models.runtime import ModelRuntime
 from ..choices import METHODS, SCORERS, systems
 from ..pipelines.ask import AskPipeline, clean_reply
@@ -73,7 +74,7 @@ def run_config(runtime: ModelRuntime, settings: Settings, system: str, scorers: 
                dataset_sha256: str) -> dict[str, Any]:
     """What a report needs to say exactly what was run, on what."""
     models = {}
-    for role in ("generator", "reviewer", "judge", "embedder"):
+    for role in ROLES:
         spec = runtime.registry.for_role(role)
         if spec.is_server:
             models[role] = {"id": spec.id, "endpoint": spec.endpoint,

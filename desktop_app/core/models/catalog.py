@@ -19,8 +19,9 @@ import tomli_w
 from ..config import Paths, Settings, resource_root
 from ..errors import ModelError
 
-ROLES = ("generator", "reviewer", "judge", "embedder")
-GENERATION_ROLES = ("generator", "reviewer", "judge")
+ROLES = ("generator", "reviewer", "judge", "patient", "embedder")
+# The patient is 3MDBench's simulated patient in consultation replays (issue #18).
+GENERATION_ROLES = ("generator", "reviewer", "judge", "patient")
 # A GGUF file run here by llama.cpp, or a model on an inference server IT configured.
 GENERATING_KINDS = ("gguf", "server")
 

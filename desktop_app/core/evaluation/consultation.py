@@ -1,0 +1,250 @@
+"""A 3MDBench consultation, simulated (issue #18): the patient agent (role "patient"),
+the doctor under test (role "generator") in one of the paper's text modes, then the
+final diagnosis extracted and the consultation assessed (role "judge"), each under a
+JSON grammar.  Prompts: resources/prompts/dialogue.toml.
+
+Not yet here (next steps of #18): storing each turn in the database as it finishes and
+resuming mid-dialogue, the runner's `dialogue:<mode>` systems, the report's scores and
+the Evaluation tab's transcript view.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+from ..config import Settings
+from ..errors import LumenError, ModelOutputError
+from ..models.runtime import ModelRuntime
+from ..progress import CancelToken
+from ..prompts import load_prompts
+from .dataset import Sample
+from .dialogue import NONE, dialogue_protocol
+
+MODES = ("no-dialogue", "dialogue", "rationale", "hint")
+MAX_UTTERANCES = 28  # the paper's cap, matching the length of real consultations
+PATIENT_TOKENS, DOCTOR_TOKENS = 256, 512  # the paper's limits per reply
+COMPETENCE = ("unsatisfactory", "satisfactory", "excellent")
+ASSESSOR_ITEMS = ("1.1", "1.2", "1.3", "2.1", "2.2", "3.1", "3.2")
+ASSESSOR_SCHEMA = {
+    "type": "object",
+    "properties": {**{item: {"type": "integer", "enum": [0, 1]} for item in ASSESSOR_ITEMS},
+                   "4.1": {"type": "string", "enum": list(COMPETENCE)}},
+    "required": [*ASSESSOR_ITEMS, "4.1"], "additionalProperties": False}
+_BREAK = re.compile(r"\bBREAK\b")
+_ANSWER = re.compile(r"\bANSWER\s*:", re.IGNORECASE)
+_REASONING = re.compile(r"^\s*REASONING\s*:", re.IGNORECASE)
+
+HintProvider = Callable[[Sample], list[str]]
+
+
+def extraction_schema(labels: list[str]) -> dict:
+    return {"type": "object", "properties": {"diagnosis": {"type": "string",
+                                                           "enum": [*labels, NONE]}},
+            "required": ["diagnosis"], "additionalProperties": False}
+
+
+@dataclass
+class Turn:
+    speaker: str  # "patient" or "doctor"
+    text: str  # what the other side reads
+    reasoning: str = ""  # the doctor's hidden reasoning (rationale mode)
+    seconds: float = 0.0
+
+
+@dataclass
+class Consultation:
+    case_id: str
+    mode: str
+    temperament: str
+    turns: list[Turn] = field(default_factory=list)
+    ended_by: str = ""  # "break", "cap", "context", "no-dialogue"
+    diagnosis: str = NONE  # extracted: a label or "none"
+    assessment: dict[str, Any] | None = None  # None: the assessor's reply was unusable
+    hint: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def transcript(self) -> str:
+        return "\n".join(f"{t.speaker.capitalize()}: {t.text}" for t in self.turns)
+
+
+def patient_reply(text: str) -> tuple[str, bool]:
+    """The patient's message without BREAK, and whether it said BREAK (which ends it)."""
+    found = _BREAK.search(text)
+    if found is None:
+        return text.strip(), False
+    return text[:found.start()].strip(), True
+
+
+def doctor_reply(text: str, mode: str) -> tuple[str, str]:
+    """(message the patient reads, hidden reasoning).  In rationale mode only the part
+    after ANSWER: is sent; without an ANSWER: part, nothing of a REASONING: part is."""
+    if mode != "rationale":
+        return text.strip(), ""
+    found = _ANSWER.search(text)
+    if found is not None:
+        reasoning = _REASONING.sub("", text[:found.start()]).strip()
+        return text[found.end():].strip(), reasoning
+    if _REASONING.match(text):
+        return "", _REASONING.sub("", text).strip()
+    return text.strip(), ""
+
+
+class ConsultationSimulator:
+    def __init__(self, runtime: ModelRuntime, settings: Settings,
+                 hint_provider: HintProvider | None = None,
+                 max_utterances: int = MAX_UTTERANCES) -> None:
+        self.runtime = runtime
+        self.settings = settings
+        self.prompts = load_prompts("dialogue")
+        self.protocol = dialogue_protocol()
+        self.hint_provider = hint_provider
+        self.max_utterances = max_utterances
+
+    # ---- prompts ----
+
+    def _patient_messages(self, sample: Sample, turns: list[Turn]) -> list[dict[str, str]]:
+        temperament = sample.metadata["personality"]
+        traits = self.prompts.sections["temperaments"][temperament]
+        system = self.prompts.text(
+            "patient", "system", general_complaint=sample.input, temperament=temperament,
+            complaints="\n".join(f"- {c}" for c in sample.metadata.get("complaints", [])),
+            **traits)
+        messages = [{"role": "system", "content": system},
+                    {"role": "user", "content": self.prompts.text("patient", "opening")}]
+        for turn in turns:
+            if turn.speaker == "patient":
+                messages.append({"role": "assistant", "content": turn.text})
+            else:
+                messages.append({"role": "user",
+                                 "content": self.prompts.text("patient", "turn", doctor=turn.text)})
+        return messages
+
+    def _doctor_messages(self, mode: str, turns: list[Turn], hint: list[str]
+                         ) -> list[dict[str, str]]:
+        labels = ", ".join(self.protocol.labels)
+        intro = self.prompts.text("doctor", "labels_intro", labels=labels)
+        system = self.prompts.text("doctor", mode, labels_intro=intro,
+                                   hint=", ".join(hint) or "none found")
+        messages = [{"role": "system", "content": system}]
+        for turn in turns:
+            if turn.speaker == "patient":
+                messages.append({"role": "user",
+                                 "content": self.prompts.text("doctor", "turn", patient=turn.text)})
+            else:
+                messages.append({"role": "assistant", "content": turn.text})
+        return messages
+
+    # ---- the dialogue ----
+
+    def _fits(self, model: Any, messages: list[dict[str, str]], max_tokens: int) -> bool:
+        return model.count_tokens(messages) + max_tokens <= model.n_ctx
+
+    def run(self, sample: Sample, mode: str, *, cancel: CancelToken | None = None,
+            on_turn: Callable[[int, Turn], None] | None = None) -> Consultation:
+        if mode not in MODES:
+            raise LumenError(f"'{mode}' is not a consultation mode.",
+                             f"Modes: {', '.join(MODES)}.")
+        if mode == "hint" and self.hint_provider is None:
+            raise LumenError("The hint mode needs past cases to draw its hint from.",
+                             "Import a case set in the Knowledge tab first.")
+        consultation = Consultation(sample.id, mode, sample.metadata["personality"])
+        if mode == "hint":
+            consultation.hint = list(self.hint_provider(sample))[:3]
+        patient = self.runtime.for_role("patient")
+        doctor = self.runtime.for_role("generator")
+        turns = consultation.turns
+
+        def add(turn: Turn) -> None:
+            turns.append(turn)
+            if on_turn is not None:
+                on_turn(len(turns) - 1, turn)
+
+        # The patient opens with the main complaint; an empty opening (a small model's
+        # failure) is replaced by the case's own words, so the doctor always has it.
+        started = time.perf_counter()
+        opening = patient.generate(self._patient_messages(sample, []), max_tokens=PATIENT_TOKENS,
+                                   temperature=0.6, cancel=cancel)
+        text, _ = patient_reply(opening.text)
+        add(Turn("patient", text or sample.input, seconds=time.perf_counter() - started))
+        while True:
+            if len(turns) >= self.max_utterances:
+                consultation.ended_by = "cap"
+                break
+            speaker_is_doctor = turns[-1].speaker == "patient"
+            model, max_tokens = (doctor, DOCTOR_TOKENS) if speaker_is_doctor else (patient,
+                                                                                   PATIENT_TOKENS)
+            messages = (self._doctor_messages(mode, turns, consultation.hint) if speaker_is_doctor
+                        else self._patient_messages(sample, turns))
+            if not self._fits(model, messages, max_tokens):
+                consultation.ended_by = "context"
+                break
+            started = time.perf_counter()
+            generation = model.generate(messages, max_tokens=max_tokens, temperature=0.6,
+                                        cancel=cancel)
+            seconds = time.perf_counter() - started
+            if speaker_is_doctor:
+                message, reasoning = doctor_reply(generation.text, mode)
+                add(Turn("doctor", message, reasoning, seconds))
+                if mode == "no-dialogue":
+                    consultation.ended_by = "no-dialogue"
+                    break
+            else:
+                message, ended = patient_reply(generation.text)
+                add(Turn("patient", message, seconds=seconds))
+                if ended:
+                    consultation.ended_by = "break"
+                    break
+        consultation.diagnosis = self.extract(consultation, cancel)
+        consultation.assessment = self.assess(consultation, sample.target, cancel)
+        return consultation
+
+    # ---- after the dialogue ----
+
+    def _judge(self, section: str, schema: dict, cancel: CancelToken | None,
+               **values: str) -> dict | None:
+        judge = self.runtime.for_role("judge")
+        messages = [{"role": "system", "content": self.prompts.text(section, "system")},
+                    {"role": "user", "content": self.prompts.text(section, "user", **values)}]
+        try:
+            value, _generation = judge.generate_json(messages, schema, temperature=0.0,
+                                                     cancel=cancel)
+        except ModelOutputError:
+            return None
+        return value
+
+    def extract(self, consultation: Consultation, cancel: CancelToken | None = None) -> str:
+        """The final diagnosis in the transcript: a label, or "none" (also when the
+        extraction's reply was unusable)."""
+        labels = list(self.protocol.labels)
+        value = self._judge("extract", extraction_schema(labels), cancel,
+                            labels=", ".join(labels), transcript=consultation.transcript())
+        return value["diagnosis"] if value else NONE
+
+    def assess(self, consultation: Consultation, diagnosis: str,
+               cancel: CancelToken | None = None) -> dict[str, Any] | None:
+        """Items 1.1-3.2 as 0/1 and 4.1 as a competence level; None when unusable."""
+        return self._judge("assess", ASSESSOR_SCHEMA, cancel, diagnosis=diagnosis,
+                           transcript=consultation.transcript())
+
+
+def case_base_hint(knowledge: Any) -> HintProvider:
+    """A stand-in for the paper's image classifier: the labels of the most similar past
+    cases in the Knowledge tab's case base (the case itself left out), most similar first."""
+    protocol = dialogue_protocol()
+
+    def hint(sample: Sample) -> list[str]:
+        own = knowledge.casebase.ids_for_key(sample.id)
+        retrieval = knowledge.retrieve(sample.input, ablation="no-knowledge", exclude_ids=own,
+                                       k=10)
+        found: list[str] = []
+        for case in retrieval.cases:
+            label = protocol.label_of(case.diagnosis)
+            if label and label not in found:
+                found.append(label)
+        return found[:3]
+    return hint
