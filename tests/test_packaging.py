@@ -230,7 +230,7 @@ def test_unused_qt_plugins_and_libraries_stay_out(dest, kept):
 EXPECTED_PASSES = (
     "Encrypted database", "Status page", "System: Versions", "Offline: Network guard",
     "Offline: Telemetry switches", "Offline: Telemetry files", "System: llama.cpp and this CPU",
-    "Models: SmolLM2 135M Instruct (Q4_1) (generator, reviewer, judge)",
+    "Models: SmolLM2 135M Instruct (Q4_1) (generator, reviewer, judge, patient)",
     "Models: all-MiniLM-L6-v2 (int8 ONNX) (embedder)", "Models: Embedder",
     "Models: Generation", "Database: Encrypted database", "Offline: Readability (textstat)",
     "Vector store", "Evaluation metrics", "Documents", "Parquet import", "Models page", "Window",
