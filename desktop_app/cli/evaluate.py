@@ -54,9 +54,10 @@ def cmd_bench_run(args, paths, settings) -> int:
                          "'lumen evaluate run --resume RUN'; 'lumen evaluate list' shows both.")
     with command_session(paths, settings) as session:
         evaluation = session.evaluation
+        default_scorers = (["consultation"] if args.system.startswith("dialogue:")
+                           else ["reference", "similarity-judge", "key-facts"])
         (run_id,) = [args.resume] if args.resume else evaluation.start(
-            args.dataset, [args.system],
-            args.scorer or ["reference", "similarity-judge", "key-facts"], args.limit)
+            args.dataset, [args.system], args.scorer or default_scorers, args.limit)
         if not args.json:
             print(f"Run {run_id} (resume with 'lumen evaluate run --resume {run_id}').", file=sys.stderr)
 
@@ -77,7 +78,14 @@ def cmd_bench_run(args, paths, settings) -> int:
             mean = "—" if row["mean"] is None else f"{row['mean']:.2f}"
             interval = (row["no_interval"] if row["ci_low"] is None else
                         f"95% CI {row['ci_low']:.2f} – {row['ci_high']:.2f}, {row['interval']}")
-            print(f"  {row['label']:28} {mean:>8}  ({interval}; n={row['n']})")
+            print(f"  {row['label']:44} {mean:>8}  ({interval}; n={row['n']})")
+        if summary.get("consultation"):
+            scores = summary["consultation"]["diagnosis"]
+            band = scores["macro_f1_interval"]
+            shown = (band["no_interval"] if band["ci_low"] is None else
+                     f"95% CI {band['ci_low']:.2f} – {band['ci_high']:.2f}, bootstrap")
+            print(f"  {'Macro F1 (diagnosis)':44} {scores['macro_f1']:>8.2f}  ({shown}; "
+                  f"n={scores['cases']}); no diagnosis in {scores['none_rate']:.0%}")
     return EXIT_OK
 
 
@@ -109,6 +117,23 @@ def cmd_bench_compare(args, paths, settings) -> int:
         print(f"  {r['label']:28} {r['mean_a']:8.2f} → {r['mean_b']:8.2f}  diff {r['difference']:+.2f} "
               f"[{r['ci_low']:+.2f}, {r['ci_high']:+.2f}]  p_bonf {r['p_bonferroni']:.4f}"
               f"{' *' if r['significant'] else ''}  p_wilcoxon {r['p_wilcoxon']:.4f}")
+    return EXIT_OK
+
+
+def cmd_bench_compare_modes(args, paths, settings) -> int:
+    with command_session(paths, settings) as session:
+        result = session.evaluation.compare_modes(args.runs)
+    if args.json:
+        print_json(result)
+        return EXIT_OK
+    print(f"{len(result['runs'])} consultation runs on {result['shared_samples']} shared cases; "
+          f"Wilcoxon, Benjamini-Hochberg over {result['tests']} tests, alpha {result['alpha']:g}.")
+    for run in result["runs"]:
+        print(f"  {run['mode']:12} {run['id']}  macro F1 {run['macro_f1']:.2f}")
+    for r in result["rows"]:
+        print(f"  {r['label']:44} {r['mode_a']:>11} {r['mean_a']:6.2f}  {r['mode_b']:>11} "
+              f"{r['mean_b']:6.2f}  p {r['p_wilcoxon']:.4f}  p_bh {r['p_bh']:.4f}"
+              f"{' *' if r['significant'] else ''}")
     return EXIT_OK
 
 
@@ -171,7 +196,8 @@ def register(sub) -> None:
     p.add_argument("--system", default="lamp:glossary", metavar="SYSTEM",
                    help="the system to run (listed below; default lamp:glossary)")
     p.add_argument("--scorer", action="append", choices=tuple(SCORERS),
-                   help="repeat for several (default: reference, similarity-judge, key-facts)")
+                   help="repeat for several (default: reference, similarity-judge, key-facts; "
+                        "consultation for dialogue:<mode>)")
     p.add_argument("--limit", type=int, help="only the first N samples")
     p.add_argument("--resume", metavar="RUN", help="continue a paused or interrupted run")
     p.add_argument("--json", action="store_true")
@@ -193,4 +219,9 @@ def register(sub) -> None:
     p.add_argument("run_b")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench_compare)
+    p = bsub.add_parser("compare-modes",
+                        help="compare consultation runs (dialogue:<mode>) on their shared cases")
+    p.add_argument("runs", nargs="+", metavar="RUN", help="two or more dialogue:<mode> runs")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_bench_compare_modes)
 

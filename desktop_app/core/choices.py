@@ -26,6 +26,8 @@ SCORERS = {"diagnosis-accuracy": "DoctorRAG diagnosis mode: 1 when the label pic
            "similarity-judge": "LLM judge of semantic similarity, 1-5 (LAMP-MedQA)",
            "medjudge": "MedJudge rubric (PerMedCQA): correctness, coverage, clinical impact labels",
            "hivmedqa-judge": "HIVMedQA judge: five dimensions 0-5 and their mean",
+           "consultation": "3MDBench consultations: diagnosis right or not (macro F1 in the "
+                           "report), utterances, ended by BREAK, assessor items 1.1-4.1",
            "key-facts": "share of the reference's doses, timings, dates and medicines in the "
                         "answer; facts the document lacks; degenerate text; model or evidence"}
 
@@ -39,8 +41,17 @@ FORMATS: dict[str, str] = {
     "cases": "Labelled patient cases (CSV or JSONL: id, complaint, diagnosis, ...) for diagnosis "
              "accuracy; de-identified as read",
     "dialogue": "3MDBench consultation cases (JSONL, JSON, CSV or Parquet: general_complaint, "
-                "complaints, diagnosis, personality, image); consultations are not simulated "
-                "yet: doctorrag systems diagnose them from the first complaint",
+                "complaints, diagnosis, personality, image): simulated consultations with the "
+                "dialogue systems; images are kept by reference and not used",
+}
+
+# 3MDBench's doctor modes (consultation.MODES), text only.
+CONSULTATION_MODES = {
+    "no-dialogue": "the doctor diagnoses from the patient's first message, asking nothing",
+    "dialogue": "the doctor asks one question at a time, then gives one diagnosis",
+    "rationale": "as dialogue, with hidden reasoning before each message",
+    "hint": "as dialogue, told the diagnoses of the most similar past cases in the case base "
+            "(a text stand-in for the paper's image classifier)",
 }
 
 ABLATIONS: dict[str, dict[str, bool]] = {
@@ -67,4 +78,6 @@ def systems() -> dict[str, str]:
         described[f"doctorrag:{setup}"] = (
             f"DoctorRAG diagnosis of labelled cases from {sources}, "
             + ("filtered by ICD-10 chapter" if uses["tags"] else "no chapter filter"))
+    for mode, what in CONSULTATION_MODES.items():
+        described[f"dialogue:{mode}"] = f"3MDBench consultation: {what}"
     return described

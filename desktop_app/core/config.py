@@ -262,6 +262,12 @@ class Settings:
         "GPUs answers them together). Each finished sample is still saved on its own. Runs "
         "on this computer's own models always go one sample at a time. 1 turns it off.",
         group="Evaluation", minimum=1, maximum=64, technical="parallel replay (N)")
+    dialogue_max_utterances: int = _setting(
+        28, "Longest simulated consultation (utterances)",
+        "A simulated consultation (3MDBench evaluations) ends after this many messages, "
+        "patient's and doctor's together, if the patient has not ended it. 28 is the "
+        "published protocol's cap; a lower cap makes a quick trial run, not a comparable one.",
+        group="Evaluation", minimum=2, maximum=200, technical="3MDBench utterance cap")
 
     # Embedding.
     embedding_batch_size: int = _setting(
@@ -351,6 +357,13 @@ class Settings:
         "sbert, token_f1, bleu, rouge_l, bertscore_f1, judge_similarity, key_fact_recall) or a count "
         "(judge_unparseable, errors, findings), an operator (<, <=, >, >=, ==) and a number.",
         group="Evaluation")
+    consultation_acceptance_criteria: str = _setting(
+        "errors == 0",
+        "Acceptance criteria for consultations",
+        "What the report of a simulated-consultation run (3MDBench, dialogue:<mode>) checks, "
+        "written as the acceptance criteria are: e.g. macro_f1 >= 0.5; diagnosis_correct, "
+        "ended_by_break, assessor_1_1 to assessor_3_2 (rates), assessor_4_1 (0-2), "
+        "dialogue_utterances, errors.", group="Evaluation")
     bootstrap_resamples: int = _setting(
         10000, "Resamples for intervals and comparisons",
         "How many times results are resampled to estimate intervals and to compare runs; more "

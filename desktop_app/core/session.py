@@ -409,6 +409,10 @@ class EvaluationActions:
 
         session, store = self._session, self.store
         dataset_id = store.find_dataset(dataset).id
+        if "dialogue:hint" in systems and session.knowledge().casebase.count() == 0:
+            raise LumenError("The hint mode draws its hint from past cases, and the case base "
+                             "is empty.", "Import a case set in the Knowledge tab first (a "
+                             "3MDBench file imports as one), or choose another mode.")
         return [start_run(store, session.runtime, session.settings, dataset_id, system,
                           scorers, limit) for system in systems]
 
@@ -419,8 +423,9 @@ class EvaluationActions:
         from .evaluation.runner import Evaluator, continue_run
 
         session, store = self._session, self.store
-        knowledge = (session.knowledge() if store.run(run_id)["system"].startswith("doctorrag")
-                     else None)
+        system = store.run(run_id)["system"]
+        knowledge = (session.knowledge()
+                     if system.startswith("doctorrag") or system == "dialogue:hint" else None)
         evaluator = Evaluator(session.runtime, session.glossary, session.settings,
                               session.paths.cache_dir, knowledge)
         return continue_run(store, evaluator, run_id, progress=progress, cancel=cancel,
@@ -446,10 +451,19 @@ class EvaluationActions:
         (desktop_app/export.py, which audits the export)."""
         from .evaluation.report import build_report
 
-        settings = self._session.settings
-        return build_report(self.store, run_id, self._rules(None),
-                            settings.acceptance_criteria if criteria is None else criteria,
-                            baseline)
+        settings, store = self._session.settings, self.store
+        default = (settings.consultation_acceptance_criteria
+                   if store.run(run_id)["system"].startswith("dialogue:")
+                   else settings.acceptance_criteria)
+        return build_report(store, run_id, self._rules(None),
+                            default if criteria is None else criteria, baseline)
+
+    def compare_modes(self, run_ids: list[str]) -> dict[str, Any]:
+        """Consultation runs (dialogue:<mode>) pair by pair on their shared cases: Wilcoxon
+        with Benjamini-Hochberg at alpha 0.01, as 3MDBench."""
+        from .evaluation.report import compare_modes
+
+        return compare_modes(self.store, run_ids)
 
     def compare(self, run_a: str, run_b: str, resamples: int | None = None) -> dict[str, Any]:
         """Run B against baseline run A, on the samples both finished."""

@@ -3,9 +3,10 @@ the doctor under test (role "generator") in one of the paper's text modes, then 
 final diagnosis extracted and the consultation assessed (role "judge"), each under a
 JSON grammar.  Prompts: resources/prompts/dialogue.toml.
 
-Not yet here (next steps of #18): storing each turn in the database as it finishes and
-resuming mid-dialogue, the runner's `dialogue:<mode>` systems, the report's scores and
-the Evaluation tab's transcript view.
+Every utterance is handed to `on_turn` as it finishes (the runner keeps it in the
+encrypted database, table eval_turn) and a consultation can start again from the
+utterances kept (`resume`): each reply is generated with the settings' seed, so a
+resumed dialogue goes on as the interrupted one would have.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
+from ..choices import CONSULTATION_MODES
 from ..config import Settings
 from ..errors import LumenError, ModelOutputError
 from ..models.runtime import ModelRuntime
@@ -23,11 +25,15 @@ from ..prompts import load_prompts
 from .dataset import Sample
 from .dialogue import NONE, dialogue_protocol
 
-MODES = ("no-dialogue", "dialogue", "rationale", "hint")
-MAX_UTTERANCES = 28  # the paper's cap, matching the length of real consultations
+MODES = tuple(CONSULTATION_MODES)
 PATIENT_TOKENS, DOCTOR_TOKENS = 256, 512  # the paper's limits per reply
 COMPETENCE = ("unsatisfactory", "satisfactory", "excellent")
-ASSESSOR_ITEMS = ("1.1", "1.2", "1.3", "2.1", "2.2", "3.1", "3.2")
+# The assessor's items (Mini-CEX based), named as the report shows them.
+ASSESSOR_ITEM_NAMES = {"1.1": "history taking", "1.2": "current symptoms",
+                       "1.3": "conclusion explained", "2.1": "respect and empathy",
+                       "2.2": "patient's wishes respected", "3.1": "diagnostic plan",
+                       "3.2": "treatment plan"}
+ASSESSOR_ITEMS = tuple(ASSESSOR_ITEM_NAMES)
 ASSESSOR_SCHEMA = {
     "type": "object",
     "properties": {**{item: {"type": "integer", "enum": [0, 1]} for item in ASSESSOR_ITEMS},
@@ -52,6 +58,12 @@ class Turn:
     text: str  # what the other side reads
     reasoning: str = ""  # the doctor's hidden reasoning (rationale mode)
     seconds: float = 0.0
+    ends: str = ""  # "break" or "no-dialogue" on the utterance that ended the dialogue
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Turn":
+        return cls(data["speaker"], data["text"], data.get("reasoning", ""),
+                   float(data.get("seconds", 0.0)), data.get("ends", ""))
 
 
 @dataclass
@@ -67,6 +79,12 @@ class Consultation:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Consultation":
+        return cls(data["case_id"], data["mode"], data["temperament"],
+                   [Turn.from_dict(t) for t in data["turns"]], data.get("ended_by", ""),
+                   data.get("diagnosis", NONE), data.get("assessment"), list(data.get("hint", [])))
 
     def transcript(self) -> str:
         return "\n".join(f"{t.speaker.capitalize()}: {t.text}" for t in self.turns)
@@ -97,13 +115,13 @@ def doctor_reply(text: str, mode: str) -> tuple[str, str]:
 class ConsultationSimulator:
     def __init__(self, runtime: ModelRuntime, settings: Settings,
                  hint_provider: HintProvider | None = None,
-                 max_utterances: int = MAX_UTTERANCES) -> None:
+                 max_utterances: int | None = None) -> None:
         self.runtime = runtime
         self.settings = settings
         self.prompts = load_prompts("dialogue")
         self.protocol = dialogue_protocol()
         self.hint_provider = hint_provider
-        self.max_utterances = max_utterances
+        self.max_utterances = max_utterances or settings.dialogue_max_utterances
 
     # ---- prompts ----
 
@@ -145,7 +163,20 @@ class ConsultationSimulator:
         return model.count_tokens(messages) + max_tokens <= model.n_ctx
 
     def run(self, sample: Sample, mode: str, *, cancel: CancelToken | None = None,
-            on_turn: Callable[[int, Turn], None] | None = None) -> Consultation:
+            on_turn: Callable[[int, Turn], None] | None = None,
+            resume: list[Turn] | None = None, assess: bool = True) -> Consultation:
+        """The consultation of one case in one mode: the dialogue (from the utterances in
+        `resume` on, when given), the extracted diagnosis and, with `assess`, the
+        assessor's marks."""
+        consultation = self.converse(sample, mode, cancel=cancel, on_turn=on_turn, resume=resume)
+        consultation.diagnosis = self.extract(consultation, cancel)
+        if assess:
+            consultation.assessment = self.assess(consultation, sample.target, cancel)
+        return consultation
+
+    def converse(self, sample: Sample, mode: str, *, cancel: CancelToken | None = None,
+                 on_turn: Callable[[int, Turn], None] | None = None,
+                 resume: list[Turn] | None = None) -> Consultation:
         if mode not in MODES:
             raise LumenError(f"'{mode}' is not a consultation mode.",
                              f"Modes: {', '.join(MODES)}.")
@@ -155,22 +186,28 @@ class ConsultationSimulator:
         consultation = Consultation(sample.id, mode, sample.metadata["personality"])
         if mode == "hint":
             consultation.hint = list(self.hint_provider(sample))[:3]
+        turns = consultation.turns
+        turns.extend(resume or [])
+        ended = next((t.ends for t in turns if t.ends), "")
+        if ended:  # the dialogue had ended before the stop: only its scoring was left
+            consultation.ended_by = ended
+            return consultation
         patient = self.runtime.for_role("patient")
         doctor = self.runtime.for_role("generator")
-        turns = consultation.turns
 
         def add(turn: Turn) -> None:
             turns.append(turn)
             if on_turn is not None:
                 on_turn(len(turns) - 1, turn)
 
-        # The patient opens with the main complaint; an empty opening (a small model's
-        # failure) is replaced by the case's own words, so the doctor always has it.
-        started = time.perf_counter()
-        opening = patient.generate(self._patient_messages(sample, []), max_tokens=PATIENT_TOKENS,
-                                   temperature=0.6, cancel=cancel)
-        text, _ = patient_reply(opening.text)
-        add(Turn("patient", text or sample.input, seconds=time.perf_counter() - started))
+        if not turns:
+            # The patient opens with the main complaint; an empty opening (a small model's
+            # failure) is replaced by the case's own words, so the doctor always has it.
+            started = time.perf_counter()
+            opening = patient.generate(self._patient_messages(sample, []),
+                                       max_tokens=PATIENT_TOKENS, temperature=0.6, cancel=cancel)
+            text, _ = patient_reply(opening.text)
+            add(Turn("patient", text or sample.input, seconds=time.perf_counter() - started))
         while True:
             if len(turns) >= self.max_utterances:
                 consultation.ended_by = "cap"
@@ -189,18 +226,15 @@ class ConsultationSimulator:
             seconds = time.perf_counter() - started
             if speaker_is_doctor:
                 message, reasoning = doctor_reply(generation.text, mode)
-                add(Turn("doctor", message, reasoning, seconds))
-                if mode == "no-dialogue":
-                    consultation.ended_by = "no-dialogue"
-                    break
+                ends = "no-dialogue" if mode == "no-dialogue" else ""
+                add(Turn("doctor", message, reasoning, seconds, ends))
             else:
-                message, ended = patient_reply(generation.text)
-                add(Turn("patient", message, seconds=seconds))
-                if ended:
-                    consultation.ended_by = "break"
-                    break
-        consultation.diagnosis = self.extract(consultation, cancel)
-        consultation.assessment = self.assess(consultation, sample.target, cancel)
+                message, said_break = patient_reply(generation.text)
+                ends = "break" if said_break else ""
+                add(Turn("patient", message, seconds=seconds, ends=ends))
+            if ends:
+                consultation.ended_by = ends
+                break
         return consultation
 
     # ---- after the dialogue ----

@@ -1,11 +1,11 @@
 """3MDBench consultation dialogues (issue #18): the protocol's labels and temperaments
-(resources/dialogue.toml) and the diagnosis scores.
+(resources/dialogue.toml) and the scores of a run's consultations.
 
-The simulation itself (patient agent, doctor modes, assessor) builds on these; so far
-Lumen imports the cases (`importers._import_dialogue`, format "dialogue") and scores a
-set of final diagnoses the way the paper does: F1 per label, averaged over the labels
-(macro), with "none" (no diagnosis, or one outside the list) counted as a miss and its
-rate reported on its own.
+The cases are imported by `importers._import_dialogue` (format "dialogue") and simulated
+by consultation.py.  Final diagnoses are scored as the paper does: F1 per label, averaged
+over the labels (macro; the support-weighted mean too), with "none" (no diagnosis, or one
+outside the list) counted as a miss and its rate reported on its own; the macro F1's
+interval is a percentile bootstrap over the cases.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ import re
 import tomllib
 from dataclasses import dataclass
 from typing import Any, Iterable
+
+import numpy as np
 
 from ..config import resource_root
 
@@ -62,8 +64,82 @@ def diagnosis_scores(pairs: Iterable[tuple[str, str]]) -> dict[str, Any]:
         f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
         per_label[label] = {"precision": precision, "recall": recall, "f1": f1,
                             "support": actual}
+    supported = [row for row in per_label.values() if row["support"]]
     return {"cases": len(pairs),
             "macro_f1": sum(row["f1"] for row in per_label.values()) / len(per_label),
+            "weighted_f1": (sum(row["f1"] * row["support"] for row in supported)
+                            / sum(row["support"] for row in supported)),
             "accuracy": sum(1 for t, p in pairs if t == p) / len(pairs),
             "none_rate": sum(1 for _, p in pairs if p == NONE) / len(pairs),
             "per_label": per_label}
+
+
+def macro_f1_interval(pairs: list[tuple[str, str]], resamples: int = 10_000, seed: int = 0,
+                      confidence: float = 0.95) -> tuple[float, float]:
+    """Percentile bootstrap interval of the macro F1, resampling cases with replacement;
+    each resample's macro F1 is taken as diagnosis_scores takes it (over the labels that
+    are a true label or a prediction in that resample).  Per label F1 = 2TP / (predicted +
+    actual), which equals 2PR / (P + R)."""
+    labels = sorted({t for t, _ in pairs} | {p for _, p in pairs if p != NONE})
+    index = {label: number for number, label in enumerate(labels)}
+    k = len(labels)
+    truth = np.array([index[t] for t, _ in pairs])
+    predicted = np.array([index.get(p, k) for _, p in pairs])  # "none" is k, never a label
+    rng = np.random.default_rng(seed)
+    values = np.empty(resamples)
+    for draw in range(resamples):
+        chosen = rng.integers(0, len(pairs), len(pairs))
+        t, p = truth[chosen], predicted[chosen]
+        hits = np.bincount(t[t == p], minlength=k + 1)[:k]
+        both = np.bincount(t, minlength=k + 1)[:k] + np.bincount(p, minlength=k + 1)[:k]
+        present = both > 0
+        values[draw] = (2 * hits[present] / both[present]).mean()
+    alpha = 1 - confidence
+    low, high = np.percentile(values, [100 * alpha / 2, 100 * (1 - alpha / 2)])
+    return float(low), float(high)
+
+
+def consultation_summary(results: list[dict[str, Any]], *, resamples: int,
+                         min_samples: int) -> dict[str, Any]:
+    """What a report says of a run's consultations beyond the per-case rates: macro and
+    weighted F1 (with the macro F1's interval), F1 by category and by temperament, how
+    the dialogues ended, their length, and the assessor's competence levels."""
+    from .consultation import COMPETENCE
+
+    protocol = dialogue_protocol()
+    pairs = [(r["target"], r["output"] or NONE) for r in results]
+    scores = diagnosis_scores(pairs)
+    interval: dict[str, Any] = {"ci_low": None, "ci_high": None, "no_interval": ""}
+    if len(pairs) < max(2, min_samples):
+        interval["no_interval"] = (f"too few cases ({len(pairs)}; an interval needs "
+                                   f"{max(2, min_samples)})")
+    else:
+        interval["ci_low"], interval["ci_high"] = macro_f1_interval(pairs, resamples)
+    by_category = {}
+    for category in dict.fromkeys(protocol.labels.values()):
+        rows = [row["f1"] for label, row in scores["per_label"].items()
+                if protocol.labels.get(label) == category]
+        if rows:
+            by_category[category] = sum(rows) / len(rows)
+    by_temperament = {}
+    for temperament in protocol.temperaments:
+        chosen = [pair for pair, r in zip(pairs, results)
+                  if r["metadata"].get("personality") == temperament]
+        if chosen:
+            by_temperament[temperament] = {"cases": len(chosen),
+                                           "macro_f1": diagnosis_scores(chosen)["macro_f1"]}
+    consultations = [r["trace"]["consultation"] for r in results if "consultation" in r["trace"]]
+    lengths = [len(c["turns"]) for c in consultations]
+    ended: dict[str, int] = {}
+    for c in consultations:
+        ended[c["ended_by"]] = ended.get(c["ended_by"], 0) + 1
+    marks = [r["judge"].get("assessor", {}).get("marks") for r in results]
+    competence = {level: sum(1 for m in marks if m and m["4.1"] == level) for level in COMPETENCE}
+    return {"diagnosis": {**scores, "macro_f1_interval": interval},
+            "by_category": by_category, "by_temperament": by_temperament,
+            "utterances": {"mean": float(np.mean(lengths)) if lengths else None,
+                           "sd": float(np.std(lengths, ddof=1)) if len(lengths) > 1 else None,
+                           "median": float(np.median(lengths)) if lengths else None},
+            "ended_by": ended, "competence": competence,
+            "assessed": sum(1 for m in marks if m),
+            "failed": len(results) - len(consultations)}

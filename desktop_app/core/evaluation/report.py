@@ -39,6 +39,19 @@ def metric_info() -> dict[str, dict[str, Any]]:
                           "scale": "0-1"}
     info["model_answer"] = {"label": "Shown answer is the model's", "higher_is_better": True,
                             "scale": "0-1"}
+    from .consultation import ASSESSOR_ITEM_NAMES
+
+    info["diagnosis_correct"] = {"label": "Consultation diagnosis right", "higher_is_better": True,
+                                 "scale": "0-1"}
+    info["ended_by_break"] = {"label": "Ended by the patient (BREAK)",
+                              "higher_is_better": True, "scale": "0-1"}
+    for item, name in ASSESSOR_ITEM_NAMES.items():
+        info["assessor_" + item.replace(".", "_")] = {"label": f"Assessor {item} {name}",
+                                                      "higher_is_better": True, "scale": "0-1"}
+    info["assessor_4_1"] = {"label": "Assessor 4.1 competence (0-2)", "higher_is_better": True,
+                            "scale": "0-2"}
+    info["dialogue_utterances"] = {"label": "Utterances per consultation",
+                                   "higher_is_better": False, "scale": "count"}
     for dimension in (*HIV_DIMENSIONS, "overall"):
         info[f"hiv_{dimension}"] = {"label": f"HIVMedQA {dimension.replace('_', ' ')} (0-5)",
                                     "higher_is_better": True, "scale": "0-5"}
@@ -56,7 +69,7 @@ class Criterion:
 
 
 def parse_criteria(text: str) -> list[Criterion]:
-    known = set(metric_info()) | set(COUNTS)
+    known = set(metric_info()) | set(COUNTS) | {"macro_f1"}
     criteria = []
     for part in filter(None, (p.strip() for p in text.split(";"))):
         match = _CRITERION.match(part)
@@ -161,8 +174,15 @@ _SCORER_MEASURES = {
 def _not_measured(run: dict[str, Any], dataset: dict[str, Any], results: list[dict[str, Any]],
                   table: dict[str, Any], counts: dict[str, int]) -> list[str]:
     """What this report cannot speak for, in plain sentences."""
-    notes = [f"Not measured: {what}." for scorer, what in _SCORER_MEASURES.items()
-             if scorer not in run["scorers"]]
+    consults = run["system"].startswith("dialogue:")
+    notes = [] if consults else [f"Not measured: {what}." for scorer, what in
+                                 _SCORER_MEASURES.items() if scorer not in run["scorers"]]
+    if consults:
+        notes.append("The consultations are text only: the cases' images, which the published "
+                     "protocol shows the doctor, were not used.")
+        if run["system"] == "dialogue:hint":
+            notes.append("The hint is the diagnoses of the most similar past cases in the case "
+                         "base, a text stand-in for the paper's image classifier.")
     expected = min(dataset["sample_count"], run["limit"] or dataset["sample_count"])
     if len(results) < expected:
         notes.append(f"Only {len(results)} of {expected} samples were answered (run {run['status']}).")
@@ -218,7 +238,14 @@ def summarize(evaluations: EvaluationStore, run_id: str, rules: ReportRules | No
         distributions["blank answers"] = {"count": sum(1 for m in medjudge if m.get("blank"))}
     counts["findings"] = sum(1 for m in medjudge if m.get("labels") and rules.is_finding(m["labels"]))
     dataset = evaluations.dataset(run["dataset_id"]).to_dict()
+    consultation = None
+    if run["system"].startswith("dialogue:") and results:
+        from .dialogue import consultation_summary
+
+        consultation = consultation_summary(results, resamples=rules.resamples,
+                                            min_samples=rules.min_samples)
     return {"run": run, "dataset": dataset, "metrics": table, "counts": counts,
+            "consultation": consultation,
             "medjudge": distributions, "judged": sum(1 for m in medjudge if m.get("labels")),
             "rules": asdict(rules) | {"finding": rules.describe()},
             "worst": _worst_answers(results, rules),
@@ -267,6 +294,8 @@ def check_criteria(summary: dict[str, Any], criteria: list[Criterion]) -> list[d
     for criterion in criteria:
         if criterion.metric in COUNTS:
             actual = summary["counts"].get(criterion.metric)
+        elif criterion.metric == "macro_f1":  # a run's score, not a mean of samples'
+            actual = (summary.get("consultation") or {}).get("diagnosis", {}).get("macro_f1")
         else:
             actual = summary["metrics"].get(criterion.metric, {}).get("mean")
         passed = actual is not None and _OPERATORS[criterion.op](actual, criterion.value)
@@ -307,6 +336,67 @@ def compare(evaluations: EvaluationStore, run_a: str, run_b: str, *, resamples: 
             "rows": rows}
 
 
+MODE_ALPHA = 0.01  # 3MDBench's significance level, after Benjamini-Hochberg
+_MODE_METRICS = ("diagnosis_correct", "dialogue_utterances", "ended_by_break", "assessor_1_1",
+                 "assessor_1_2", "assessor_1_3", "assessor_2_1", "assessor_2_2", "assessor_3_1",
+                 "assessor_3_2", "assessor_4_1")
+
+
+def compare_modes(evaluations: EvaluationStore, run_ids: list[str]) -> dict[str, Any]:
+    """Consultation runs (one per doctor mode) compared pair by pair on the cases they
+    share, as 3MDBench does: Wilcoxon signed-rank per metric, Benjamini-Hochberg over
+    every test made, significant at alpha = 0.01; macro F1 of each run on those cases."""
+    from . import stats
+    from .dialogue import NONE, diagnosis_scores
+
+    runs = [evaluations.run(run_id) for run_id in dict.fromkeys(run_ids)]
+    if len(runs) < 2 or not all(r["system"].startswith("dialogue:") for r in runs):
+        raise LumenError("Comparing modes needs two or more consultation runs.",
+                         "Give the ids of dialogue:<mode> runs on the same cases.")
+    results = {r["id"]: {x["sample_id"]: x for x in evaluations.results(r["id"])} for r in runs}
+    shared = sorted(set.intersection(*(set(found) for found in results.values())))
+    if len(shared) < 2:
+        raise LumenError("The runs have fewer than two finished cases in common.",
+                         "Compare runs on the same dataset once they have finished.")
+    info = metric_info()
+    rows = []
+    for position, a in enumerate(runs):
+        for b in runs[position + 1:]:
+            for metric in _MODE_METRICS:
+                pairs = [(results[a["id"]][s]["scores"].get(metric),
+                          results[b["id"]][s]["scores"].get(metric)) for s in shared]
+                pairs = [(x, y) for x, y in pairs if x is not None and y is not None]
+                if len(pairs) < 2:
+                    continue
+                xs, ys = [p[0] for p in pairs], [p[1] for p in pairs]
+                rows.append({"run_a": a["id"], "mode_a": a["system"].split(":", 1)[1],
+                             "run_b": b["id"], "mode_b": b["system"].split(":", 1)[1],
+                             "metric": metric, "label": info[metric]["label"], "n": len(pairs),
+                             "mean_a": sum(xs) / len(xs), "mean_b": sum(ys) / len(ys),
+                             "p_wilcoxon": stats.wilcoxon(ys, xs)["p_value"]})
+    for row, adjusted in zip(rows, stats.benjamini_hochberg([r["p_wilcoxon"] for r in rows])):
+        row["p_bh"] = adjusted
+        row["significant"] = adjusted < MODE_ALPHA
+    f1 = {r["id"]: diagnosis_scores([(results[r["id"]][s]["target"],
+                                      results[r["id"]][s]["output"] or NONE)
+                                     for s in shared])["macro_f1"] for r in runs}
+    return {"runs": [{"id": r["id"], "mode": r["system"].split(":", 1)[1],
+                      "macro_f1": f1[r["id"]]} for r in runs],
+            "shared_samples": len(shared), "tests": len(rows), "alpha": MODE_ALPHA, "rows": rows}
+
+
+def mode_siblings(evaluations: EvaluationStore, run_id: str) -> list[str]:
+    """This consultation run and, for each other doctor mode, the newest run on the same
+    dataset that has finished cases: what a report compares it with."""
+    run = evaluations.run(run_id)
+    chosen = {run["system"]: run_id}
+    for other in evaluations.runs():  # newest first
+        if (other["dataset_id"] == run["dataset_id"] and other["system"].startswith("dialogue:")
+                and other["system"] not in chosen and other["finished"] >= 2):
+            chosen[other["system"]] = other["id"]
+    return list(chosen.values())
+
+
 # ---- output -------------------------------------------------------------------------
 
 
@@ -328,6 +418,16 @@ def to_csv(summary: dict[str, Any]) -> str:
                          row["ci_high"], row["interval"], row["no_interval"]])
     for name, value in summary["counts"].items():
         writer.writerow([name, name.replace("_", " "), value, "", "", "", "", "", ""])
+    if summary.get("consultation"):
+        scores = summary["consultation"]["diagnosis"]
+        interval = scores["macro_f1_interval"]
+        writer.writerow(["macro_f1", "Consultation macro F1", scores["cases"], "", scores["macro_f1"],
+                         interval["ci_low"], interval["ci_high"],
+                         "bootstrap percentile" if interval["ci_low"] is not None else "",
+                         interval["no_interval"]])
+        for name in ("weighted_f1", "none_rate"):
+            writer.writerow([name, name.replace("_", " "), scores["cases"], "", scores[name],
+                             "", "", "", ""])
     return buffer.getvalue()
 
 
@@ -361,7 +461,7 @@ _STATUS_COLOURS = {"passed": "#1b7a3a", "failed": "#b3261e", "no claim": "#55555
 
 def to_html(summary: dict[str, Any], criteria: list[dict[str, Any]],
             comparison: dict[str, Any] | None = None, *, bertscore_note: str = "",
-            baseline: dict[str, Any] | None = None) -> str:
+            baseline: dict[str, Any] | None = None, modes: dict[str, Any] | None = None) -> str:
     """The validation report as one HTML page; `baseline`, the summary of the run compared
     with, draws it beside this run in the charts."""
     from .chart import svg_data_uri
@@ -413,7 +513,9 @@ def to_html(summary: dict[str, Any], criteria: list[dict[str, Any]],
         f"<tr><th>Machine</th><td>{esc(str(machine.get('cpu', '')))}, {machine.get('cores')} cores, "
         f"{esc(str(machine.get('system', '')))}, Python {esc(str(machine.get('python', '')))}</td></tr>",
         f"<tr><th>Prompts</th><td>{esc(', '.join(f'{k} {v}' for k, v in config['prompt_versions'].items()))}</td></tr>",
-        f"<tr><th>Seed, temperature</th><td>{config['seed']}, {config['settings'].get('temperature')}</td></tr>",
+        f"<tr><th>Seed, temperature</th><td>{config['seed']}, {config['settings'].get('temperature')}"
+        + (" (the consultation's patient and doctor: 0.6, as the protocol; extraction and "
+           "assessor: 0)" if run["system"].startswith("dialogue:") else "") + "</td></tr>",
         f"</table><h2>Models</h2>{table}<thead><tr><th>role</th><th>model</th><th>quantisation</th>"
         "<th>sha256 (or server · served model)</th></tr></thead>", models, "</table>",
         f"<h2>Dataset</h2><p>{esc(dataset['name'])} ({esc(dataset['format'])}, "
@@ -463,6 +565,10 @@ def to_html(summary: dict[str, Any], criteria: list[dict[str, Any]],
                 f"<p><b>Question:</b> {esc(item['question'])}</p>"
                 f"<p><b>Reference:</b> {esc(item['reference'] or '(none)')}</p>"
                 f"<p><b>Answer:</b> {esc(item['answer'])}</p>")
+    if summary.get("consultation"):
+        parts += _consultation_html(summary["consultation"], table)
+    if modes:
+        parts += _modes_html(modes, table)
     if criteria:
         parts += [f"<h2>Acceptance criteria</h2>{table}<thead><tr><th>criterion</th><th>actual</th>"
                   "<th>result</th></tr></thead>", criteria_rows, "</table>"]
@@ -488,6 +594,63 @@ def to_html(summary: dict[str, Any], criteria: list[dict[str, Any]],
     return "\n".join(parts)
 
 
+def _consultation_html(found: dict[str, Any], table: str) -> list[str]:
+    esc = html.escape
+    scores = found["diagnosis"]
+    interval = scores["macro_f1_interval"]
+    shown = (f"{_fmt(interval['ci_low'])} – {_fmt(interval['ci_high'])}" if interval["ci_low"]
+             is not None else f"<i>{esc(interval['no_interval'])}</i>")
+    lengths = found["utterances"]
+    ended = ", ".join(f"{esc(how)}: {count}" for how, count in sorted(found["ended_by"].items()))
+    levels = ", ".join(f"{esc(level)}: {count}" for level, count in found["competence"].items())
+    labels = "".join(
+        f"<tr><td>{esc(label)}</td><td>{row['support']}</td><td>{_fmt(row['precision'])}</td>"
+        f"<td>{_fmt(row['recall'])}</td><td>{_fmt(row['f1'])}</td></tr>"
+        for label, row in scores["per_label"].items())
+    groups = "".join(f"<tr><td>category: {esc(name)}</td><td>{_fmt(value)}</td></tr>"
+                     for name, value in found["by_category"].items())
+    groups += "".join(f"<tr><td>temperament: {esc(name)} ({row['cases']} case{'s' * (row['cases'] != 1)})</td>"
+                      f"<td>{_fmt(row['macro_f1'])}</td></tr>"
+                      for name, row in found["by_temperament"].items())
+    return [
+        "<h2>Consultations (3MDBench)</h2>",
+        f"<p><b>Macro F1 {_fmt(scores['macro_f1'])}</b> (95% interval {shown}, bootstrap over "
+        f"cases); weighted F1 {_fmt(scores['weighted_f1'])}; diagnosis right in "
+        f"{_fmt(scores['accuracy'])} of {scores['cases']} cases; no diagnosis (none) in "
+        f"{_fmt(scores['none_rate'])}. Guessing one of the protocol's 34 labels at random is "
+        "right about 3% of the time.</p>",
+        f"<p>Utterances per consultation: mean {_fmt(lengths['mean'])}, sd {_fmt(lengths['sd'])}, "
+        f"median {_fmt(lengths['median'])}. Ended by: {ended or '—'} (break: the patient said "
+        "BREAK; cap: the utterance cap; context: the next message would not fit the model's "
+        f"context). Assessor competence (4.1) over {found['assessed']} readable replies: "
+        f"{levels}." + (f" {found['failed']} consultations failed with an error." if
+                        found["failed"] else "") + "</p>",
+        f"{table}<thead><tr><th>group</th><th>macro F1</th></tr></thead>{groups}</table>",
+        f"<h3>Per label</h3>{table}<thead><tr><th>label</th><th>cases</th><th>precision</th>"
+        f"<th>recall</th><th>F1</th></tr></thead>{labels}</table>"]
+
+
+def _modes_html(modes: dict[str, Any], table: str) -> list[str]:
+    esc = html.escape
+    runs = "".join(f"<tr><td>{esc(r['mode'])}</td><td><code>{esc(r['id'])}</code></td>"
+                   f"<td>{_fmt(r['macro_f1'])}</td></tr>" for r in modes["runs"])
+    rows = "".join(
+        f"<tr><td>{esc(r['label'])}</td><td>{esc(r['mode_a'])} {_fmt(r['mean_a'])}</td>"
+        f"<td>{esc(r['mode_b'])} {_fmt(r['mean_b'])}</td><td>{r['n']}</td>"
+        f"<td>{_fmt(r['p_wilcoxon'], 4)}</td><td>{_fmt(r['p_bh'], 4)}"
+        f"{' *' if r['significant'] else ''}</td></tr>" for r in modes["rows"])
+    return [
+        "<h2>Doctor modes compared</h2>",
+        f"<p>The newest consultation run of each mode on this dataset, on the "
+        f"{modes['shared_samples']} cases they share: Wilcoxon signed-rank per metric, "
+        f"Benjamini-Hochberg over all {modes['tests']} tests; * significant at "
+        f"α = {modes['alpha']:g}, as in 3MDBench.</p>",
+        f"{table}<thead><tr><th>mode</th><th>run</th><th>macro F1 (shared cases)</th></tr>"
+        f"</thead>{runs}</table>",
+        f"{table}<thead><tr><th>metric</th><th>mode A</th><th>mode B</th><th>n</th>"
+        f"<th>p (Wilcoxon)</th><th>p (BH)</th></tr></thead>{rows}</table>"]
+
+
 REPORT_KINDS = {".html": "html", ".htm": "html", ".pdf": "pdf", ".csv": "csv"}
 
 
@@ -507,6 +670,7 @@ class ValidationReport:
     comparison: dict[str, Any] | None = None
     baseline: dict[str, Any] | None = None  # the baseline run's summary
     bertscore_note: str = ""
+    modes: dict[str, Any] | None = None  # consultation runs: compare_modes over the modes
 
     @property
     def verdict(self) -> dict[str, Any]:
@@ -514,7 +678,8 @@ class ValidationReport:
 
     def to_html(self) -> str:
         return to_html(self.summary, self.criteria, self.comparison,
-                       bertscore_note=self.bertscore_note, baseline=self.baseline)
+                       bertscore_note=self.bertscore_note, baseline=self.baseline,
+                       modes=self.modes)
 
     def to_csv(self) -> str:
         return to_csv(self.summary)
@@ -532,5 +697,14 @@ def build_report(evaluations: EvaluationStore, run_id: str, rules: ReportRules,
     if baseline_id and baseline_id != run_id:
         comparison = compare(evaluations, baseline_id, run_id, resamples=rules.resamples)
         baseline = summarize(evaluations, baseline_id, rules)
+    modes = None
+    if summary["run"]["system"].startswith("dialogue:"):
+        siblings = mode_siblings(evaluations, run_id)
+        if len(siblings) > 1:
+            try:
+                modes = compare_modes(evaluations, siblings)
+            except LumenError:  # too few shared cases: the report says nothing of modes
+                modes = None
     return ValidationReport(summary, check_criteria(summary, criteria), comparison, baseline,
-                            metrics.BERTSCORE_ENCODER_NOTE)
+                            "" if summary["consultation"] else metrics.BERTSCORE_ENCODER_NOTE,
+                            modes)

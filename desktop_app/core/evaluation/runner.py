@@ -5,11 +5,18 @@ Systems: every Ask method (`lamp`, `lamp-no-reviewer`, `lamp-no-verifier`,
 simplifier variant, for datasets whose samples carry a document; and `qa`, one model
 answering the question alone, for open question sets (HIVMedQA, MedQuAD, PerMedCQA).
 
+`dialogue:<mode>` simulates a 3MDBench consultation for each case of a `dialogue` dataset
+(consultation.py): the patient agent, the doctor in that mode, the final diagnosis
+extracted as a label or "none"; each utterance is kept as it finishes, so a run stopped
+mid-dialogue goes on from the next utterance.
+
 `doctorrag:<set-up>` replays a labelled case set through the Knowledge tab's diagnosis
 mode (DoctorRAG), with the full retrieval or one of the paper's ablations; each case's
 own record is kept out of the similar cases.
 
-Scorers: `diagnosis-accuracy` (the label picked equals the case's diagnosis), `reference` (SARI, FKGL, SBERT cosine, Token F1, BLEU, ROUGE-L, BERTScore
+Scorers: `diagnosis-accuracy` (the label picked equals the case's diagnosis),
+`consultation` (3MDBench: the diagnosis right or not, the dialogue's length and end, the
+assessor's items 1.1-3.2 and 4.1; macro F1 over the run is the report's), `reference` (SARI, FKGL, SBERT cosine, Token F1, BLEU, ROUGE-L, BERTScore
 against the reference answer) and `similarity-judge` (LAMP-MedQA's 1-5 judge, JSON
 under a grammar; an unparseable reply is stored as missing, never as 0).  A blank or
 failed prediction gets worst-case reference scores, as in LAMP-MedQA.
@@ -17,6 +24,7 @@ failed prediction gets worst-case reference scores, as in LAMP-MedQA.
 
 from __future__ import annotations
 
+import functools
 import os
 import platform
 import time
@@ -41,6 +49,7 @@ from .runs import EvaluationStore
 
 if TYPE_CHECKING:
     from ..knowledge.doctorrag import DoctorRAG
+    from .consultation import ConsultationSimulator
 
 # An enum, not minimum/maximum: llama.cpp's schema grammar ignores integer bounds.
 SIMILARITY_SCHEMA = {"type": "object", "properties": {"similarity": {"type": "integer",
@@ -84,7 +93,7 @@ def run_config(runtime: ModelRuntime, settings: Settings, system: str, scorers: 
                             "quantisation": spec.quantisation, "file": spec.primary_file().name}
     return {"app_version": __version__, "system": system, "scorers": scorers, "models": models,
             "prompt_versions": {name: load_prompts(name).version
-                                for name in ("ask", "judge", "knowledge")},
+                                for name in ("ask", "judge", "knowledge", "dialogue")},
             "settings": settings.to_dict(), "seed": settings.seed, "machine": machine(),
             "dataset_sha256": dataset_sha256}
 
@@ -113,8 +122,11 @@ class Evaluator(Pipeline):
 
     # ---- the system under test ----
 
-    def answer(self, system: str, sample: Sample, cancel: CancelToken | None) -> tuple[str, dict, float]:
+    def answer(self, system: str, sample: Sample, cancel: CancelToken | None,
+               journal: "TurnJournal | None" = None) -> tuple[str, dict, float]:
         method, variant = parse_system(system)
+        if method == "dialogue":
+            return self.consult(variant or "dialogue", sample, cancel, journal)
         if method == "doctorrag":
             return self.diagnose(variant or "full", sample, cancel)
         if method == "qa":
@@ -147,6 +159,37 @@ class Evaluator(Pipeline):
                  "retrieval": result.retrieval.to_dict()}
         return result.diagnosis, trace, trace["totals"]["model_seconds"]
 
+    @functools.cached_property
+    def consultations(self) -> "ConsultationSimulator":
+        from .consultation import ConsultationSimulator, case_base_hint
+
+        hint = (case_base_hint(self.knowledge) if self.knowledge is not None
+                and self.knowledge.casebase.count() else None)
+        return ConsultationSimulator(self.runtime, self.settings, hint)
+
+    def consult(self, mode: str, sample: Sample, cancel: CancelToken | None,
+                journal: "TurnJournal | None") -> tuple[str, dict, float]:
+        """A simulated consultation: the extracted diagnosis (a label or "none") and the
+        consultation as the trace.  Utterances kept before a stop are taken up again."""
+        from .consultation import Turn
+
+        if "personality" not in sample.metadata:
+            raise LumenError(f"Sample {sample.id} is not a consultation case.",
+                             "Import the cases in the 'dialogue' format.")
+        kept = [Turn.from_dict(t) for t in journal.turns(sample.id)] if journal else []
+        on_turn = ((lambda index, turn: journal.save(sample.id, index, turn.__dict__))
+                   if journal else None)
+        simulator = self.consultations
+        consultation = simulator.converse(sample, mode, cancel=cancel, on_turn=on_turn,
+                                          resume=kept)
+        started = time.perf_counter()
+        consultation.diagnosis = simulator.extract(consultation, cancel)
+        extraction_seconds = time.perf_counter() - started
+        trace = {"consultation": consultation.to_dict(), "resumed_at": len(kept),
+                 "extraction_seconds": round(extraction_seconds, 3)}
+        model_seconds = sum(t.seconds for t in consultation.turns) + extraction_seconds
+        return consultation.diagnosis, trace, model_seconds
+
     # ---- scorers ----
 
     def similarity_judge(self, prediction: str, reference: str,
@@ -164,9 +207,11 @@ class Evaluator(Pipeline):
                                           "seconds": generation.seconds}
 
     def score(self, scorers: list[str], sample: Sample, output: str,
-              cancel: CancelToken | None, trace_source: str = ""
+              cancel: CancelToken | None, trace: dict[str, Any] | None = None
               ) -> tuple[dict[str, float | None], dict[str, Any], float]:
         from . import metrics
+
+        trace = trace or {}
 
         scores: dict[str, float | None] = {}
         judge: dict[str, Any] = {}
@@ -203,23 +248,67 @@ class Evaluator(Pipeline):
                 judge["hivmedqa"] = {"unparseable": False, "blank": True, "scores": value}
             scores.update(hivmedqa_scores(value))
         if "key-facts" in scorers:
-            scores.update(key_fact_scores(output, sample, self.glossary, trace_source))
+            scores.update(key_fact_scores(output, sample, self.glossary,
+                                          str(trace.get("answer_source", ""))))
+        if "consultation" in scorers and sample.target:
+            judge_seconds += self.score_consultation(sample, output, trace, scores, judge, cancel)
         return scores, judge, judge_seconds
 
+    def score_consultation(self, sample: Sample, output: str, trace: dict[str, Any],
+                           scores: dict[str, float | None], judge: dict[str, Any],
+                           cancel: CancelToken | None) -> float:
+        """3MDBench's per-case scores; a consultation that failed scores a wrong diagnosis
+        and nothing else.  An unreadable assessor reply leaves its items missing, never 0."""
+        from .consultation import ASSESSOR_ITEMS, COMPETENCE, Consultation
+
+        scores["diagnosis_correct"] = float(output == sample.target)
+        if "consultation" not in trace:
+            return 0.0
+        consultation = Consultation.from_dict(trace["consultation"])
+        scores["dialogue_utterances"] = float(len(consultation.turns))
+        scores["ended_by_break"] = float(consultation.ended_by == "break")
+        started = time.perf_counter()
+        marks = self.consultations.assess(consultation, sample.target, cancel)
+        seconds = time.perf_counter() - started
+        judge["assessor"] = {"unparseable": marks is None, "marks": marks,
+                             "seconds": round(seconds, 3)}
+        for item in ASSESSOR_ITEMS:
+            scores[assessor_metric(item)] = None if marks is None else float(marks[item])
+        scores["assessor_4_1"] = None if marks is None else float(COMPETENCE.index(marks["4.1"]))
+        return seconds
+
     def evaluate(self, system: str, scorers: list[str], sample: Sample,
-                 cancel: CancelToken | None) -> SampleOutcome:
+                 cancel: CancelToken | None, journal: "TurnJournal | None" = None
+                 ) -> SampleOutcome:
         started = time.perf_counter()
         error, trace, model_seconds = "", {}, 0.0
         try:
-            output, trace, model_seconds = self.answer(system, sample, cancel)
+            output, trace, model_seconds = self.answer(system, sample, cancel, journal)
         except Cancelled:
             raise
         except LumenError as exc:
             output, error = "", f"{type(exc).__name__}: {exc.message}"
-        scores, judge, judge_seconds = self.score(scorers, sample, output, cancel,
-                                                  str(trace.get("answer_source", "")))
+        scores, judge, judge_seconds = self.score(scorers, sample, output, cancel, trace)
         return SampleOutcome(sample, output, scores, judge, trace, error,
                              time.perf_counter() - started, model_seconds + judge_seconds)
+
+
+def assessor_metric(item: str) -> str:
+    """The score name of an assessor item: "1.1" -> "assessor_1_1"."""
+    return "assessor_" + item.replace(".", "_")
+
+
+class TurnJournal:
+    """Where a run keeps each consultation utterance as it finishes (eval_turn)."""
+
+    def __init__(self, evaluations: EvaluationStore, run_id: str) -> None:
+        self.evaluations, self.run_id = evaluations, run_id
+
+    def turns(self, sample_id: str) -> list[dict[str, Any]]:
+        return self.evaluations.turns(self.run_id, sample_id)
+
+    def save(self, sample_id: str, index: int, turn: dict[str, Any]) -> None:
+        self.evaluations.save_turn(self.run_id, sample_id, index, turn)
 
 
 def key_fact_scores(output: str, sample: Sample, glossary: Glossary,
@@ -255,6 +344,16 @@ def start_run(evaluations: EvaluationStore, runtime: ModelRuntime, settings: Set
         raise LumenError(f"Unknown scorer(s): {', '.join(sorted(unknown))}.",
                          f"Scorers: {', '.join(SCORERS)}.")
     dataset = evaluations.dataset(dataset_id)
+    consults = system.startswith("dialogue:")
+    if consults and dataset.format != "dialogue":
+        raise LumenError(f"'{system}' simulates consultations, and {dataset.name} is not a "
+                         "set of consultation cases.",
+                         "Import 3MDBench cases in the 'dialogue' format (the demo: "
+                         "lumen-dialogue-demo).")
+    if consults != ("consultation" in scorers) or (consults and len(scorers) > 1):
+        raise LumenError("The 'consultation' scorer goes with the dialogue systems, and only it.",
+                         "Run dialogue:<mode> with --scorer consultation, and other systems "
+                         "with the other scorers.")
     config = run_config(runtime, settings, system, scorers, dataset.source_sha256)
     return evaluations.create_run(dataset_id, system, scorers, config, limit)
 
@@ -265,9 +364,10 @@ JUDGE_SCORERS = ("similarity-judge", "medjudge", "hivmedqa-judge")
 def parallel_samples(evaluator: Evaluator, system: str, scorers: list[str]) -> int:
     """How many samples go to the models at once: the setting's N when every model the run
     generates with is on an inference server, else 1 (a local llama.cpp answers one call
-    at a time, so more threads would only wait).  DoctorRAG replays stay sequential."""
+    at a time, so more threads would only wait).  DoctorRAG replays and consultations
+    (whose utterances are kept as they finish) stay sequential."""
     wanted = evaluator.settings.server_parallel_requests
-    if wanted <= 1 or parse_system(system)[0] == "doctorrag":
+    if wanted <= 1 or parse_system(system)[0] in ("doctorrag", "dialogue"):
         return 1
     roles = ("generator", "reviewer") + (("judge",) if set(scorers) & set(JUDGE_SCORERS) else ())
     return wanted if evaluator.runtime.all_on_servers(roles) else 1
@@ -346,6 +446,7 @@ def _carry_on(evaluations: EvaluationStore, evaluator: Evaluator, run_id: str, w
         if on_sample is not None:
             on_sample(outcome, len(done), total)
 
+    journal = TurnJournal(evaluations, run_id) if run["system"].startswith("dialogue:") else None
     at_once = parallel_samples(evaluator, run["system"], run["scorers"])
     try:
         if at_once > 1:
@@ -358,7 +459,7 @@ def _carry_on(evaluations: EvaluationStore, evaluator: Evaluator, run_id: str, w
             if cancel is not None:
                 cancel.raise_if_cancelled()
             report(progress, len(done), total, f"Sample {len(done) + 1} of {total}")
-            keep(ordinal, evaluator.evaluate(run["system"], run["scorers"], sample, cancel))
+            keep(ordinal, evaluator.evaluate(run["system"], run["scorers"], sample, cancel, journal))
     except (Cancelled, KeyboardInterrupt):
         evaluations.set_status(run_id, "paused")
         raise

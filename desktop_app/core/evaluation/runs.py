@@ -182,6 +182,32 @@ class EvaluationStore:
             conn.execute("UPDATE eval_run SET updated_at = ? WHERE id = ?", (_now(), run_id))
         return bool(inserted)
 
+    # ---- consultation turns (3MDBench) ----
+
+    def save_turn(self, run_id: str, sample_id: str, index: int, turn: dict[str, Any]) -> bool:
+        """Keep one utterance as it finishes; False if that utterance was already kept.
+        An utterance out of order (index past the ones kept) is a bug, refused."""
+        with self.store.transaction() as conn:
+            kept = conn.execute("SELECT count(*) FROM eval_turn WHERE run_id = ? AND sample_id = ?",
+                                (run_id, sample_id)).fetchone()[0]
+            if index > kept:
+                raise LumenError(f"Utterance {index + 1} of sample {sample_id} came before "
+                                 f"utterance {kept + 1} was kept.", "Report this as a bug.")
+            inserted = conn.execute(
+                "INSERT OR IGNORE INTO eval_turn (run_id, sample_id, turn, speaker, text, reasoning, "
+                "ends, seconds, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (run_id, sample_id, index, turn["speaker"], turn["text"], turn.get("reasoning", ""),
+                 turn.get("ends", ""), float(turn.get("seconds", 0.0)), _now())).rowcount
+            conn.execute("UPDATE eval_run SET updated_at = ? WHERE id = ?", (_now(), run_id))
+        return bool(inserted)
+
+    def turns(self, run_id: str, sample_id: str) -> list[dict[str, Any]]:
+        """The utterances kept for one sample, in order."""
+        return [{"speaker": r[0], "text": r[1], "reasoning": r[2], "ends": r[3], "seconds": r[4]}
+                for r in self.store.query(
+                    "SELECT speaker, text, reasoning, ends, seconds FROM eval_turn "
+                    "WHERE run_id = ? AND sample_id = ? ORDER BY turn", (run_id, sample_id))]
+
     def results(self, run_id: str) -> list[dict[str, Any]]:
         rows = self.store.query(
             "SELECT r.sample_id, r.ordinal, r.output, r.scores, r.judge, r.trace, r.error, r.seconds, "

@@ -26,7 +26,7 @@ from .deid import deidentify
 FIELDS = ("key", "complaint", "diagnosis", "treatment", "name")
 ALIASES: dict[str, tuple[str, ...]] = {
     "key": ("id", "case_id", "record_id", "instance_id", "case"),
-    "complaint": ("complaint", "chief_complaint", "dialogue", "conversation", "presentation",
+    "complaint": ("complaint", "chief_complaint", "general_complaint", "dialogue", "conversation", "presentation",
                   "symptoms", "history", "question"),
     "diagnosis": ("diagnosis", "label", "dx", "final_diagnosis"),
     "treatment": ("treatment", "plan", "management", "doctor_answer", "answer", "advice"),

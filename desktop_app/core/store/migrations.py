@@ -225,6 +225,24 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         INSERT OR IGNORE INTO app_meta (key, value)
             VALUES ('audit_hmac_key', lower(hex(randomblob(32))));
     """),
+    (7, "consultation turns (3MDBench)", """
+        -- Each utterance of a simulated consultation, written in its own transaction as it
+        -- finishes: a replay killed mid-dialogue resumes at the next utterance, with none
+        -- lost or said twice.  `ends` marks the utterance that ended the dialogue ('break':
+        -- the patient said BREAK; 'no-dialogue': the doctor's one reply in that mode).
+        CREATE TABLE eval_turn (
+            run_id      TEXT NOT NULL REFERENCES eval_run(id) ON DELETE CASCADE,
+            sample_id   TEXT NOT NULL,
+            turn        INTEGER NOT NULL,
+            speaker     TEXT NOT NULL CHECK (speaker IN ('patient', 'doctor')),
+            text        TEXT NOT NULL,
+            reasoning   TEXT NOT NULL DEFAULT '',  -- the doctor's hidden reasoning
+            ends        TEXT NOT NULL DEFAULT '',
+            seconds     REAL NOT NULL,
+            finished_at TEXT NOT NULL,
+            PRIMARY KEY (run_id, sample_id, turn)
+        );
+    """),
 ]
 
 LATEST_VERSION = MIGRATIONS[-1][0]
