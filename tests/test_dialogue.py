@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from desktop_app.core.errors import DatasetFormatError
+from desktop_app.core.errors import DatasetFormatError, LumenError
 from desktop_app.core.evaluation.dialogue import NONE, diagnosis_scores, dialogue_protocol
 from desktop_app.core.evaluation.importers import import_dataset
 from helpers import ROOT
@@ -161,3 +161,287 @@ def test_the_assessor_s_longest_reply_fits_its_token_budget():
     assert reply_token_limit(ASSESSOR_SCHEMA) is not None
     assert reply_token_limit(ASSESSOR_SCHEMA) <= 512  # the paper's assessor budget
     assert reply_token_limit(extraction_schema(list(dialogue_protocol().labels))) <= 512
+
+
+# ---- consultations as evaluation runs ------------------------------------------------
+
+
+@pytest.fixture
+def evaluations(profile, passphrase_env):
+    from desktop_app.core.evaluation.runs import EvaluationStore
+    from desktop_app.core.store import open_store
+
+    with open_store(profile.database_file) as store:
+        yield EvaluationStore(store)
+
+
+def _demo(evaluations):
+    return evaluations.save_dataset(import_dataset(DEMO, "dialogue", name="dialogue-demo"))
+
+
+def test_a_dialogue_system_needs_consultation_cases_and_its_own_scorer(evaluations, runtime):
+    from desktop_app.core.evaluation.runner import start_run
+    from desktop_app.core.pipelines.calibration import demo_benchmark
+
+    cases = _demo(evaluations)
+    questions = evaluations.save_dataset(import_dataset(demo_benchmark(), "medisumqa"))
+    settings = runtime.settings
+    with pytest.raises(LumenError, match="not a set of consultation cases"):
+        start_run(evaluations, runtime, settings, questions.id, "dialogue:dialogue", ["consultation"])
+    with pytest.raises(LumenError, match="goes with the dialogue systems"):
+        start_run(evaluations, runtime, settings, cases.id, "dialogue:dialogue", ["reference"])
+    with pytest.raises(LumenError, match="goes with the dialogue systems"):
+        start_run(evaluations, runtime, settings, questions.id, "zero-shot", ["consultation"])
+    with pytest.raises(LumenError, match="not a system"):
+        start_run(evaluations, runtime, settings, cases.id, "dialogue:telepathy", ["consultation"])
+    run_id = start_run(evaluations, runtime, settings, cases.id, "dialogue:rationale",
+                       ["consultation"], limit=2)
+    config = evaluations.run(run_id)["config"]
+    assert config["prompt_versions"]["dialogue"].startswith("dialogue-")
+    assert config["models"]["patient"]["sha256"] and config["settings"]["dialogue_max_utterances"] == 28
+
+
+def test_utterances_are_kept_once_and_in_order(evaluations, runtime):
+    from desktop_app.core.evaluation.runner import start_run
+
+    cases = _demo(evaluations)
+    run_id = start_run(evaluations, runtime, runtime.settings, cases.id, "dialogue:dialogue",
+                       ["consultation"])
+    first = {"speaker": "patient", "text": "My eyelid hurts.", "seconds": 1.5}
+    assert evaluations.save_turn(run_id, "dlg-001", 0, first)
+    assert not evaluations.save_turn(run_id, "dlg-001", 0, {**first, "text": "again"})
+    with pytest.raises(LumenError, match="came before"):
+        evaluations.save_turn(run_id, "dlg-001", 2, {"speaker": "doctor", "text": "?"})
+    assert evaluations.save_turn(run_id, "dlg-001", 1, {"speaker": "doctor", "text": "Since when?",
+                                                        "reasoning": "a stye?"})
+    assert [t["text"] for t in evaluations.turns(run_id, "dlg-001")] == ["My eyelid hurts.",
+                                                                         "Since when?"]
+    assert evaluations.turns(run_id, "dlg-001")[1]["reasoning"] == "a stye?"
+    assert evaluations.turns(run_id, "dlg-002") == []
+
+
+def test_a_consultation_that_had_ended_resumes_without_a_model(runtime):
+    from desktop_app.core.evaluation.consultation import ConsultationSimulator, Turn
+
+    sample = import_dataset(DEMO, "dialogue").samples[0]
+    # No model is touched: the runtime is not even there.
+    simulator = ConsultationSimulator(None, runtime.settings)
+    kept = [Turn("patient", "I have spots."), Turn("doctor", "Any itching?"),
+            Turn("patient", "No. Thanks!", ends="break")]
+    consultation = simulator.converse(sample, "dialogue", resume=kept)
+    assert consultation.ended_by == "break" and consultation.turns == kept
+
+
+def test_modes_are_compared_with_wilcoxon_and_benjamini_hochberg(evaluations, runtime):
+    from scipy import stats as scipy_stats
+
+    from desktop_app.core.evaluation.report import (MODE_ALPHA, build_report, compare_modes,
+                                                    mode_siblings, ReportRules)
+    from desktop_app.core.evaluation.runner import start_run
+
+    cases = _demo(evaluations)
+    samples = evaluations.samples(cases.id)[:12]
+    runs = {mode: start_run(evaluations, runtime, runtime.settings, cases.id, f"dialogue:{mode}",
+                            ["consultation"]) for mode in ("no-dialogue", "dialogue")}
+    # Fixed predictions: the dialogue mode right on all 12 cases, no dialogue on 2.
+    for ordinal, sample in enumerate(samples):
+        for mode, run_id in runs.items():
+            right = mode == "dialogue" or ordinal < 2
+            output = sample.target if right else NONE
+            utterances = 2.0 if mode == "no-dialogue" else 8.0 + ordinal
+            evaluations.save_result(
+                run_id, sample, ordinal, output=output,
+                scores={"diagnosis_correct": float(right), "dialogue_utterances": utterances,
+                        "ended_by_break": float(mode == "dialogue")},
+                judge={}, trace={"consultation": {"turns": [{}] * int(utterances),
+                                                  "ended_by": "break" if mode == "dialogue"
+                                                  else "no-dialogue"}},
+                error="", seconds=1.0, model_seconds=1.0)
+    result = compare_modes(evaluations, list(runs.values()))
+    assert result["shared_samples"] == 12 and result["alpha"] == MODE_ALPHA == 0.01
+    rows = {row["metric"]: row for row in result["rows"]}
+    assert set(rows) == {"diagnosis_correct", "dialogue_utterances", "ended_by_break"}
+    expected = scipy_stats.wilcoxon([1.0] * 10).pvalue  # ten differences of +1, two of 0
+    assert rows["diagnosis_correct"]["p_wilcoxon"] == pytest.approx(expected)
+    adjusted = scipy_stats.false_discovery_control(
+        [row["p_wilcoxon"] for row in result["rows"]], method="bh")
+    assert [row["p_bh"] for row in result["rows"]] == pytest.approx(list(adjusted))
+    assert all(row["significant"] == (row["p_bh"] < 0.01) for row in result["rows"])
+    f1 = {run["mode"]: run["macro_f1"] for run in result["runs"]}
+    assert f1["dialogue"] == 1.0 and f1["no-dialogue"] == pytest.approx(2 / 12)
+    assert sorted(mode_siblings(evaluations, runs["dialogue"])) == sorted(runs.values())
+    report = build_report(evaluations, runs["dialogue"], ReportRules(resamples=500), "macro_f1 >= 0.9")
+    assert report.modes["tests"] == 3 and report.verdict["status"] == "passed"
+    consultation = report.summary["consultation"]
+    assert consultation["diagnosis"]["macro_f1"] == 1.0
+    assert consultation["diagnosis"]["macro_f1_interval"]["ci_low"] == 1.0
+    assert consultation["ended_by"] == {"break": 12}
+    page = report.to_html()
+    assert "Doctor modes compared" in page and "Macro F1 1.00" in page
+    assert "macro_f1" in report.to_csv()
+    with pytest.raises(LumenError, match="two or more consultation runs"):
+        compare_modes(evaluations, [runs["dialogue"]])
+
+
+def test_the_macro_f1_interval_holds_the_estimate():
+    from desktop_app.core.evaluation.dialogue import macro_f1_interval
+
+    pairs = [("acne", "acne"), ("acne", "rosacea"), ("rosacea", "rosacea"), ("stye", NONE),
+             ("caries", "acne"), ("stye", "stye"), ("hives", "hives"), ("hives", NONE)]
+    low, high = macro_f1_interval(pairs, resamples=2000)
+    estimate = diagnosis_scores(pairs)["macro_f1"]
+    assert 0.0 <= low <= estimate <= high <= 1.0 and low < high
+    assert macro_f1_interval([("acne", "acne"), ("stye", "stye")], resamples=200) == (1.0, 1.0)
+
+
+@pytest.mark.slow
+def test_a_consultation_run_keeps_every_utterance_and_scores_each_case(evaluations, runtime,
+                                                                       profile):
+    import dataclasses
+
+    from desktop_app.core.evaluation.consultation import COMPETENCE, ASSESSOR_ITEMS
+    from desktop_app.core.evaluation.report import ReportRules, summarize
+    from desktop_app.core.evaluation.runner import Evaluator, continue_run, start_run
+    from desktop_app.core.glossary.glossary import load_glossary
+
+    settings = dataclasses.replace(runtime.settings, dialogue_max_utterances=4)
+    evaluator = Evaluator(runtime, load_glossary(None), settings, profile.cache_dir)
+    cases = _demo(evaluations)
+    run_id = start_run(evaluations, runtime, settings, cases.id, "dialogue:dialogue",
+                       ["consultation"], limit=2)
+    run = continue_run(evaluations, evaluator, run_id)
+    assert run["status"] == "complete"
+    labels = dialogue_protocol().labels
+    for result in evaluations.results(run_id):
+        consultation = result["trace"]["consultation"]
+        kept = evaluations.turns(run_id, result["sample_id"])
+        assert [(t["speaker"], t["text"]) for t in kept] == [
+            (t["speaker"], t["text"]) for t in consultation["turns"]]
+        speakers = [t["speaker"] for t in kept]
+        assert speakers[0] == "patient" and all(a != b for a, b in zip(speakers, speakers[1:]))
+        assert 1 <= len(kept) <= 4 and consultation["ended_by"] in ("break", "cap", "context")
+        assert result["output"] == NONE or result["output"] in labels
+        scores = result["scores"]
+        assert scores["diagnosis_correct"] == float(result["output"] == result["target"])
+        assert scores["dialogue_utterances"] == len(kept)
+        assessor = result["judge"]["assessor"]
+        if assessor["unparseable"]:
+            assert all(scores[f"assessor_{i.replace('.', '_')}"] is None for i in ASSESSOR_ITEMS)
+        else:
+            assert all(scores[f"assessor_{i.replace('.', '_')}"] in (0.0, 1.0)
+                       for i in ASSESSOR_ITEMS)
+            assert assessor["marks"]["4.1"] in COMPETENCE
+            assert scores["assessor_4_1"] == COMPETENCE.index(assessor["marks"]["4.1"])
+    summary = summarize(evaluations, run_id, ReportRules(resamples=200))
+    pairs = [(r["target"], r["output"]) for r in evaluations.results(run_id)]
+    assert summary["consultation"]["diagnosis"]["macro_f1"] == diagnosis_scores(pairs)["macro_f1"]
+
+
+@pytest.mark.slow
+def test_a_run_killed_mid_dialogue_resumes_at_the_next_utterance(profile, passphrase_env):
+    """A child `lumen evaluate run` is killed (SIGKILL) in the middle of a consultation;
+    the resumed run goes on from the utterances kept: none lost, none said twice."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from desktop_app.core.config import Settings
+    from desktop_app.core.store import open_store
+    from helpers import TEST_PASSPHRASE, run_lumen
+
+    Settings.load(profile).with_value("dialogue_max_utterances", 6).with_value(
+        "context_size", 2048).save(profile)
+    env = dict(os.environ, LUMEN_PASSPHRASE=TEST_PASSPHRASE)
+    imported = run_lumen("evaluate", "import", "--format", "dialogue", str(DEMO), "--name",
+                         "dialogue-demo", env=env)
+    assert imported.returncode == 0, imported.stderr
+    child = subprocess.Popen([sys.executable, "-m", "desktop_app", "evaluate", "run",
+                              "dialogue-demo", "--system", "dialogue:dialogue", "--limit", "1"],
+                             cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+
+    def counts() -> tuple[int, int]:
+        with open_store(profile.database_file, TEST_PASSPHRASE) as store:
+            return (store.query("SELECT count(*) FROM eval_turn")[0][0],
+                    store.query("SELECT count(*) FROM eval_result")[0][0])
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and counts()[0] < 2:
+            time.sleep(0.3)
+            assert child.poll() is None, "the run ended before it could be killed"
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait(30)
+    with open_store(profile.database_file, TEST_PASSPHRASE) as store:
+        run_id = store.query("SELECT id FROM eval_run")[0][0]
+        before = [tuple(row) for row in store.query(
+            "SELECT turn, speaker, text FROM eval_turn ORDER BY turn")]
+    kept, finished = counts()
+    assert kept >= 2 and finished == 0, "killed after the consultation was scored"
+    resumed = run_lumen("evaluate", "run", "--resume", run_id, "--json", env=env)
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["counts"]["samples"] == 1
+    with open_store(profile.database_file, TEST_PASSPHRASE) as store:
+        after = [tuple(row) for row in store.query(
+            "SELECT turn, speaker, text FROM eval_turn ORDER BY turn")]
+        trace = json.loads(store.query("SELECT trace FROM eval_result")[0][0])
+    assert after[:len(before)] == before  # nothing kept was lost or rewritten
+    assert [row[0] for row in after] == list(range(len(after)))  # none doubled or skipped
+    speakers = [row[1] for row in after]
+    assert all(a != b for a, b in zip(speakers, speakers[1:])) and len(after) <= 6
+    assert trace["resumed_at"] == len(before)
+    assert [t["text"] for t in trace["consultation"]["turns"]] == [row[2] for row in after]
+
+
+# ---- the Evaluation tab --------------------------------------------------------------
+
+
+def test_the_transcript_view_shows_who_said_what_and_the_marks():
+    from desktop_app.gui.evaluation_page import consultation_html
+
+    result = {"sample_id": "dlg-018", "output": "stye", "target": "chalazion", "error": "",
+              "judge": {"assessor": {"unparseable": True, "marks": None}},
+              "trace": {"consultation": {
+                  "mode": "rationale", "temperament": "phlegmatic", "ended_by": "cap", "hint": [],
+                  "turns": [{"speaker": "patient", "text": "A lump on my <eyelid>.", "reasoning": ""},
+                            {"speaker": "doctor", "text": "Does it hurt?",
+                             "reasoning": "stye or chalazion"}]}}}
+    page = consultation_html(result)
+    assert "rationale" in page and "phlegmatic" in page and "the utterance cap" in page
+    assert "&lt;eyelid&gt;" in page  # patient text is escaped, never markup
+    assert "not shown to the patient: stye or chalazion" in page
+    assert "✗ wrong" in page and "chalazion" in page
+    assert "could not be read" in page
+
+
+@pytest.mark.slow
+def test_the_evaluation_tab_runs_a_consultation_and_shows_its_transcript(qtbot, window):
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QMessageBox
+
+    page = window.evaluation_page
+    window.tabs.setCurrentWidget(page)
+    page.import_file(DEMO, "dialogue")
+    info = page.findChild(QMessageBox, "infoDialog")
+    assert info is not None and "34 samples" in info.text()
+    info.close()
+    for index in range(page.systems.count()):
+        item = page.systems.item(index)
+        item.setCheckState(Qt.CheckState.Checked if item.text() == "dialogue:no-dialogue"
+                           else Qt.CheckState.Unchecked)
+    assert all(box.isChecked() for box in page.scorer_boxes.values())  # the defaults
+    page.limit.setValue(1)
+    qtbot.mouseClick(page.run_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: page.run_button.isEnabled() and page.results.rowCount() == 1,
+                    timeout=300_000)
+    assert page.runs.item(0, 2).text() == "complete"
+    header = [page.results.horizontalHeaderItem(c).text() for c in range(page.results.columnCount())]
+    assert any(h.startswith("Consultation diagnosis right") for h in header)
+    assert not any(h.startswith("SARI") for h in header)  # no question scorer ran
+    page.runs.selectRow(0)
+    page.samples.selectRow(0)
+    shown = page.detail.toPlainText()
+    assert "Patient" in shown and "Doctor" in shown and "no dialogue in this mode" in shown
+    assert "Diagnosis extracted" in shown and "case's label" in shown

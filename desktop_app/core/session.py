@@ -381,6 +381,16 @@ def _forget_api_key(session: Session, model_id: str) -> None:
 SampleCallback = Callable[[Any, int, int], None]
 
 
+def scorers_for(system: str, scorers: list[str]) -> list[str]:
+    """The scorers of one system when a list was chosen for several (the Evaluation tab's
+    boxes): a consultation is scored by the consultation scorer alone, any other system by
+    the rest.  A list that gives a system none of its own is passed on, to be refused."""
+    if system.startswith("dialogue:"):
+        return ["consultation"] if "consultation" in scorers else scorers
+    others = [name for name in scorers if name != "consultation"]
+    return others or scorers
+
+
 class EvaluationActions:
     """`session.evaluation`: benchmarks and their runs in the encrypted store
     (core/evaluation).  Importing and starting are audited by the evaluation store."""
@@ -414,7 +424,7 @@ class EvaluationActions:
                              "is empty.", "Import a case set in the Knowledge tab first (a "
                              "3MDBench file imports as one), or choose another mode.")
         return [start_run(store, session.runtime, session.settings, dataset_id, system,
-                          scorers, limit) for system in systems]
+                          scorers_for(system, scorers), limit) for system in systems]
 
     def resume(self, run_id: str, *, progress: "ProgressCallback" = None,
                cancel: "CancelToken | None" = None,

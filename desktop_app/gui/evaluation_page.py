@@ -35,7 +35,8 @@ from .workers import run_in_background
 
 RESULT_METRICS = ("sari", "fkgl", "sbert", "token_f1", "bleu", "rouge_l", "bertscore_f1",
                   "judge_similarity", "diagnosis_accuracy", "key_fact_recall",
-                  "unsupported_facts", "degenerate", "model_answer")
+                  "unsupported_facts", "degenerate", "model_answer", "diagnosis_correct",
+                  "dialogue_utterances", "ended_by_break", "assessor_4_1")
 
 
 class MappingDialog(QDialog):
@@ -104,6 +105,58 @@ class BarChart(QWidget):
         size = self._renderer.defaultSize()
         scale = min(self.width() / size.width(), self.height() / size.height())
         self._renderer.render(painter, QRectF(0, 0, size.width() * scale, size.height() * scale))
+
+
+def consultation_html(result: dict) -> str:
+    """A simulated consultation as a chat: the patient on the left, the doctor on the right
+    (with the hidden reasoning, which the patient never saw, in grey), then the extracted
+    diagnosis against the case's label and the assessor's marks."""
+    import html
+
+    from ..core.evaluation.dialogue import ASSESSOR_ITEM_NAMES
+
+    esc = html.escape
+    consultation = result["trace"]["consultation"]
+    right = result["output"] == result["target"]
+    ended = {"break": "the patient ended it (BREAK)", "cap": "the utterance cap",
+             "context": "the model's context was full", "no-dialogue": "no dialogue in this mode",
+             }.get(consultation["ended_by"], consultation["ended_by"] or "—")
+    parts = [f"<h3>Consultation {esc(result['sample_id'])}</h3>",
+             f"<p>Mode <b>{esc(consultation['mode'])}</b> · temperament "
+             f"<b>{esc(consultation['temperament'])}</b> · {len(consultation['turns'])} utterances"
+             f" · ended by {esc(ended)}"
+             + (f" · hint: {esc(', '.join(consultation['hint']) or 'none')}"
+                if consultation["mode"] == "hint" else "") + "</p>",
+             "<table width='100%' cellspacing='4' cellpadding='6'>"]
+    for turn in consultation["turns"]:
+        text = esc(turn["text"] or "(nothing said)").replace("\n", "<br>")
+        if turn["speaker"] == "patient":
+            parts.append(f"<tr><td width='70%' bgcolor='#e8eef7'><b>Patient</b><br>{text}</td>"
+                         "<td width='30%'></td></tr>")
+        else:
+            hidden = (f"<br><span style='color:#666'><i>Reasoning, not shown to the patient: "
+                      f"{esc(turn['reasoning'])}</i></span>" if turn.get("reasoning") else "")
+            parts.append(f"<tr><td width='30%'></td><td width='70%' bgcolor='#eef5e9'>"
+                         f"<b>Doctor</b><br>{text}{hidden}</td></tr>")
+    parts.append("</table>")
+    mark = "✓ right" if right else "✗ wrong"
+    parts.append(f"<p><b>Diagnosis extracted:</b> {esc(result['output'] or 'none')} · "
+                 f"<b>case's label:</b> {esc(result['target'])} · "
+                 f"<span style='color:{'#1b7a3a' if right else '#b3261e'}'><b>{mark}</b></span></p>")
+    assessor = result["judge"].get("assessor")
+    if assessor and assessor.get("marks"):
+        marks = assessor["marks"]
+        rows = "".join(f"<tr><td>{item} {esc(name)}</td><td>{'yes' if marks[item] else 'no'}</td></tr>"
+                       for item, name in ASSESSOR_ITEM_NAMES.items())
+        parts.append("<p><b>Assessor's marks</b></p><table cellspacing='0' cellpadding='3' "
+                     f"border='1'>{rows}<tr><td>4.1 overall competence</td>"
+                     f"<td>{esc(marks['4.1'])}</td></tr></table>")
+    elif assessor:
+        parts.append("<p><b>Assessor:</b> its reply could not be read; the marks are missing "
+                     "(not counted as 0).</p>")
+    if result["error"]:
+        parts.append(f"<p><b>Error:</b> {esc(result['error'])}</p>")
+    return "".join(parts)
 
 
 class EvaluationPage(QWidget):
@@ -224,6 +277,7 @@ class EvaluationPage(QWidget):
         lower = QSplitter(Qt.Orientation.Horizontal)
         lower.addWidget(self.samples)
         lower.addWidget(self.detail)
+        lower.setSizes([300, 500])  # the detail holds the longer text: answers, transcripts
         right.addWidget(QLabel("Samples of the selected run:"))
         right.addWidget(lower, 1)
         right_widget = QWidget()
@@ -305,12 +359,21 @@ class EvaluationPage(QWidget):
 
     def _show_results(self, rows: list) -> None:
         info = metric_info()
-        shown = [m for m in RESULT_METRICS if m in info]
+        # Only the metrics some run has: a consultation run and a question run share none.
+        shown = [m for m in RESULT_METRICS if m in info
+                 and any(m in summary["metrics"] for _run, summary, _sig in rows)]
         self.results.setColumnCount(len(shown) + 1)
         self.results.setHorizontalHeaderLabels(["Run"] + [
             f"{info[m]['label']} {'↑' if info[m]['higher_is_better'] else '↓'}" for m in shown])
         self.results.setRowCount(len(rows))
         chart_metric = self.chart_metric.currentData()
+        if shown and chart_metric not in shown:
+            # The chosen metric is in no run (a consultation run has no SARI): chart the first
+            # one they have rather than an empty chart.
+            chart_metric = shown[0]
+            self.chart_metric.blockSignals(True)
+            self.chart_metric.setCurrentIndex(self.chart_metric.findData(chart_metric))
+            self.chart_metric.blockSignals(False)
         bars = []
         for row, (run, summary, significant) in enumerate(rows):
             self.results.setItem(row, 0, QTableWidgetItem(f"{run['system']} ({run['id']})"))
@@ -351,6 +414,10 @@ class EvaluationPage(QWidget):
             return
         result = self._results[rows[0].row()]
         import html
+
+        if "consultation" in result["trace"]:
+            self.detail.setHtml(consultation_html(result))
+            return
 
         # Persian (PerMedCQA) and other right-to-left text is shown right to left.
         direction = "rtl" if getattr(self, "_language", "en") in ("fa", "ar", "he", "ur") else "ltr"

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Callable
 
 SIZE = (1280, 800)
-TABS = ("status", "ask", "simplify", "knowledge", "glossary", "evaluation", "models", "settings",
-        "locked")
+TABS = ("status", "ask", "simplify", "knowledge", "glossary", "evaluation", "consultation",
+        "models", "settings", "locked")
 DEMO_ROW = 0  # the demo benchmark's first summary and question
 
 
@@ -50,7 +50,7 @@ def take(out: Path, only: tuple[str, ...] = TABS, models_dir: str | None = None)
     from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QApplication
 
-    from ..core.config import Paths, Settings, private_files
+    from ..core.config import Paths, Settings, private_files, resource_root
 
     private_files()  # as `lumen` does: the throw-away profile's files are private too
     # The user's models folder is the one thing read from their profile.
@@ -70,7 +70,8 @@ def take(out: Path, only: tuple[str, ...] = TABS, models_dir: str | None = None)
     app = QApplication.instance() or QApplication(sys.argv[:1])
     paths = Paths.resolve(home)
     paths.ensure()
-    settings = Settings(models_dir=real_models)
+    # Consultations are cut at 6 utterances so that the picture takes a minute, not ten.
+    settings = Settings(models_dir=real_models, dialogue_max_utterances=6)
     settings.save(paths)
     store = open_store(paths.database_file, secrets.token_urlsafe(16))
     window = MainWindow(Session(paths, settings, store))
@@ -133,6 +134,28 @@ def take(out: Path, only: tuple[str, ...] = TABS, models_dir: str | None = None)
                 page.runs.selectRow(0)
                 page.chart_metric.setCurrentIndex(max(0, page.chart_metric.findData("key_fact_recall")))
                 _wait(app, lambda: len(page.chart.rows) == 2, 120)
+            elif name == "consultation":
+                page = window.evaluation_page
+                window.tabs.setCurrentWidget(page)
+                page.import_file(resource_root() / "resources" / "benchmarks"
+                                 / "lumen-dialogue-demo.jsonl", "dialogue")
+                for box in app.topLevelWidgets():
+                    if box.objectName() == "infoDialog":
+                        box.close()
+                for index in range(page.systems.count()):
+                    item = page.systems.item(index)
+                    item.setCheckState(Qt.CheckState.Checked if item.text() == "dialogue:rationale"
+                                       else Qt.CheckState.Unchecked)
+                page.limit.setValue(1)
+                page.start()
+                _wait(app, lambda: page.run_button.isEnabled() and any(
+                    page.runs.item(r, 1).text() == "dialogue:rationale"
+                    and page.runs.item(r, 2).text() == "complete"
+                    for r in range(page.runs.rowCount())), 900)
+                row = next(r for r in range(page.runs.rowCount())
+                           if page.runs.item(r, 1).text() == "dialogue:rationale")
+                page.runs.selectRow(row)
+                page.samples.selectRow(0)
             elif name == "models":
                 window.tabs.setCurrentWidget(window.models_page)
             elif name == "locked":

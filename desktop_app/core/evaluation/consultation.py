@@ -23,17 +23,10 @@ from ..models.runtime import ModelRuntime
 from ..progress import CancelToken
 from ..prompts import load_prompts
 from .dataset import Sample
-from .dialogue import NONE, dialogue_protocol
+from .dialogue import ASSESSOR_ITEMS, COMPETENCE, NONE, dialogue_protocol
 
 MODES = tuple(CONSULTATION_MODES)
 PATIENT_TOKENS, DOCTOR_TOKENS = 256, 512  # the paper's limits per reply
-COMPETENCE = ("unsatisfactory", "satisfactory", "excellent")
-# The assessor's items (Mini-CEX based), named as the report shows them.
-ASSESSOR_ITEM_NAMES = {"1.1": "history taking", "1.2": "current symptoms",
-                       "1.3": "conclusion explained", "2.1": "respect and empathy",
-                       "2.2": "patient's wishes respected", "3.1": "diagnostic plan",
-                       "3.2": "treatment plan"}
-ASSESSOR_ITEMS = tuple(ASSESSOR_ITEM_NAMES)
 ASSESSOR_SCHEMA = {
     "type": "object",
     "properties": {**{item: {"type": "integer", "enum": [0, 1]} for item in ASSESSOR_ITEMS},

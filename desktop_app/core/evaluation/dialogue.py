@@ -21,6 +21,13 @@ import numpy as np
 from ..config import resource_root
 
 NONE = "none"
+COMPETENCE = ("unsatisfactory", "satisfactory", "excellent")
+# The assessor's items 1.1-3.2 (0/1) and 4.1's levels (Mini-CEX based), named as the report shows them.
+ASSESSOR_ITEM_NAMES = {"1.1": "history taking", "1.2": "current symptoms",
+                       "1.3": "conclusion explained", "2.1": "respect and empathy",
+                       "2.2": "patient's wishes respected", "3.1": "diagnostic plan",
+                       "3.2": "treatment plan"}
+ASSESSOR_ITEMS = tuple(ASSESSOR_ITEM_NAMES)
 
 
 @dataclass(frozen=True)
@@ -104,8 +111,6 @@ def consultation_summary(results: list[dict[str, Any]], *, resamples: int,
     """What a report says of a run's consultations beyond the per-case rates: macro and
     weighted F1 (with the macro F1's interval), F1 by category and by temperament, how
     the dialogues ended, their length, and the assessor's competence levels."""
-    from .consultation import COMPETENCE
-
     protocol = dialogue_protocol()
     pairs = [(r["target"], r["output"] or NONE) for r in results]
     scores = diagnosis_scores(pairs)

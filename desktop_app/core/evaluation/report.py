@@ -39,7 +39,7 @@ def metric_info() -> dict[str, dict[str, Any]]:
                           "scale": "0-1"}
     info["model_answer"] = {"label": "Shown answer is the model's", "higher_is_better": True,
                             "scale": "0-1"}
-    from .consultation import ASSESSOR_ITEM_NAMES
+    from .dialogue import ASSESSOR_ITEM_NAMES
 
     info["diagnosis_correct"] = {"label": "Consultation diagnosis right", "higher_is_better": True,
                                  "scale": "0-1"}

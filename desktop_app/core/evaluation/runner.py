@@ -301,14 +301,17 @@ def assessor_metric(item: str) -> str:
 class TurnJournal:
     """Where a run keeps each consultation utterance as it finishes (eval_turn)."""
 
-    def __init__(self, evaluations: EvaluationStore, run_id: str) -> None:
-        self.evaluations, self.run_id = evaluations, run_id
+    def __init__(self, evaluations: EvaluationStore, run_id: str,
+                 on_saved: Callable[[str, int], None] | None = None) -> None:
+        self.evaluations, self.run_id, self.on_saved = evaluations, run_id, on_saved
 
     def turns(self, sample_id: str) -> list[dict[str, Any]]:
         return self.evaluations.turns(self.run_id, sample_id)
 
     def save(self, sample_id: str, index: int, turn: dict[str, Any]) -> None:
         self.evaluations.save_turn(self.run_id, sample_id, index, turn)
+        if self.on_saved is not None:
+            self.on_saved(sample_id, index)
 
 
 def key_fact_scores(output: str, sample: Sample, glossary: Glossary,
@@ -446,7 +449,10 @@ def _carry_on(evaluations: EvaluationStore, evaluator: Evaluator, run_id: str, w
         if on_sample is not None:
             on_sample(outcome, len(done), total)
 
-    journal = TurnJournal(evaluations, run_id) if run["system"].startswith("dialogue:") else None
+    # A consultation takes minutes: the bar says which utterance it has reached.
+    journal = (TurnJournal(evaluations, run_id, lambda _sample, index: report(
+        progress, len(done), total, f"Sample {len(done) + 1} of {total}: utterance {index + 1}"))
+               if run["system"].startswith("dialogue:") else None)
     at_once = parallel_samples(evaluator, run["system"], run["scorers"])
     try:
         if at_once > 1:
