@@ -286,7 +286,7 @@ class TourStep:
 
 def tour_steps(inputs: Path) -> list[TourStep]:
     """Every feature once: the window's start-up, the doctor, Ask, the knowledge base,
-    an evaluation replay with its report."""
+    an evaluation replay with its report, a simulated consultation."""
     return [
         TourStep("window start-up (self-test)", ("--selftest",), quick=True),
         TourStep("doctor", ("doctor",), quick=True),
@@ -303,6 +303,11 @@ def tour_steps(inputs: Path) -> list[TourStep]:
         # the replay had no errors.
         TourStep("evaluation: report", ("bench", "report", RUN_PLACEHOLDER, "--out",
                                         str(inputs / "report.pdf"), "--accept", "errors == 0")),
+        TourStep("consultation: import", ("bench", "import", "--format", "dialogue",
+                                          str(inputs / "consultation.jsonl"), "--name",
+                                          "offline-consultation")),
+        TourStep("consultation: replay", ("bench", "run", "offline-consultation", "--limit", "1",
+                                          "--system", "dialogue:no-dialogue")),
     ]
 
 
@@ -314,6 +319,9 @@ def _write_inputs(inputs: Path) -> None:
         first = json.loads(handle.readline())
     (inputs / "summary.txt").write_text(first["summary"], encoding="utf-8")
     (inputs / "benchmark.jsonl").write_text(json.dumps(first) + "\n", encoding="utf-8")
+    cases = resource_root() / "resources" / "benchmarks" / "lumen-dialogue-demo.jsonl"
+    with cases.open(encoding="utf-8") as handle:
+        (inputs / "consultation.jsonl").write_text(handle.readline(), encoding="utf-8")
     pages = sorted((resource_root() / "resources" / "knowledge" / "demo-kb").glob("*.md"))
     shutil.copyfile(pages[0], inputs / "guidance.md")
 

@@ -415,7 +415,7 @@ class EvaluationActions:
     def start(self, dataset: str, systems: list[str], scorers: list[str],
               limit: int | None = None) -> list[str]:
         """One new run per system on a dataset (its id or name); their ids."""
-        from .evaluation.runner import start_run
+        from .evaluation.runner import check_run, start_run
 
         session, store = self._session, self.store
         dataset_id = store.find_dataset(dataset).id
@@ -423,6 +423,8 @@ class EvaluationActions:
             raise LumenError("The hint mode draws its hint from past cases, and the case base "
                              "is empty.", "Import a case set in the Knowledge tab first (a "
                              "3MDBench file imports as one), or choose another mode.")
+        for system in systems:  # every run checked before any is created
+            check_run(store, dataset_id, system, scorers_for(system, scorers))
         return [start_run(store, session.runtime, session.settings, dataset_id, system,
                           scorers_for(system, scorers), limit) for system in systems]
 

@@ -45,7 +45,7 @@ from ..progress import CancelToken, ProgressCallback, report
 from ..prompts import load_prompts
 from .dataset import Sample
 from .judges import HIV_DIMENSIONS, RubricJudge, hivmedqa_scores, unparseable_detail
-from .runs import EvaluationStore
+from .runs import EvaluationStore, SavedDataset
 
 if TYPE_CHECKING:
     from ..knowledge.doctorrag import DoctorRAG
@@ -341,6 +341,15 @@ SampleCallback = Callable[[SampleOutcome, int, int], None]
 
 def start_run(evaluations: EvaluationStore, runtime: ModelRuntime, settings: Settings, dataset_id: str,
               system: str, scorers: list[str], limit: int | None = None) -> str:
+    dataset = check_run(evaluations, dataset_id, system, scorers)
+    config = run_config(runtime, settings, system, scorers, dataset.source_sha256)
+    return evaluations.create_run(dataset_id, system, scorers, config, limit)
+
+
+def check_run(evaluations: EvaluationStore, dataset_id: str, system: str,
+              scorers: list[str]) -> SavedDataset:
+    """Refuse a run that cannot be: an unknown system or scorer, a consultation system on
+    a dataset of questions, scorers that do not go with the system.  Nothing is written."""
     parse_system(system)
     unknown = set(scorers) - set(SCORERS)
     if unknown:
@@ -357,8 +366,7 @@ def start_run(evaluations: EvaluationStore, runtime: ModelRuntime, settings: Set
         raise LumenError("The 'consultation' scorer goes with the dialogue systems, and only it.",
                          "Run dialogue:<mode> with --scorer consultation, and other systems "
                          "with the other scorers.")
-    config = run_config(runtime, settings, system, scorers, dataset.source_sha256)
-    return evaluations.create_run(dataset_id, system, scorers, config, limit)
+    return dataset
 
 
 JUDGE_SCORERS = ("similarity-judge", "medjudge", "hivmedqa-judge")
