@@ -135,6 +135,41 @@ def test_same_prompt_same_answer_after_other_calls(runtime):
     assert again.prompt_tokens_evaluated <= 2  # restored from the state cache
 
 
+@pytest.mark.parametrize("stale_to_the_end", [False, True])
+def test_a_cached_state_is_reused_only_as_far_as_it_goes(runtime, stale_to_the_end):
+    """llama-cpp-python saves a state with its whole token buffer, stale tokens of older
+    and longer prompts after its n_tokens.  When those match the next prompt, only the
+    state's own tokens may be reused: evaluating from past its end made llama_decode fail
+    (-1) in a consultation replay."""
+    model = runtime.for_role("generator")
+    llama = model.llama
+    # A prompt of its own: no state another test left in the cache shares much of it.
+    messages = [{"role": "system", "content": f"Case {int(stale_to_the_end)}: you are a "
+                                              "patient in a consultation."},
+                {"role": "user", "content": "Write your first message to the doctor."},
+                {"role": "assistant", "content": "I have an itchy rash on my arms."},
+                {"role": "user", "content": "The doctor wrote: Since when?"}]
+    tokens = model.tokenize(model.render(messages))
+    part = len(tokens) // 2
+    with model._turn():
+        llama.reset()
+        llama.eval(tokens[:part])
+        state = llama.save_state()
+        assert state.n_tokens == part
+        # The buffer past n_tokens as an older prompt would have left it: the same for a
+        # while, then different.
+        # while, then different (llama_decode refused it), or to the prompt's end (the
+        # reply was read against keys and values that were never computed).
+        stale = len(tokens) if stale_to_the_end else part + (len(tokens) - part) // 2
+        state.input_ids[part:stale] = tokens[part:stale]
+        state.input_ids[stale] = tokens[stale - 1] + 1
+        llama.cache[tokens[:part]] = state
+        llama.reset()  # nothing of this prompt is in the live state now
+    generation = model.generate(messages, max_tokens=4, temperature=0.0)
+    assert generation.prompt_tokens == len(tokens)
+    assert generation.prompt_tokens_evaluated >= len(tokens) - part  # the rest, evaluated
+
+
 def test_prompt_state_reuse_can_be_turned_off(profile, runtime_settings):
     import dataclasses
 

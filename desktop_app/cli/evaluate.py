@@ -67,7 +67,10 @@ def cmd_bench_run(args, paths, settings) -> int:
                                   if isinstance(v, (int, float)))
                 print(f"  [{done}/{total}] {outcome.sample.id}: {shown}"
                       + (f" (error: {outcome.error})" if outcome.error else ""), file=sys.stderr)
-        run = evaluation.resume(run_id, on_sample=on_sample)
+        # A consultation takes minutes: say which utterance it has reached.
+        consults = evaluation.store.run(run_id)["system"].startswith("dialogue:")
+        run = evaluation.resume(run_id, on_sample=on_sample,
+                                progress=progress_printer(consults and not args.json))
         session.runtime.close()  # the models' memory back before the summary's statistics
         summary = evaluation.summary(run_id)
     if args.json:

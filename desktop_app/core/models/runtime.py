@@ -199,7 +199,12 @@ class LlamaModel:
             except KeyError:
                 item = None
             if item is not None:
-                cached = llama.longest_token_prefix(item.input_ids.tolist(), tokens)
+                # A saved state's input_ids is llama-cpp-python's whole token buffer: past
+                # its n_tokens lie stale tokens of older, longer prompts, which may match
+                # this one.  Counting them put the next evaluation past the state's end,
+                # and llama_decode refused the batch (-1; found replaying consultations).
+                cached = llama.longest_token_prefix(item.input_ids[:item.n_tokens].tolist(),
+                                                    tokens)
                 if cached > reused:
                     llama.load_state(item)
                     reused = cached
