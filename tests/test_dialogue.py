@@ -154,6 +154,24 @@ def test_a_consultation_alternates_stops_at_the_cap_and_ends_in_a_label_or_none(
         assert consultation.assessment["4.1"] in COMPETENCE
 
 
+@pytest.mark.slow
+def test_a_dialogue_ends_while_its_scoring_still_fits_the_context(runtime):
+    """With no cap in reach, the dialogue ends by the context, early enough that the
+    extraction and the assessor read the whole transcript (a consultation the assessor
+    could not read crashed the replay of a run)."""
+    from desktop_app.core.evaluation.consultation import ConsultationSimulator
+    from desktop_app.core.models.generation import json_reply_limit
+
+    sample = import_dataset(DEMO, "dialogue").samples[2]
+    simulator = ConsultationSimulator(runtime, runtime.settings, max_utterances=200)
+    consultation = simulator.run(sample, "dialogue")
+    assert consultation.ended_by in ("context", "break")
+    judge = runtime.for_role("judge")
+    for _section, schema, messages in simulator._scoring(consultation.turns, sample.target):
+        assert judge.count_tokens(messages) + json_reply_limit(schema, None) <= judge.n_ctx
+    assert consultation.diagnosis == NONE or consultation.diagnosis in dialogue_protocol().labels
+
+
 def test_the_assessor_s_longest_reply_fits_its_token_budget():
     from desktop_app.core.evaluation.consultation import ASSESSOR_SCHEMA, extraction_schema
     from desktop_app.core.models.grammar import reply_token_limit
@@ -253,6 +271,23 @@ def test_a_consultation_that_had_ended_resumes_without_a_model(runtime):
             Turn("patient", "No. Thanks!", ends="break")]
     consultation = simulator.converse(sample, "dialogue", resume=kept)
     assert consultation.ended_by == "break" and consultation.turns == kept
+
+
+@pytest.mark.slow
+def test_the_patient_agent_is_deterministic_under_the_seed(runtime):
+    """Every reply is sampled with the settings' seed (at the protocol's temperature 0.6),
+    so the same case opens the same way: what lets a resumed dialogue go on as the
+    interrupted one would have."""
+    from desktop_app.core.evaluation.consultation import ConsultationSimulator
+
+    sample = import_dataset(DEMO, "dialogue").samples[5]
+    simulator = ConsultationSimulator(runtime, runtime.settings, max_utterances=1)
+    first = simulator.converse(sample, "dialogue")
+    runtime.for_role("patient").generate([{"role": "user", "content": "Say hello."}],
+                                         max_tokens=8)  # something else in between
+    again = simulator.converse(sample, "dialogue")
+    assert first.ended_by == again.ended_by == "cap" and len(first.turns) == 1
+    assert again.turns[0].text == first.turns[0].text
 
 
 def test_modes_are_compared_with_wilcoxon_and_benjamini_hochberg(evaluations, runtime):

@@ -18,7 +18,8 @@ from typing import Any, Callable
 
 from ..choices import CONSULTATION_MODES
 from ..config import Settings
-from ..errors import LumenError, ModelOutputError
+from ..errors import ContextOverflowError, LumenError, ModelOutputError
+from ..models.generation import json_reply_limit
 from ..models.runtime import ModelRuntime
 from ..progress import CancelToken
 from ..prompts import load_prompts
@@ -79,8 +80,10 @@ class Consultation:
                    [Turn.from_dict(t) for t in data["turns"]], data.get("ended_by", ""),
                    data.get("diagnosis", NONE), data.get("assessment"), list(data.get("hint", [])))
 
-    def transcript(self) -> str:
-        return "\n".join(f"{t.speaker.capitalize()}: {t.text}" for t in self.turns)
+
+def transcript_of(turns: list[Turn]) -> str:
+    """What the extraction and the assessor read: one line per utterance, by speaker."""
+    return "\n".join(f"{t.speaker.capitalize()}: {t.text}" for t in turns)
 
 
 def patient_reply(text: str) -> tuple[str, bool]:
@@ -210,7 +213,10 @@ class ConsultationSimulator:
                                                                                    PATIENT_TOKENS)
             messages = (self._doctor_messages(mode, turns, consultation.hint) if speaker_is_doctor
                         else self._patient_messages(sample, turns))
-            if not self._fits(model, messages, max_tokens):
+            # The dialogue ends while its transcript, one more full reply included, still
+            # fits the extraction's and the assessor's prompts: every consultation is scored.
+            if not (self._fits(model, messages, max_tokens)
+                    and self._scoring_fits(turns, sample.target, max_tokens)):
                 consultation.ended_by = "context"
                 break
             started = time.perf_counter()
@@ -232,31 +238,51 @@ class ConsultationSimulator:
 
     # ---- after the dialogue ----
 
-    def _judge(self, section: str, schema: dict, cancel: CancelToken | None,
-               **values: str) -> dict | None:
+    def _scoring(self, turns: list[Turn], diagnosis: str
+                 ) -> list[tuple[str, dict, list[dict[str, str]]]]:
+        """The extraction's and the assessor's (section, schema, messages) for a transcript."""
+        labels = list(self.protocol.labels)
+        transcript = transcript_of(turns)
+        return [(section, schema, [
+            {"role": "system", "content": self.prompts.text(section, "system")},
+            {"role": "user", "content": self.prompts.text(section, "user", **values)}])
+            for section, schema, values in (
+                ("extract", extraction_schema(labels),
+                 {"labels": ", ".join(labels), "transcript": transcript}),
+                ("assess", ASSESSOR_SCHEMA, {"diagnosis": diagnosis, "transcript": transcript}))]
+
+    def _scoring_fits(self, turns: list[Turn], diagnosis: str, next_tokens: int) -> bool:
+        """Whether the extraction and the assessor could still read the transcript after
+        one more reply of `next_tokens` (a few more for its "Doctor: " line)."""
         judge = self.runtime.for_role("judge")
-        messages = [{"role": "system", "content": self.prompts.text(section, "system")},
-                    {"role": "user", "content": self.prompts.text(section, "user", **values)}]
+        return all(judge.count_tokens(messages) + next_tokens + 8
+                   + json_reply_limit(schema, None) <= judge.n_ctx
+                   for _section, schema, messages in self._scoring(turns, diagnosis))
+
+    def _judge(self, section: str, consultation: Consultation, diagnosis: str,
+               cancel: CancelToken | None) -> dict | None:
+        judge = self.runtime.for_role("judge")
+        _section, schema, messages = next(
+            item for item in self._scoring(consultation.turns, diagnosis) if item[0] == section)
         try:
             value, _generation = judge.generate_json(messages, schema, temperature=0.0,
                                                      cancel=cancel)
-        except ModelOutputError:
+        except (ModelOutputError, ContextOverflowError):
+            # A transcript the judge cannot read (a run resumed with a smaller context):
+            # no diagnosis, no marks, never a crash of the run.
             return None
         return value
 
     def extract(self, consultation: Consultation, cancel: CancelToken | None = None) -> str:
         """The final diagnosis in the transcript: a label, or "none" (also when the
         extraction's reply was unusable)."""
-        labels = list(self.protocol.labels)
-        value = self._judge("extract", extraction_schema(labels), cancel,
-                            labels=", ".join(labels), transcript=consultation.transcript())
+        value = self._judge("extract", consultation, NONE, cancel)
         return value["diagnosis"] if value else NONE
 
     def assess(self, consultation: Consultation, diagnosis: str,
                cancel: CancelToken | None = None) -> dict[str, Any] | None:
         """Items 1.1-3.2 as 0/1 and 4.1 as a competence level; None when unusable."""
-        return self._judge("assess", ASSESSOR_SCHEMA, cancel, diagnosis=diagnosis,
-                           transcript=consultation.transcript())
+        return self._judge("assess", consultation, diagnosis, cancel)
 
 
 def case_base_hint(knowledge: Any) -> HintProvider:
