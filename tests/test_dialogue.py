@@ -366,7 +366,7 @@ def test_a_consultation_run_keeps_every_utterance_and_scores_each_case(evaluatio
     evaluator = Evaluator(runtime, load_glossary(None), settings, profile.cache_dir)
     cases = _demo(evaluations)
     run_id = start_run(evaluations, runtime, settings, cases.id, "dialogue:dialogue",
-                       ["consultation"], limit=2)
+                       ["consultation"], limit=1)
     run = continue_run(evaluations, evaluator, run_id)
     assert run["status"] == "complete"
     labels = dialogue_protocol().labels
