@@ -147,9 +147,13 @@ class AskPipeline(Pipeline):
         lines = list(evidence)
         while True:
             block = neutralise_control_markers(evidence_block(lines))[0]
+            # The longest prompt is a retry: the request, the reply and the feedback (the
+            # reserve below holds the question, the reply, the feedback and the new reply).
             probe = self._messages(self.prompts.text("evidence", "system", evidence=block),
-                                   self.prompts.text("extract_retry", "user", question="",
-                                                     previous="", feedback=""))
+                                   self.prompts.text("extract", "user", question="")) + [
+                {"role": "assistant", "content": ""},
+                {"role": "user", "content": self.prompts.text("extract_retry", "user",
+                                                              question="", feedback="")}]
             need = (max(m.count_tokens(probe) for m in models.values())
                     + 3 * s.answer_tokens + s.feedback_tokens)
             if need <= min(m.n_ctx for m in models.values()) or len(lines) == 1:
@@ -256,13 +260,14 @@ class AskPipeline(Pipeline):
             attempt.checks = [c.to_dict() for c in checks]
             return attempt
 
-        def call(model: LlamaModel, role: str, purpose: str, prompt: str, system: str, user: str,
-                 max_tokens: int, stream: bool) -> tuple[str, CallRecord, Generation]:
+        def call(model: LlamaModel, role: str, purpose: str, prompt: str,
+                 messages: list[dict[str, str]], max_tokens: int,
+                 stream: bool) -> tuple[str, CallRecord, Generation]:
             """One model call; a text for the patient (`stream`) stops as soon as it fails."""
             if cancel is not None:
                 cancel.raise_if_cancelled()
             generation = model.generate(
-                self._messages(system, user), max_tokens=max_tokens, cancel=cancel,
+                messages, max_tokens=max_tokens, cancel=cancel,
                 stop_when=failing_early(summary if stream else None, self.glossary),
                 on_token=(lambda piece: emit("token", {"purpose": purpose, "text": piece}))
                 if stream else None)
@@ -278,8 +283,10 @@ class AskPipeline(Pipeline):
             emit("stage", {"stage": "answer", "attempt": 1})
             prompt = method.replace("-", "_")
             text, record, generation = call(
-                models[role], role, "answer", prompt, self._summary_system(fitted.text),
-                self.prompts.text(prompt, "user", question=question_model), s.answer_tokens, True)
+                models[role], role, "answer", prompt, self._messages(
+                    self._summary_system(fitted.text),
+                    self.prompts.text(prompt, "user", question=question_model)),
+                s.answer_tokens, True)
             attempt = checked(Attempt("answer", 1, text, calls=[record]), generation,
                               relevance=True, readability=True)
             attempt.chosen = True
@@ -297,19 +304,31 @@ class AskPipeline(Pipeline):
         generator = models["generator"]
         reviewer = models.get("reviewer")
 
-        # 1-2. Extraction, checked; the reviewer says what the checks found wrong.
+        # 1-2. Extraction, checked; the reviewer says what the checks found wrong.  A retry
+        # and a review go on from the first request and the reply being judged, as turns of
+        # one conversation: llama.cpp then reuses the state of the evidence, the question
+        # and often the reply, and evaluates only the new request (a review and a retry
+        # read half the prompt tokens they read as fresh prompts; docs/BENCHMARKS.md).
         use_reviewer = method in ("lamp", "lamp-no-verifier")
         tries = s.extraction_attempts if use_reviewer else 1
+        request = self._messages(system, self.prompts.text("extract", "user",
+                                                           question=question_model))
+        replies: dict[int, str] = {}  # attempt number -> the reply as the model wrote it
+
+        def after(number: int, user: str) -> list[dict[str, str]]:
+            reply = replies[number] or self.prompts.text("empty", "text")
+            return request + [{"role": "assistant", "content": reply},
+                              {"role": "user", "content": user}]
 
         def extract(number: int, previous: str, feedback: str) -> Attempt:
             report(progress, 1, 4, f"Finding the answer (attempt {number} of {tries})")
             emit("stage", {"stage": "extraction", "attempt": number})
             prompt = "extract" if number == 1 else "extract_retry"
-            user = (self.prompts.text("extract", "user", question=question_model) if number == 1 else
-                    self.prompts.text("extract_retry", "user", question=question_model,
-                                      previous=previous, feedback=feedback))
-            text, record, generation = call(generator, "generator", "extract", prompt, system,
-                                            user, s.answer_tokens, True)
+            messages = request if number == 1 else after(number - 1, self.prompts.text(
+                "extract_retry", "user", question=question_model, feedback=feedback))
+            text, record, generation = call(generator, "generator", "extract", prompt, messages,
+                                            s.answer_tokens, True)
+            replies[number] = generation.text.strip()
             return checked(Attempt("extraction", number, text, calls=[record]), generation,
                            relevance=True, readability=False)
 
@@ -318,10 +337,8 @@ class AskPipeline(Pipeline):
             emit("stage", {"stage": "review", "attempt": attempt.number})
             problems = "; ".join(attempt.problems())
             advice, record, _ = call(
-                reviewer, "reviewer", "review", "review", system,
-                self.prompts.text("review", "user", question=question_model,
-                                  answer=attempt.text or self.prompts.text("empty", "text"),
-                                  problems=problems),
+                reviewer, "reviewer", "review", "review",
+                after(attempt.number, self.prompts.text("review", "user", problems=problems)),
                 s.feedback_tokens, False)
             attempt.calls.append(record)
             return f"{problems}. {advice}".strip()
@@ -364,8 +381,8 @@ class AskPipeline(Pipeline):
                          if definitions else "")
                 user = self.prompts.text(prompt, "user", previous=previous, feedback=feedback,
                                          definitions_block=block)
-            text, record, generation = call(generator, "generator", "simplify", prompt, system,
-                                            user, s.answer_tokens, True)
+            text, record, generation = call(generator, "generator", "simplify", prompt,
+                                            self._messages(system, user), s.answer_tokens, True)
             return checked(Attempt("simplification", number, text, calls=[record]), generation,
                            relevance=False, readability=True)
 
@@ -375,10 +392,11 @@ class AskPipeline(Pipeline):
                 report(progress, 3, 4, "Verifier checking readability")
                 emit("stage", {"stage": "verify", "attempt": attempt.number})
                 advice, record, _ = call(
-                    reviewer, "reviewer", "verify", "verify", system,
-                    self.prompts.text("verify", "user", grade=f"{attempt.gate.score or 0:.1f}",
-                                      limit=f"{s.readability_limit:g}",
-                                      text=attempt.text or self.prompts.text("empty", "text")),
+                    reviewer, "reviewer", "verify", "verify", self._messages(
+                        system, self.prompts.text(
+                            "verify", "user", grade=f"{attempt.gate.score or 0:.1f}",
+                            limit=f"{s.readability_limit:g}",
+                            text=attempt.text or self.prompts.text("empty", "text"))),
                     s.feedback_tokens, False)
                 attempt.calls.append(record)
                 notes.append(advice)
