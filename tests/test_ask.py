@@ -180,9 +180,9 @@ def test_failed_extractions_retry_with_the_reviewer_then_show_the_evidence(runti
     assert all("forced to fail" in a.feedback for a in extractions[:-1])
     if len(extractions) > 1:
         assert extractions[1].calls[0].prompt == "extract_retry"
-        # A review and a retry are turns after the first request (evidence, question and
-        # the reply), so each reuses at least that request's state and evaluates only the
-        # rest (a token may merge where the reply starts).
+        # A review and a retry are turns after the first request (evidence and question)
+        # and the reply, so each reuses at least the request's state and evaluates only
+        # the rest (a token may merge where the reply starts).
         first = extractions[0].calls[0]
         for later in [c for a in extractions for c in a.calls][1:]:
             assert later.prompt_tokens - later.prompt_tokens_evaluated >= first.prompt_tokens - 1
@@ -199,6 +199,9 @@ def test_a_simplification_that_fails_the_readability_gate_is_not_shown(runtime, 
     retried_or_repeated(simplifications, 3)
     assert all(purposes(a) == ["simplify", "verify"] for a in simplifications[:-1])
     assert not any(a.passed for a in simplifications)
+    first = simplifications[0].calls[0]  # verifications and retries are turns after it
+    for later in [c for a in simplifications for c in a.calls][1:]:
+        assert later.prompt_tokens - later.prompt_tokens_evaluated >= first.prompt_tokens - 1
     assert result.source == "evidence"  # the extraction fails the grade too
 
 
@@ -254,7 +257,7 @@ def test_glossary_variant_hands_definitions_to_the_simplifier(runtime, glossary,
     helped = pipeline(runtime, glossary, tmp_path, **open_gates).run(
         SUMMARY, "What does HFrEF with an EF of 30% and CKD mean for me?", variant="glossary").trace
     simplify_call = stages(helped, "simplification")[0].calls[0]
-    extraction = next(a for a in stages(helped, "extraction") if a.chosen).text
+    extraction = next(a for a in stages(helped, "extraction") if a.passed).text  # the one simplified
     found = {m.key for m in glossary.match(extraction)}
     assert {t["key"] for t in helped.glossary_terms} <= found
     assert simplify_call.prompt == ("simplify_glossary" if helped.glossary_terms else "simplify")

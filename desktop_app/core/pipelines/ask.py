@@ -141,21 +141,30 @@ class AskPipeline(Pipeline):
                             count_tokens=lambda t: max(len(m.tokenize(t)) for m in models.values()),
                             embed=embedder.embed)
 
-    def _fit_evidence(self, evidence: list[EvidenceLine], models: dict[str, LlamaModel]) -> str:
+    def _fit_evidence(self, evidence: list[EvidenceLine], models: dict[str, LlamaModel],
+                      question: str) -> str:
         """The evidence block, fewer lines when a small context cannot hold them all."""
         s = self.settings
         lines = list(evidence)
         while True:
             block = neutralise_control_markers(evidence_block(lines))[0]
-            # The longest prompt is a retry: the request, the reply and the feedback (the
-            # reserve below holds the question, the reply, the feedback and the new reply).
-            probe = self._messages(self.prompts.text("evidence", "system", evidence=block),
-                                   self.prompts.text("extract", "user", question="")) + [
-                {"role": "assistant", "content": ""},
-                {"role": "user", "content": self.prompts.text("extract_retry", "user",
-                                                              question="", feedback="")}]
-            need = (max(m.count_tokens(probe) for m in models.values())
-                    + 3 * s.answer_tokens + s.feedback_tokens)
+            system = self.prompts.text("evidence", "system", evidence=block)
+            # The longest prompts are the retries: the first request, the reply, then the
+            # retry request.  The reserve holds the extraction and its definitions (for a
+            # simplification), the reply, the feedback and the new reply, with one answer's
+            # room to spare for the checks' findings.
+            probes = [
+                self._messages(system, self.prompts.text("extract", "user", question=question))
+                + [{"role": "assistant", "content": ""},
+                   {"role": "user", "content": self.prompts.text(
+                       "extract_retry", "user", question=question, feedback="")}],
+                self._messages(system, self.prompts.text("simplify_glossary", "user", answer="",
+                                                         definitions=""))
+                + [{"role": "assistant", "content": ""},
+                   {"role": "user", "content": self.prompts.text("simplify_retry", "user",
+                                                                 feedback="")}]]
+            need = (max(m.count_tokens(probe) for m in models.values() for probe in probes)
+                    + 4 * s.answer_tokens + s.feedback_tokens)
             if need <= min(m.n_ctx for m in models.values()) or len(lines) == 1:
                 if need > min(m.n_ctx for m in models.values()):
                     raise LumenError(
@@ -298,37 +307,30 @@ class AskPipeline(Pipeline):
         # follow-up) stay in the shown evidence and the evidence answer, and a shorter prompt
         # is most of the model's time on a CPU.
         ranked = [line for line in evidence if not line.related]
-        system = self.prompts.text("evidence", "system", evidence=self._fit_evidence(ranked, models))
+        system = self.prompts.text("evidence", "system", evidence=self._fit_evidence(ranked, models,
+                                                                                   question_model))
         trace.context = {"evidence_lines": len(ranked), "whole": False,
                          "note": ""}
         generator = models["generator"]
         reviewer = models.get("reviewer")
 
-        # 1-2. Extraction, checked; the reviewer says what the checks found wrong.  A retry
-        # and a review go on from the first request and the reply being judged, as turns of
-        # one conversation: llama.cpp then reuses the state of the evidence, the question
-        # and often the reply, and evaluates only the new request (a review and a retry
-        # read half the prompt tokens they read as fresh prompts; docs/BENCHMARKS.md).
+        # 1-2. Extraction, checked; the reviewer says what the checks found wrong.
         use_reviewer = method in ("lamp", "lamp-no-verifier")
         tries = s.extraction_attempts if use_reviewer else 1
-        request = self._messages(system, self.prompts.text("extract", "user",
-                                                           question=question_model))
-        replies: dict[int, str] = {}  # attempt number -> the reply as the model wrote it
-
-        def after(number: int, user: str) -> list[dict[str, str]]:
-            reply = replies[number] or self.prompts.text("empty", "text")
-            return request + [{"role": "assistant", "content": reply},
-                              {"role": "user", "content": user}]
+        asked = Turns(self._messages(system, self.prompts.text("extract", "user",
+                                                               question=question_model)),
+                      self.prompts.text("empty", "text"))
 
         def extract(number: int, previous: str, feedback: str) -> Attempt:
             report(progress, 1, 4, f"Finding the answer (attempt {number} of {tries})")
             emit("stage", {"stage": "extraction", "attempt": number})
             prompt = "extract" if number == 1 else "extract_retry"
-            messages = request if number == 1 else after(number - 1, self.prompts.text(
-                "extract_retry", "user", question=question_model, feedback=feedback))
+            messages = asked.request if number == 1 else asked.after(
+                number - 1, self.prompts.text("extract_retry", "user", question=question_model,
+                                              feedback=feedback))
             text, record, generation = call(generator, "generator", "extract", prompt, messages,
                                             s.answer_tokens, True)
-            replies[number] = generation.text.strip()
+            asked.replies[number] = generation.text.strip()
             return checked(Attempt("extraction", number, text, calls=[record]), generation,
                            relevance=True, readability=False)
 
@@ -338,7 +340,8 @@ class AskPipeline(Pipeline):
             problems = "; ".join(attempt.problems())
             advice, record, _ = call(
                 reviewer, "reviewer", "review", "review",
-                after(attempt.number, self.prompts.text("review", "user", problems=problems)),
+                asked.after(attempt.number, self.prompts.text("review", "user",
+                                                              problems=problems)),
                 s.feedback_tokens, False)
             attempt.calls.append(record)
             return f"{problems}. {advice}".strip()
@@ -358,31 +361,41 @@ class AskPipeline(Pipeline):
         # 3. Glossary help for the simplifier.
         definitions = ""
         if variant == "glossary":
-            trace.glossary_terms = [
-                {"text": match.text, "term": entry.term, "key": entry.key,
-                 "definition": entry.definition}
-                for match, entry in self.glossary.terms_to_explain(extraction, MAX_GLOSSARY_TERMS)]
-            definitions = "\n".join(f"- {t['text']}: {t['definition']}" for t in trace.glossary_terms)
+            terms = [{"text": match.text, "term": entry.term, "key": entry.key,
+                      "definition": entry.definition}
+                     for match, entry in self.glossary.terms_to_explain(extraction,
+                                                                        MAX_GLOSSARY_TERMS)]
+            # At most an answer's worth of tokens, as the evidence's fit reserved.
+            while terms:
+                definitions = "\n".join(f"- {t['text']}: {t['definition']}" for t in terms)
+                if len(generator.tokenize(definitions)) <= s.answer_tokens:
+                    break
+                terms.pop()
+            trace.glossary_terms = terms
+            definitions = definitions if terms else ""
 
         # 3-4. Simplification, checked (readability too); the verifier helps with the grade.
         use_verifier = method in ("lamp", "lamp-no-reviewer")
         tries = s.simplification_attempts if use_verifier else 1
+
+        first = (self.prompts.text("simplify_glossary", "user", answer=extraction,
+                                   definitions=definitions) if definitions else
+                 self.prompts.text("simplify", "user", answer=extraction))
+        rewritten = Turns(self._messages(system, first), self.prompts.text("empty", "text"))
 
         def simplify(number: int, previous: str, feedback: str) -> Attempt:
             report(progress, 2, 4, f"Writing it plainly (attempt {number} of {tries})")
             emit("stage", {"stage": "simplification", "attempt": number})
             if number == 1:
                 prompt = "simplify_glossary" if definitions else "simplify"
-                user = (self.prompts.text(prompt, "user", answer=extraction, definitions=definitions)
-                        if definitions else self.prompts.text(prompt, "user", answer=extraction))
+                messages = rewritten.request
             else:
                 prompt = "simplify_retry"
-                block = (self.prompts.text("definitions", "block", definitions=definitions)
-                         if definitions else "")
-                user = self.prompts.text(prompt, "user", previous=previous, feedback=feedback,
-                                         definitions_block=block)
+                messages = rewritten.after(number - 1, self.prompts.text(prompt, "user",
+                                                                          feedback=feedback))
             text, record, generation = call(generator, "generator", "simplify", prompt,
-                                            self._messages(system, user), s.answer_tokens, True)
+                                            messages, s.answer_tokens, True)
+            rewritten.replies[number] = generation.text.strip()
             return checked(Attempt("simplification", number, text, calls=[record]), generation,
                            relevance=False, readability=True)
 
@@ -392,11 +405,10 @@ class AskPipeline(Pipeline):
                 report(progress, 3, 4, "Verifier checking readability")
                 emit("stage", {"stage": "verify", "attempt": attempt.number})
                 advice, record, _ = call(
-                    reviewer, "reviewer", "verify", "verify", self._messages(
-                        system, self.prompts.text(
+                    reviewer, "reviewer", "verify", "verify", rewritten.after(
+                        attempt.number, self.prompts.text(
                             "verify", "user", grade=f"{attempt.gate.score or 0:.1f}",
-                            limit=f"{s.readability_limit:g}",
-                            text=attempt.text or self.prompts.text("empty", "text"))),
+                            limit=f"{s.readability_limit:g}")),
                     s.feedback_tokens, False)
                 attempt.calls.append(record)
                 notes.append(advice)
@@ -448,6 +460,23 @@ class AskPipeline(Pipeline):
                                           "start": -1, "end": -1})
         trace.seconds = time.perf_counter() - started
         return AskResult(answer, trace)
+
+
+class Turns:
+    """A first request and the replies to it.  A review, a verification or a retry is the
+    turn after a reply: the request, the reply as the model wrote it (the assistant's
+    turn), then the new request; llama.cpp then reuses the state of the request and
+    often of the reply, and evaluates only the new request."""
+
+    def __init__(self, request: list[dict[str, str]], empty: str) -> None:
+        self.request = request
+        self.empty = empty  # shown in place of an empty reply
+        self.replies: dict[int, str] = {}  # attempt number -> the reply
+
+    def after(self, number: int, user: str) -> list[dict[str, str]]:
+        reply = self.replies[number] or self.empty
+        return self.request + [{"role": "assistant", "content": reply},
+                               {"role": "user", "content": user}]
 
 
 def evidence_margin(answer_vector, question_vector, evidence_vectors) -> float:
