@@ -484,3 +484,36 @@ def test_a_medicine_not_prescribed_never_reads_as_take_it(glossary):
     assert explainer.medication(Medication(name="Albuterol")) == ""
     assert explainer.medication(Medication(name="Aspirin", dose="81 mg")).startswith(
         "Take Aspirin 81 mg")
+
+
+LAY = (SUMMARIES / "lay_names.txt").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("question, expected", [
+    ("Will I need another scope?", "repeat colonoscopy in 3 years"),
+    ("Are my kidney numbers okay now?", "Cr 1.9 mg/dL"),
+    ("Did the camera test find anything?", "Colonoscopy on 09/04"),
+    ("What did the heart tracing show?", "ECG: normal sinus rhythm"),
+])
+def test_a_test_named_as_a_patient_names_it_finds_its_clinical_name(question, expected,
+                                                                    embedder, glossary):
+    # Patients say "scope", "kidney numbers", "heart tracing"; the summary says colonoscopy,
+    # Cr and ECG (resources/summary_vocabulary.toml [[procedure_kind]]).
+    _facts, evidence = evidence_for(LAY, question, embedder, glossary)
+    assert evidence and evidence[0].score >= EVIDENCE_FLOOR, [e.text for e in evidence]
+    assert any(expected in line.text for line in answer_lines(evidence)), [
+        e.text for e in evidence]
+
+
+def test_a_kind_of_test_is_one_word_to_retrieval(glossary):
+    from desktop_app.core.pipelines.evidence import _tokens
+    from desktop_app.core.pipelines.vocabulary import vocabulary
+
+    asked = _tokens("Do I need another scope?", glossary)
+    assert "§kind:scope" in asked and "scope" not in asked  # the cue word is the kind
+    assert "§kind:scope" in _tokens("Repeat EGD in 8 weeks.", glossary)  # by glossary entry
+    assert "§kind:scope" not in _tokens("Repeat CT chest in 6 months.", glossary)
+    # Every entry a kind names is a glossary term, or the kind would never be found by it.
+    terms = {entry.term.lower() for entry in glossary.entries}
+    for kind in vocabulary().procedure_kinds:
+        assert kind.entries <= terms, (kind.kind, sorted(kind.entries - terms))

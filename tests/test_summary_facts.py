@@ -256,3 +256,13 @@ def test_facts_command(profile):
     assert furosemide["status"] == "held" and furosemide["until"] == "--06-09"
     assert "Furosemide" in text[furosemide["start"]:furosemide["end"]]
     assert {s["kind"] for s in data["sections"]} >= {"medications", "follow_up", "problem"}
+
+
+def test_a_title_and_its_initial_end_no_sentence():
+    from desktop_app.core.pipelines.summary_facts import _sentences
+
+    text = ("Mr. T. is a 22-year-old man. Plan discussed with Dr. Okafor of oncology. "
+            "Seen by Dr. A. Smith today. Screened for hepatitis B. Negative.")
+    assert [text[a:b] for a, b in _sentences(text, 0, len(text))] == [
+        "Mr. T. is a 22-year-old man.", "Plan discussed with Dr. Okafor of oncology.",
+        "Seen by Dr. A. Smith today.", "Screened for hepatitis B.", "Negative."]

@@ -135,12 +135,22 @@ def evidence_units(summary: str, facts: SummaryFacts) -> list[Unit]:
 
 
 def _tokens(text: str, glossary: Glossary | None) -> list[str]:
+    """The words retrieval compares: content words, one "§key" per glossary entry named,
+    and one word per kind of test the text speaks of (resources/summary_vocabulary.toml
+    [[procedure_kind]]), whose cue words are left out: no line says "another scope", so
+    "scope" would only count against every line."""
     stop = answer_rules().stop_words
+    matches = glossary.match(text) if glossary is not None else []
+    kinds = vocabulary().procedure_kinds_of(text, [m.term for m in matches])
+    plain = text
+    for kind in kinds:
+        for cue in kind.cue.finditer(text):
+            plain = plain[:cue.start()] + " " * (cue.end() - cue.start()) + plain[cue.end():]
+            # "kidney" of "kidney numbers" is the kind, not the organ
+            matches = [m for m in matches if m.end <= cue.start() or m.start >= cue.end()]
     words = [w[:-1] if len(w) > 4 and w.endswith("s") and not w.endswith("ss") else w
-             for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in stop]
-    if glossary is not None:
-        words += [f"§{m.key}" for m in glossary.match(text)]
-    return words
+             for w in re.findall(r"[a-z0-9]+", plain.lower()) if w not in stop]
+    return words + [f"§{m.key}" for m in matches] + [kind.token for kind in kinds]
 
 
 def _medicine_words(text: str, glossary: Glossary | None) -> set[str]:

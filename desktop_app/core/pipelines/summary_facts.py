@@ -223,7 +223,12 @@ class SummaryFacts:
                 "restrictions": [r.to_dict() for r in self.restrictions]}
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'])|\n\s*\n|\n(?=\s*(?:[-•*·]|\d{1,2}[.)])\s)")
+# A full stop after a title or a title's initial ends no sentence ("Dr. Patel", "Mr. T. is").
+_TITLES = ("Dr", "Mr", "Mrs", "Ms", "Prof", "St", "Drs")
+_NOT_AN_END = "".join([rf"(?<!\b{t}\.)" for t in _TITLES]
+                      + [rf"(?<!\b{t}\. [A-Z]\.)" for t in _TITLES])
+_SENTENCE_END = re.compile(rf"(?<=[.!?]){_NOT_AN_END}\s+(?=[A-Z0-9(\"'])|\n\s*\n|"
+                           r"\n(?=\s*(?:[-•*·]|\d{1,2}[.)])\s)")
 _STATUS_PREFIX = re.compile(r"^\s*\(?(?P<word>new|stop(?:ped)?|discontinued?|change[d]?|"
                             r"hold|held|on hold|resume|restart|continue[d]?|unchanged|increase[d]?|"
                             r"decrease[d]?)\)?\s*[:\-–—]\s*", re.IGNORECASE)

@@ -55,6 +55,19 @@ class MedicineKind:
 
 
 @dataclass(frozen=True)
+class ProcedureKind:
+    """A kind of test or procedure a patient may name instead of it ("another scope")."""
+    kind: str
+    cue: re.Pattern
+    entries: frozenset[str]  # glossary terms, lower case
+
+    @property
+    def token(self) -> str:
+        """How retrieval writes this kind as one word (evidence._tokens)."""
+        return f"§kind:{self.kind}"
+
+
+@dataclass(frozen=True)
 class Vocabulary:
     units: dict[str, Term]          # form (lower case) -> term
     dose_units: frozenset[str]      # unit values that are doses of a medicine
@@ -72,6 +85,7 @@ class Vocabulary:
     medicine_names: tuple[str, ...]
     not_medicines: frozenset[str]
     medicine_kinds: tuple[MedicineKind, ...] = ()
+    procedure_kinds: tuple[ProcedureKind, ...] = ()
 
     # ---- compiled patterns ----
 
@@ -136,6 +150,13 @@ class Vocabulary:
     def medicine_kinds_in(self, text: str) -> list[MedicineKind]:
         """The kinds of medicine a text names ("my water pill")."""
         return [kind for kind in self.medicine_kinds if kind.cue.search(text)]
+
+    def procedure_kinds_of(self, text: str, terms: list[str]) -> list[ProcedureKind]:
+        """The kinds of test a text speaks of: by a cue ("my heart tracing") or by naming
+        one of the kind's glossary `terms` (the terms of the text's glossary matches)."""
+        named = {term.lower() for term in terms}
+        return [kind for kind in self.procedure_kinds
+                if kind.entries & named or kind.cue.search(text)]
 
     def section_kind(self, title: str) -> str:
         """The kind of section a heading names ('other' when none)."""
@@ -261,6 +282,9 @@ def vocabulary() -> Vocabulary:
                              tuple(p.lower() for p in k["defined_as"]),
                              tuple(s.lower() for s in k["stems"]))
                 for k in data["medicine_kind"]),
+            procedure_kinds=tuple(
+                ProcedureKind(k["kind"], _whole(k["cues"]), frozenset(e.lower() for e in k["entries"]))
+                for k in data["procedure_kind"]),
         )
     except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
         raise ConfigError(f"Lumen's summary vocabulary ({path}) cannot be read ({exc}).",
