@@ -1064,6 +1064,37 @@ def test_dropping_a_file_on_the_summary_box_opens_it(qtbot, quick_window, tmp_pa
     assert "Opened dropped.docx" in quick_window.ask_page.source_label.text()
 
 
+def test_evaluation_scorers_follow_the_systems_until_chosen_by_hand(qtbot, quick_window):
+    from PySide6.QtCore import Qt
+
+    from desktop_app.core.choices import default_scorers
+
+    page = quick_window.evaluation_page
+
+    def checked():
+        return [name for name, box in page.scorer_boxes.items() if box.isChecked()]
+
+    def choose(*names):
+        for index in range(page.systems.count()):
+            item = page.systems.item(index)
+            item.setCheckState(Qt.CheckState.Checked if item.text() in names
+                               else Qt.CheckState.Unchecked)
+
+    # The command line's default for the same system; the judges that ask the model several
+    # questions per sample (MedJudge, HIVMedQA) only when chosen.
+    assert page.checked_systems() == ["lamp:glossary"]
+    assert checked() == default_scorers(["lamp:glossary"]) == [
+        "reference", "similarity-judge", "key-facts"]
+    choose("dialogue:dialogue")
+    assert checked() == ["consultation"]
+    choose("lamp:plain", "doctorrag:full")
+    assert checked() == ["diagnosis-accuracy", "reference", "similarity-judge", "key-facts"]
+    page.scorer_boxes["medjudge"].click()  # the user's choice now holds
+    choose("dialogue:dialogue")
+    assert checked() == ["diagnosis-accuracy", "reference", "similarity-judge", "medjudge",
+                         "key-facts"]
+
+
 @pytest.mark.slow
 def test_evaluation_tab_runs_a_small_benchmark(qtbot, quick_window, tmp_path):
     from desktop_app.core.pipelines.calibration import demo_benchmark

@@ -48,16 +48,17 @@ def cmd_bench_list(args, paths, settings) -> int:
 
 
 def cmd_bench_run(args, paths, settings) -> int:
+    from ..core.choices import default_scorers
+
     if not args.resume and not args.dataset:
         raise LumenError("Name the dataset to run, or a run to resume.",
                          "For example 'lumen evaluate run lumen-demo --limit 5', or "
                          "'lumen evaluate run --resume RUN'; 'lumen evaluate list' shows both.")
     with command_session(paths, settings) as session:
         evaluation = session.evaluation
-        default_scorers = (["consultation"] if args.system.startswith("dialogue:")
-                           else ["reference", "similarity-judge", "key-facts"])
         (run_id,) = [args.resume] if args.resume else evaluation.start(
-            args.dataset, [args.system], args.scorer or default_scorers, args.limit)
+            args.dataset, [args.system], args.scorer or default_scorers([args.system]),
+            args.limit)
         if not args.json:
             print(f"Run {run_id} (resume with 'lumen evaluate run --resume {run_id}').", file=sys.stderr)
 
@@ -200,7 +201,8 @@ def register(sub) -> None:
                    help="the system to run (listed below; default lamp:glossary)")
     p.add_argument("--scorer", action="append", choices=tuple(SCORERS),
                    help="repeat for several (default: reference, similarity-judge, key-facts; "
-                        "consultation for dialogue:<mode>)")
+                        "consultation for dialogue:<mode>; diagnosis-accuracy for "
+                        "doctorrag:<setup>)")
     p.add_argument("--limit", type=int, help="only the first N samples")
     p.add_argument("--resume", metavar="RUN", help="continue a paused or interrupted run")
     p.add_argument("--json", action="store_true")

@@ -31,6 +31,26 @@ SCORERS = {"diagnosis-accuracy": "DoctorRAG diagnosis mode: 1 when the label pic
            "key-facts": "share of the reference's doses, timings, dates and medicines in the "
                         "answer; facts the document lacks; degenerate text; model or evidence"}
 
+
+
+def default_scorers(chosen_systems) -> list[str]:
+    """The scorers a run uses unless others are chosen, for the systems `chosen_systems`
+    (in SCORERS order): a consultation's own scores for `dialogue:*`, diagnosis accuracy
+    for `doctorrag:*`, and for an answer the reference metrics, LAMP-MedQA's similarity
+    judge and the key facts. The MedJudge and HIVMedQA judges ask the model several
+    questions per sample, so they run only when chosen. The command line and the
+    Evaluation tab both start from these."""
+    wanted = set()
+    for system in chosen_systems:
+        if system.startswith("dialogue:"):
+            wanted.add("consultation")
+        elif system.startswith("doctorrag:"):
+            wanted.add("diagnosis-accuracy")
+        else:
+            wanted |= {"reference", "similarity-judge", "key-facts"}
+    return [name for name in SCORERS if name in wanted]
+
+
 FORMATS: dict[str, str] = {
     "medisumqa": "MeDiSumQA: discharge summary, patient question, reference answer (CSV, JSONL, JSON, Parquet)",
     "hivmedqa": "HIVMedQA: the category files HIV_evaluation_questionare_category_N.json, or their folder",

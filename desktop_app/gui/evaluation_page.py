@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, 
                                QTableWidgetItem, QTextBrowser, QVBoxLayout, QWidget)
 
 from ..core.errors import LumenError
-from ..core.choices import FORMATS, SCORERS, systems
+from ..core.choices import FORMATS, SCORERS, default_scorers, systems
 from ..core.evaluation.importers import columns, detect_mapping
 from ..core.evaluation.chart import Bar, axis_label, axis_range, bar_chart_svg
 from ..core.evaluation.report import metric_info, report_kind
@@ -182,8 +182,13 @@ class EvaluationPage(QWidget):
             self.systems.addItem(item)
         self.scorer_boxes = {name: QCheckBox(name) for name in SCORERS}
         for name, box in self.scorer_boxes.items():
-            box.setChecked(True)
             box.setToolTip(SCORERS[name])
+            box.clicked.connect(self._scorers_chosen)
+        # The boxes follow the systems checked (default_scorers, as the command line's
+        # default) until the user changes one; then they are the user's.
+        self._scorers_by_hand = False
+        self._follow_systems()
+        self.systems.itemChanged.connect(self._follow_systems)
         self.limit = QSpinBox()
         self.limit.setRange(0, 100000)
         self.limit.setSpecialValueText("all samples")
@@ -465,6 +470,16 @@ class EvaluationPage(QWidget):
                   + "".join(f"\n\n{note[:1].upper()}{note[1:]}." for note in dataset.notes))
 
     # ---- running ----
+
+    def _scorers_chosen(self) -> None:
+        self._scorers_by_hand = True
+
+    def _follow_systems(self, _item=None) -> None:
+        if self._scorers_by_hand:
+            return
+        wanted = set(default_scorers(self.checked_systems()))
+        for name, box in self.scorer_boxes.items():
+            box.setChecked(name in wanted)
 
     def checked_systems(self) -> list[str]:
         return [self.systems.item(i).text() for i in range(self.systems.count())
