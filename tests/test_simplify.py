@@ -139,6 +139,33 @@ def test_a_section_is_shown_rewritten_only_when_the_rewrite_passed_every_check(
     assert course.source == "model" and [course.text] == [a.text for a in chosen]
 
 
+def test_a_section_s_verifications_and_retries_are_turns_after_its_rewrite(
+        runtime, glossary, tmp_path, monkeypatch):
+    from desktop_app.core.pipelines import simplify
+
+    def too_hard(self, original, text, summary, finish_reason):  # every rewrite fails the grade
+        return simplify.Gate("readability", 12.0, 10.0, False, "FKGL < 10"), []
+
+    monkeypatch.setattr(SimplifyPipeline, "_check", too_hard)
+    handout = make(runtime, glossary, tmp_path, NSTEMI, simplification_attempts=3,
+                   rewrite_easy_sections=True)
+    sections: list[list] = []  # each section's attempts, in order
+    for attempt in (a for a in handout.trace.attempts if a.stage == "section"):
+        if attempt.number == 1:
+            sections.append([])
+        sections[-1].append(attempt)
+    assert sections
+    for attempts in sections:
+        calls = [c for a in attempts for c in a.calls]
+        first = calls[0]
+        assert first.prompt == "rewrite" and calls[1].purpose == "verify"  # the grade failed
+        assert all(a.calls[0].prompt == "rewrite_retry" for a in attempts[1:])
+        # The section, the job and its definitions are read once: each later call reuses
+        # at least the first request's state (a token may merge where the reply starts).
+        for later in calls[1:]:
+            assert later.prompt_tokens - later.prompt_tokens_evaluated >= first.prompt_tokens - 1
+
+
 def test_a_section_that_already_reads_easily_is_not_rewritten(runtime, glossary, tmp_path):
     easy = ("Hospital Course:\nYou came in with a bad cough. We gave you fluids and rest. "
             "You felt better on day two and went home.\n")

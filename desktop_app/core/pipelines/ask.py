@@ -43,7 +43,7 @@ from .grounding import unsupported_facts
 from .safety import echoed_instruction_words, inspect_document, neutralise_control_markers
 from .summary_facts import read_summary
 from ..hashing import sha256_text
-from .retry import attempts_until_passed
+from .retry import Turns, attempts_until_passed
 from .trace import Attempt, CallRecord, Gate, Trace
 
 MAX_GLOSSARY_TERMS = 12
@@ -460,23 +460,6 @@ class AskPipeline(Pipeline):
                                           "start": -1, "end": -1})
         trace.seconds = time.perf_counter() - started
         return AskResult(answer, trace)
-
-
-class Turns:
-    """A first request and the replies to it.  A review, a verification or a retry is the
-    turn after a reply: the request, the reply as the model wrote it (the assistant's
-    turn), then the new request; llama.cpp then reuses the state of the request and
-    often of the reply, and evaluates only the new request."""
-
-    def __init__(self, request: list[dict[str, str]], empty: str) -> None:
-        self.request = request
-        self.empty = empty  # shown in place of an empty reply
-        self.replies: dict[int, str] = {}  # attempt number -> the reply
-
-    def after(self, number: int, user: str) -> list[dict[str, str]]:
-        reply = self.replies[number] or self.empty
-        return self.request + [{"role": "assistant", "content": reply},
-                               {"role": "user", "content": user}]
 
 
 def evidence_margin(answer_vector, question_vector, evidence_vectors) -> float:

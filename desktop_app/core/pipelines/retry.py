@@ -1,5 +1,6 @@
 """The one retry loop of every text a model writes for a reader: Ask's extraction and
-simplification, and each section of a handout (issue #16).
+simplification, and each section of a handout (issue #16), and the conversation its
+retries, reviews and verifications are turns of (Turns).
 
 An attempt is made and checked; one that passes ends the loop.  Otherwise the feedback
 for the next try (the checks' findings, and the reviewer's or verifier's advice) is asked
@@ -48,3 +49,20 @@ def repeats(attempt: Attempt, attempts: list[Attempt]) -> bool:
     """The model wrote what it wrote before: with the same prompt state a further try
     would too (at temperature 0), so trying again costs time and changes nothing."""
     return any(other.text == attempt.text for other in attempts if other is not attempt)
+
+
+class Turns:
+    """A first request and the replies to it.  A review, a verification or a retry is the
+    turn after a reply: the request, the reply as the model wrote it (the assistant's
+    turn), then the new request; llama.cpp then reuses the state of the request and
+    often of the reply, and evaluates only the new request."""
+
+    def __init__(self, request: list[dict[str, str]], empty: str) -> None:
+        self.request = request
+        self.empty = empty  # shown in place of an empty reply
+        self.replies: dict[int, str] = {}  # attempt number -> the reply
+
+    def after(self, number: int, user: str) -> list[dict[str, str]]:
+        reply = self.replies[number] or self.empty
+        return self.request + [{"role": "assistant", "content": reply},
+                               {"role": "user", "content": user}]

@@ -41,7 +41,7 @@ from .safety import inspect_document, neutralise_control_markers, reads_like_ins
 from .summary_facts import (Medication, SummaryFacts, SummarySection, read_summary,
                             section_items)
 from ..hashing import sha256_text
-from .retry import attempts_until_passed
+from .retry import Turns, attempts_until_passed
 from .trace import Attempt, CallRecord, Gate, Trace
 from .vocabulary import plain_date, vocabulary
 
@@ -425,22 +425,28 @@ class SimplifyPipeline(Pipeline):
         budget = min(s.section_tokens, 3 * generator.count_tokens(
             [{"role": "user", "content": original}]) // 2 + 32)
         problems_of: dict[int, list[str]] = {}  # the facts check's findings, by attempt
+        # Retries and verifications are turns after a rewrite (retry.Turns): the section,
+        # the request and the definitions are read once.
+        rewritten = Turns([{"role": "system", "content": system},
+                           {"role": "user", "content": self.prompts.text(
+                               "rewrite", "user", definitions_block=block)}],
+                          self.prompts.text("empty", "text"))
 
-        def rewrite(number: int, previous: str, feedback: str) -> Attempt:
+        def rewrite(number: int, _previous: str, feedback: str) -> Attempt:
             if number == 1:
-                prompt, user = "rewrite", self.prompts.text("rewrite", "user", definitions_block=block)
+                prompt, messages = "rewrite", rewritten.request
             else:
                 prompt = "rewrite_retry"
-                user = self.prompts.text("rewrite_retry", "user", definitions_block=block,
-                                         previous=previous, feedback=feedback)
+                messages = rewritten.after(number - 1, self.prompts.text(
+                    "rewrite_retry", "user", feedback=feedback))
             emit("stage", {"stage": "section", "title": section.title, "attempt": number})
             if cancel is not None:
                 cancel.raise_if_cancelled()
             generation = generator.generate(
-                [{"role": "system", "content": system}, {"role": "user", "content": user}],
-                max_tokens=budget, cancel=cancel,
+                messages, max_tokens=budget, cancel=cancel,
                 stop_when=failing_early(summary, self.glossary),
                 on_token=lambda text: emit("token", {"purpose": "rewrite", "text": text}))
+            rewritten.replies[number] = generation.text.strip()
             text = clean_reply(generation.text)
             gate, problems = self._check(original, text, summary, generation.finish_reason)
             problems_of[number] = problems
@@ -463,11 +469,10 @@ class SimplifyPipeline(Pipeline):
                                                problems="; ".join(problems[:8])))
             if not attempt.gate.passed and reviewer is not None:
                 verify_user = self.prompts.text("verify", "user", grade=f"{attempt.gate.score or 0:.1f}",
-                                                limit=f"{s.readability_limit:g}",
-                                                text=attempt.text or self.prompts.text("empty", "text"))
-                verify = reviewer.generate(
-                    [{"role": "system", "content": system}, {"role": "user", "content": verify_user}],
-                    max_tokens=s.feedback_tokens, cancel=cancel, stop_when=failing_early())
+                                                limit=f"{s.readability_limit:g}")
+                verify = reviewer.generate(rewritten.after(attempt.number, verify_user),
+                                           max_tokens=s.feedback_tokens, cancel=cancel,
+                                           stop_when=failing_early())
                 attempt.calls.append(CallRecord.of("verify", "reviewer", "verify", verify))
                 notes.append(clean_reply(verify.text))
             return " ".join(notes)
