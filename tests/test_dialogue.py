@@ -154,6 +154,44 @@ def test_a_consultation_alternates_stops_at_the_cap_and_ends_in_a_label_or_none(
         assert consultation.assessment["4.1"] in COMPETENCE
 
 
+def test_a_reasoning_only_reply_is_followed_by_a_request_for_the_message(runtime, monkeypatch):
+    """In rationale mode a doctor reply with no ANSWER part would send the patient nothing:
+    the doctor is asked once more, as the next turn after that reply, on the real model.
+    The first reply is made reasoning-only here (the small model writes one only
+    sometimes); what the second says is the model's, so only its handling is asserted."""
+    import dataclasses
+
+    from desktop_app.core.evaluation.consultation import ConsultationSimulator, doctor_reply
+
+    sample = import_dataset(DEMO, "dialogue").samples[17]
+    simulator = ConsultationSimulator(runtime, runtime.settings, max_utterances=2)
+    model = runtime.for_role("generator")
+    real_generate = model.generate
+    doctor_calls: list[tuple[list, str]] = []
+
+    def generate(messages, **options):
+        generation = real_generate(messages, **options)
+        if messages[0]["content"].startswith("You are an experienced family doctor"):
+            if not doctor_calls:  # the doctor's first reply: reasoning only
+                generation = dataclasses.replace(generation,
+                                                 text="REASONING: the eyelid bump may be a stye.")
+            doctor_calls.append((messages, generation.text))
+        return generation
+
+    monkeypatch.setattr(model, "generate", generate)
+    consultation = simulator.converse(sample, "rationale")
+    doctor = [turn for turn in consultation.turns if turn.speaker == "doctor"]
+    assert len(doctor) == 1 and len(doctor_calls) == 2
+    (first_messages, first_reply), (again_messages, again_reply) = doctor_calls
+    assert again_messages[:-2] == first_messages
+    assert again_messages[-2] == {"role": "assistant", "content": first_reply}
+    assert again_messages[-1] == {"role": "user",
+                                  "content": simulator.prompts.text("doctor", "answer_only")}
+    assert doctor[0].text == doctor_reply(again_reply, "rationale")[0]
+    assert "REASONING" not in doctor[0].text.upper()
+    assert doctor[0].reasoning.startswith("the eyelid bump may be a stye.")
+
+
 @pytest.mark.slow
 def test_a_dialogue_ends_while_its_scoring_still_fits_the_context(runtime):
     """With no cap in reach, the dialogue ends by the context, early enough that the

@@ -225,6 +225,10 @@ class ConsultationSimulator:
             seconds = time.perf_counter() - started
             if speaker_is_doctor:
                 message, reasoning = doctor_reply(generation.text, mode)
+                if not message and mode == "rationale":
+                    message, reasoning, more_seconds = self._answer_part(
+                        doctor, messages, generation.text, reasoning, cancel)
+                    seconds += more_seconds
                 ends = "no-dialogue" if mode == "no-dialogue" else ""
                 add(Turn("doctor", message, reasoning, seconds, ends))
             else:
@@ -235,6 +239,23 @@ class ConsultationSimulator:
                 consultation.ended_by = ends
                 break
         return consultation
+
+    def _answer_part(self, doctor: Any, messages: list[dict[str, str]], reply: str,
+                     reasoning: str, cancel: CancelToken | None) -> tuple[str, str, float]:
+        """A rationale-mode reply that held only reasoning sends the patient nothing: the
+        doctor is asked once more, as the next turn after that reply, for the message
+        alone (the same request at the same seed would write the same reply). Returns
+        (message, reasoning, seconds); the message stays empty when the doctor still
+        writes none, and the transcript records it so."""
+        follow_up = messages + [{"role": "assistant", "content": reply.strip()},
+                                {"role": "user", "content": self.prompts.text("doctor", "answer_only")}]
+        if not self._fits(doctor, follow_up, DOCTOR_TOKENS):
+            return "", reasoning, 0.0
+        started = time.perf_counter()
+        again = doctor.generate(follow_up, max_tokens=DOCTOR_TOKENS, temperature=0.6, cancel=cancel)
+        message, more = doctor_reply(again.text, "rationale")
+        return message, "\n".join(part for part in (reasoning, more) if part), \
+            time.perf_counter() - started
 
     # ---- after the dialogue ----
 
