@@ -140,7 +140,8 @@ def score(rows: list[dict], answers: list[dict]) -> dict:
     seconds.sort()
     words = sorted(len(answer["answer"].split()) for answer in answers)
     return {"median_words": statistics.median(words),
-            "p90_words": words[min(len(words) - 1, int(round(0.9 * (len(words) - 1))))],"questions": len(answers), "key_fact_recall": present / wanted if wanted else None,
+            "p90_words": words[min(len(words) - 1, int(round(0.9 * (len(words) - 1))))],
+            "questions": len(answers), "key_fact_recall": present / wanted if wanted else None,
             "key_fact_recall_macro": statistics.mean(per_question) if per_question else None,
             "degenerate_shown": degenerate, "unsupported_unflagged": unflagged,
             "model_answers_shown": model_shown,

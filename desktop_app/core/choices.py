@@ -32,7 +32,6 @@ SCORERS = {"diagnosis-accuracy": "DoctorRAG diagnosis mode: 1 when the label pic
                         "answer; facts the document lacks; degenerate text; model or evidence"}
 
 
-
 def default_scorers(chosen_systems) -> list[str]:
     """The scorers a run uses unless others are chosen, for the systems `chosen_systems`
     (in SCORERS order): a consultation's own scores for `dialogue:*`, diagnosis accuracy
