@@ -128,7 +128,9 @@ def test_free_narrative_without_headings(glossary):
     check_medications(facts, {
         "acetaminophen": {"dose": "1000 mg", "route": "by mouth", "frequency": "3/day",
                           "as_needed": True, "reason": "pain"},
-        "oxycodone": {"dose": "5 mg", "route": "by mouth", "frequency": "4/day", "duration": "3 days"},
+        # "only if the pain is severe": only when needed
+        "oxycodone": {"dose": "5 mg", "route": "by mouth", "frequency": "4/day", "as_needed": True,
+                      "duration": "3 days"},
         "ibuprofen": {"status": "stopped", "until": "her surgeon says it is safe"},
         "omeprazole": {"dose": "20 mg", "frequency": "1/day", "status": "unchanged"},
     })

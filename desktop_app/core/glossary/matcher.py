@@ -9,7 +9,8 @@ Term forms include plurals and simple inflections of their last word.  A match
 must start and end at word boundaries.  Overlapping matches are resolved longest
 first ("heart failure" beats "failure"); ties go to the leftmost.  A match whose
 neighbouring words show a sense its entry does not cover (glossary/senses.toml: "ST"
-before "depression") is dropped.
+before "depression") is dropped, and so is one inside a person's name or initials
+(names.py: "Dr. K. Osei" names no potassium).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import ahocorasick
 
 from ..config import resource_root
 from .entries import GlossaryEntry, GlossaryError
+from .names import in_name, name_spans
 
 _SPACES = str.maketrans({c: " " for c in "-\u2010\u2011\u2012\u2013\u00ad\t\n\r\f\v\u00a0"})
 _SOURCE_PRIORITY = {"local": 0, "lumen": 1, "medlineplus": 2}
@@ -182,8 +184,9 @@ class JargonMatcher:
         candidates.sort(key=lambda c: (c[0] - c[1], c[0], _SOURCE_PRIORITY.get(c[2].source, 9)))
         taken = bytearray(len(text))
         chosen = []
+        names = name_spans(text) if candidates else []
         for start, end, entry, kind in candidates:
-            if taken.find(1, start, end) != -1:
+            if taken.find(1, start, end) != -1 or (names and in_name(names, start, end)):
                 continue
             written = normalise_form(text[start:end])
             sense = (self._senses.get(normalise_form(entry.term)) or self._senses.get(written)

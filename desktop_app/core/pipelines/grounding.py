@@ -3,7 +3,9 @@
 Facts are pulled out of both texts and compared in a normal form (the units and timings
 of resources/summary_vocabulary.toml), so "40 milligrams" in an answer is found as
 "40 mg" in the summary, "twice a day" as "BID", "three days" as "3 days", and "06/04"
-(no year) as "06/04/2025".  Medicines are found with the glossary's matcher (category
+(no year) as "06/04/2025".  Dates in numbers are read in the order the source writes
+them (vocabulary.date_order_of: a UK letter's 24/03/2025 is day first), the answer's
+in the same order.  Medicines are found with the glossary's matcher (category
 "medication"), so a brand name matches the generic name the glossary lists it under, and
 by their name stems (-olol, -pril, ...), so a medicine the glossary lacks is still
 checked.  The same facts, compared the other way,
@@ -18,7 +20,7 @@ from dataclasses import asdict, dataclass
 
 from ..glossary.glossary import Glossary
 from .summary_facts import medicine_names
-from .vocabulary import DATE, date_value, number_value, same_date, vocabulary
+from .vocabulary import DATE, date_order_of, date_value, number_value, same_date, vocabulary
 
 
 @dataclass(frozen=True)
@@ -49,10 +51,12 @@ def _numbers(text: str) -> set[str]:
 
 
 def extract_facts(text: str, glossary: Glossary | None = None, *,
-                  bare_numbers: bool = False) -> list[Fact]:
+                  bare_numbers: bool = False, date_order: str = "") -> list[Fact]:
     """Quantities, dose timings, dates (with or without a year) and medicines in `text`,
     each in the normal form of resources/summary_vocabulary.toml; with `bare_numbers`,
-    also numbers that stand alone ("The answer is: 10")."""
+    also numbers that stand alone ("The answer is: 10").  Dates in numbers are read in
+    `date_order` ("mdy", "dmy"; by default the text's own, date_order_of)."""
+    date_order = date_order or date_order_of(text)
     vocab = vocabulary()
     facts: list[Fact] = []
     for m in vocab.quantity.finditer(text):
@@ -62,7 +66,7 @@ def extract_facts(text: str, glossary: Glossary | None = None, *,
         facts.append(Fact("frequency", m.group(0), vocab.frequencies[m.group(1).lower()].value,
                           m.start(), m.end()))
     for m in DATE.finditer(text):
-        value = date_value(m)
+        value = date_value(m, date_order)
         if value:
             facts.append(Fact("date", m.group(0), value, m.start(), m.end()))
     for start, end, name, key in medicine_names(text, glossary, vocab):
@@ -116,7 +120,7 @@ def _source_facts(source: str, glossary: Glossary | None
     facts = extract_facts(source, glossary)
     doses = set()
     for line in _CLAUSE.split(source):
-        line_facts = extract_facts(line, glossary)
+        line_facts = extract_facts(line, glossary, date_order="mdy")  # doses only
         medicines = [f.value for f in line_facts if f.kind == "medicine"]
         quantities = [f.value for f in line_facts if f.kind == "quantity"]
         doses |= {(m, q) for m in medicines for q in quantities}
@@ -128,15 +132,16 @@ def unsupported_facts(answer: str, source: str, glossary: Glossary | None) -> li
     answer gives a medicine that the source gives it nowhere ("torsemide 400 mg" when 400 mg
     is the ibuprofen)."""
     known, source_numbers, lowered_source, source_doses = _source_facts(source, glossary)
+    order = date_order_of(source)
     flags = []
-    for fact in extract_facts(answer, glossary, bare_numbers=True):
+    for fact in extract_facts(answer, glossary, bare_numbers=True, date_order=order):
         if _known(fact, known) or (fact.kind == "number" and fact.value in source_numbers):
             continue
         if fact.kind == "medicine" and fact.text.lower() in lowered_source:
             continue
         flags.append(fact)
     flagged = {(f.start, f.end) for f in flags}
-    answer_facts = extract_facts(answer, glossary)
+    answer_facts = extract_facts(answer, glossary, date_order=order)
     for medicine, dose in _doses_of_medicines(answer, answer_facts):
         if (medicine.start, medicine.end) in flagged or (dose.start, dose.end) in flagged:
             continue  # already flagged on its own
@@ -148,10 +153,11 @@ def unsupported_facts(answer: str, source: str, glossary: Glossary | None) -> li
 
 def missing_facts(source: str, rewrite: str, glossary: Glossary | None) -> list[Fact]:
     """Facts of `source` that its rewrite left out (each distinct value once)."""
-    kept = extract_facts(rewrite, glossary)
+    order = date_order_of(source)
+    kept = extract_facts(rewrite, glossary, date_order=order)
     lowered_rewrite = rewrite.lower()
     missing, seen = [], set()
-    for fact in extract_facts(source, glossary):
+    for fact in extract_facts(source, glossary, date_order=order):
         key = (fact.kind, fact.value)
         if key in seen or _known(fact, kept) or (fact.kind == "medicine"
                                                  and fact.text.lower() in lowered_rewrite):

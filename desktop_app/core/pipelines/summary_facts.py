@@ -27,7 +27,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..glossary.glossary import Glossary
-from .vocabulary import DATE, Vocabulary, date_value, number_value, vocabulary
+from ..glossary.names import ends_no_sentence
+from .vocabulary import DATE, Vocabulary, date_order_of, date_value, number_value, vocabulary
 
 # ---- sections --------------------------------------------------------------------------
 
@@ -37,6 +38,18 @@ _MARKDOWN = re.compile(r"^\s*#{1,4}\s+(?P<title>[A-Za-z][^\n:]{1,60}?)\s*:?\s*$"
 _PROBLEM = re.compile(r"^\s*(?:#\s*|(?:\d{1,2}|[A-Za-z])[.)]\s+)(?P<title>[A-Z][A-Za-z0-9 /&(),.'-]{2,50}?)"
                       r"\s*(?::|\s[-–—]{1,2}\s)\s*(?P<rest>.*)$")
 _BULLET = re.compile(r"^\s*(?:[-•*·▪◦]|\(?\d{1,2}[.)]|\[\s?\])\s+")
+# A progress note's parts: "S:", "O:", "A:", "P:", "A/P:".
+_SOAP = re.compile(r"^\s*(?P<title>[SOAP]|A\s?/\s?P|A\s?&\s?P)\s*:\s*(?P<rest>.*)$")
+# A heading by its shape alone: a short line, no colon, no full stop ("Discharge medications").
+_SHAPED = re.compile(r"^\s*(?:#{1,4}\s*)?(?P<title>[A-Z][A-Za-z0-9 /&(),'-]{1,60}?)\s*$")
+# A letter's greeting and closing (resources/summary_vocabulary.toml [letter]).
+_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$|^[^|\n]+(?:\|[^|\n]+){2,}$")
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:[|+]\s*:?-{2,}:?\s*)*\|?\s*$")
+
+# Sections that hold the writer's and the record's matter, never what the patient is told.
+NOT_CONTENT = ("letter", "identifier")
+# A record field ("Attending: Cardiology") is one line: the text after it is not its own.
+_ONE_LINE = ("header", "identifier", "letter")
 
 
 @dataclass
@@ -52,6 +65,12 @@ class SummarySection:
     def effective_kind(self) -> str:
         return self.parent if self.kind in ("problem", "other") and self.parent else self.kind
 
+    @property
+    def is_content(self) -> bool:
+        """Whether the section says something to or about the patient's care (not a
+        letter's greeting or signature, nor an identifier of the record)."""
+        return self.kind not in NOT_CONTENT
+
     def text(self, summary: str) -> str:
         return summary[self.body_start:self.end].strip()
 
@@ -59,26 +78,70 @@ class SummarySection:
         return asdict(self)
 
 
+# Dictated notes whose line breaks were turned into commas ("MEDICATIONS:,1. X.,2. Y.")
+_RUN_ON_LINE = re.compile(r"[.:;]\s*,\s*\S")
+_RUN_ON_CUT = re.compile(r"(?<=:)\s*,\s*(?=\S)|(?<=[.;])\s*,\s*(?=[A-Z0-9(\[])|,\s*(?=\d{1,2}[.)]\s)"
+                         r"|,\s*(?=[A-Z][A-Z0-9 /&()'-]{2,60}:)")
+
+
 def _line_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each line of `text`, without its line break; a line of a dictated
+    run-on ("HEADING:,text.,1. item,2. item") is cut where its line breaks once were."""
     spans, offset = [], 0
     for line in text.splitlines(keepends=True):
-        spans.append((offset, offset + len(line.rstrip("\r\n"))))
+        body = line.rstrip("\r\n")
+        if _RUN_ON_LINE.search(body):
+            position = 0
+            for cut in _RUN_ON_CUT.finditer(body):
+                if re.search(r"(?<![A-Za-z])(?:[A-Za-z]\.){2,}$", body[:cut.start()]) and not \
+                        re.match(r"\d|[A-Z][A-Z0-9 /&()'-]{2,60}:", body[cut.end():]):
+                    continue  # "t.i.d., DISCONTINUE": the comma after shorthand is a comma
+                if body[position:cut.start()].strip():
+                    spans.append((offset + position, offset + cut.start()))
+                position = cut.end()
+            if body[position:].strip() or not spans:
+                spans.append((offset + position, offset + len(body)))
+        else:
+            spans.append((offset, offset + len(body)))
         offset += len(line)
     return spans
 
 
-def _heading(line: str, vocab: Vocabulary, inside: str) -> tuple[str, str, int] | None:
-    """(title, kind, offset of the inline text) when `line` is a heading."""
+def _reads_as_item(title: str, vocab: Vocabulary) -> bool:
+    """A line that states a dose, a timing or a medicine is a list item, not a heading."""
+    return bool(vocab.quantity.search(title) or vocab.route.search(title)
+                or any(vocab.is_medicine_word(m.group(0)) for m in vocab.stem_word.finditer(title)))
+
+
+def _heading(line: str, vocab: Vocabulary, inside: str, *, shouting: bool = False,
+             next_line: str = "", after_blank: bool = True) -> tuple[str, str, int] | None:
+    """(title, kind, offset of the inline text) when `line` is a heading.  `next_line` is
+    the next line with text, `after_blank` whether a blank line (or the start) comes
+    before; `shouting` whether the summary is written in capitals, where capitals alone
+    do not make a heading."""
     if not line.strip() or _BULLET.match(line) and not _PROBLEM.match(line):
         return None
+    if _TABLE_ROW.match(line) or _TABLE_RULE.match(line):
+        return None
+    match = _SOAP.match(line)
+    if match:
+        title = re.sub(r"\s", "", match.group("title"))
+        return title, vocab.section_kind(title), match.start("rest")
+    match = _PROBLEM.match(line)
+    if match and line.lstrip().startswith("#") and inside not in ("medications", "follow_up"):
+        title = match.group("title").strip()
+        kind = vocab.section_kind(title)
+        return title, kind if kind != "other" else "problem", match.start("rest")
     match = _MARKDOWN.match(line)
     if match:
         title = match.group("title").strip()
         return title, vocab.section_kind(title), len(line)
     match = _CAPS.match(line)
-    if match and len(match.group("title").split()) <= 8:
+    if match and len(match.group("title").split()) <= 8 and not _reads_as_item(match.group("title"), vocab):
         title = match.group("title").strip()
-        return title, vocab.section_kind(title), len(line)
+        kind = vocab.section_kind(title)
+        if not shouting or kind != "other" or line.rstrip().endswith(":"):
+            return title, kind, len(line)
     match = _PROBLEM.match(line)
     if match and inside not in ("medications", "follow_up") and not vocab.quantity.search(
             match.group("title")):
@@ -92,27 +155,106 @@ def _heading(line: str, vocab: Vocabulary, inside: str) -> tuple[str, str, int] 
         if kind == "other" and inside in _LIST_SECTIONS:
             return None  # "STOP: naproxen", "Monday: clinic" are items of the list
         words = len(title.split())
-        if kind != "other" and words <= 6:
+        if kind != "other" and (words <= 6 or words <= 10 and not rest.strip()):
             return title, kind, match.start("rest")
         # An unknown "Title: text" is a heading only when it looks like one: few words,
         # a capital, and little text after it.
         if words <= 4 and title[0].isupper() and len(rest) < 40 and not vocab.quantity.search(title):
             return title, "other", match.start("rest")
+        return None
+    match = _SHAPED.match(line)
+    if match and next_line.strip() and not line.rstrip().endswith((",", ";")):
+        # A short line of its own followed by text: a heading when the vocabulary names it
+        # ("Discharge medications", "Wound care"), or when it stands after a blank line
+        # and reads like one (few words, no number, no dose, no medicine).
+        title = match.group("title").strip()
+        kind = vocab.section_kind(title, exact=True)
+        if kind != "other" and len(title.split()) <= 6 and not _reads_as_item(title, vocab):
+            return title, kind, len(line)
+        if (after_blank and not shouting and not _BULLET.match(next_line)
+                and len(title.split()) <= 4 and not re.search(r"\d", title)
+                and not _reads_as_item(title, vocab) and not next_line[:1].islower()
+                and not next_line.lstrip()[:1].islower()):
+            return title, "other", len(line)
     return None
 
 
 _LIST_SECTIONS = ("medications", "follow_up", "warning_signs", "restrictions")
 
 
+def _shouting(summary: str) -> bool:
+    """Whether the summary is written in capitals (some hospitals print them so)."""
+    letters = [c for c in summary if c.isalpha()]
+    return len(letters) > 40 and sum(c.isupper() for c in letters) > 0.7 * len(letters)
+
+
+def _starts_with(line: str, phrases: tuple[str, ...]) -> bool:
+    lowered = line.strip().lower()
+    return any(lowered == p or lowered.startswith((p + " ", p + ",", p + ":")) for p in phrases)
+
+
+def _letter_closing(summary: str, spans: list[tuple[int, int]], vocab: Vocabulary) -> int | None:
+    """The index of the line that closes a letter ("Yours sincerely,"): it and all after it
+    (signature, copies) are the letter's, not the patient's."""
+    for index, (start, end) in enumerate(spans):
+        line = summary[start:end]
+        if (start > 0.4 * len(summary) and len(line.split()) <= 8
+                and _starts_with(line.rstrip(",. "), vocab.letter_closings)):
+            return index
+    return None
+
+
+def _is_greeting(line: str, vocab: Vocabulary) -> bool:
+    return len(line.split()) <= 8 and _starts_with(line, vocab.letter_greetings) and not \
+        line.rstrip().endswith(".")
+
+
+_DEMOGRAPHIC = re.compile(r"\b(?:y/?o|yo|yrs?|years?|old|year-old|female|male|woman|man|girl|boy|"
+                          r"sex|age|f|m|patient|pt|name|ward|bed|room|no|number|id)\b|[\d/#:x.,()-]+",
+                          re.IGNORECASE)
+
+
+def _is_record_line(line: str, vocab: Vocabulary) -> bool:
+    """A line of the record's fields ("71 y/o female MRN: xxxxxx"): an identifier, and
+    little else but values and demographics; or a signature ("Electronically signed by")."""
+    if _starts_with(line, vocab.record_signatures) and len(line.split()) <= 16:
+        return True
+    found = vocab.record_identifier.search(line)
+    if not found or len(line.split()) > 14:
+        return False
+    rest = vocab.record_identifier.sub(" ", line)
+    rest = _DEMOGRAPHIC.sub(" ", rest)
+    rest = re.sub(r"\b(?:Dr|Mr|Mrs|Ms|Miss)\b\.?|\b[A-Z][a-z'-]+\b|\b[A-Z]\.", " ", rest)
+    return len(rest.split()) <= 2
+
+
 def split_summary(summary: str, vocab: Vocabulary | None = None) -> list[SummarySection]:
     """The sections of a summary, in order, covering all of its text."""
     vocab = vocab or vocabulary()
+    spans = _line_spans(summary)
+    shouting = _shouting(summary)
+    closing = _letter_closing(summary, spans, vocab)
     sections: list[SummarySection] = []
     current: SummarySection | None = None
     major = ""  # the kind of the last non-problem section, for numbered problems
-    for start, end in _line_spans(summary):
+    after_blank = True
+    for index, (start, end) in enumerate(spans):
         line = summary[start:end]
-        found = _heading(line, vocab, current.kind if current else "")
+        if index == closing:
+            # The closing, the signature and any copies: one section to the end.
+            if current is not None:
+                current.end = start
+                sections.append(current)
+            current = SummarySection(line.strip().rstrip(","), "letter", start, len(summary),
+                                     len(summary))
+            break
+        next_line = next((summary[a:b] for a, b in spans[index + 1:] if summary[a:b].strip()), "")
+        found = _heading(line, vocab, current.kind if current else "", shouting=shouting,
+                         next_line=next_line, after_blank=after_blank)
+        if found is None and line.strip() and (_is_greeting(line, vocab)
+                                               or _is_record_line(line, vocab)):
+            found = (line.strip(), "letter" if _is_greeting(line, vocab) else "identifier", end - start)
+        after_blank = not line.strip()
         if found is not None:
             title, kind, inline = found
             if current is not None:
@@ -121,12 +263,13 @@ def split_summary(summary: str, vocab: Vocabulary | None = None) -> list[Summary
             parent = ""
             if kind == "problem":
                 parent = major or "hospital_course"
-            elif kind == "other" and major and not line[inline:].strip():
-                parent = major  # "Primary:" under "Discharge Diagnoses:"
-            else:
-                major = kind
+            elif kind == "other" and major and not line[inline:].strip() and (
+                    ":" in line or line.lstrip().startswith("#")):
+                parent = major  # "Primary:" under "Discharge Diagnoses:", "# Anemia" under "Plan"
+            elif kind not in _ONE_LINE:
+                major = kind if kind != "other" else ""
             current = SummarySection(title, kind, start, end, start + inline, parent)
-            if kind == "header" and line[inline:].strip():
+            if kind in _ONE_LINE and (line[inline:].strip() or kind != "header"):
                 # A record field: one line; what follows it is not its text.
                 sections.append(current)
                 current = None
@@ -149,16 +292,27 @@ def split_summary(summary: str, vocab: Vocabulary | None = None) -> list[Summary
 @dataclass
 class Medication:
     name: str
-    dose: str = ""          # as Lumen writes it: "40 mg", "5/325 mg", "2 puffs"
+    dose: str = ""          # the strength as Lumen writes it: "40 mg", "5/325 mg", "15 mg/5 mL";
+                            # or, with no strength, what is taken: "2 puffs"
+    count: str = ""         # what is taken beside a strength: "2 tablets", "10 mL", "1-2 tablets"
     route: str = ""         # normal form: "by mouth", ...
-    frequency: str = ""     # normal form: "2/day", "every 4 hours", "as needed", ...
+    frequency: str = ""     # normal form: "2/day", "every 4-6 hours", "as needed", ...
     as_needed: bool = False  # only when needed (PRN), whatever the frequency
+    time: str = ""          # clock times: "10 pm", "8 am, 6 pm"
+    maximum: str = ""       # "3000 mg per day", "4 doses in 24 hours"
     duration: str = ""      # "5 days"
     until: str = ""         # a date ("--06-04", "2025-06-04") or words ("follow-up")
     status: str = ""        # new, changed, stopped, held, resume, unchanged, or "" (not said)
     changed_from: str = ""
     changed_to: str = ""
     reason: str = ""
+    # The words outside its own line that the status was read from: a label line
+    # ("Stopped:") or a sub-heading ("Medicines to stop"); '' when the line says it.
+    label: str = ""
+    key: str = ""           # its glossary entry (a brand and its generic name share one)
+    # Why the line cannot be read without doubt ('' when it can): such a line is quoted
+    # whole, never turned into an instruction.
+    doubt: str = ""
     text: str = ""          # the line or sentence it was read from
     start: int = 0
     end: int = 0
@@ -166,6 +320,13 @@ class Medication:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @property
+    def quote(self) -> str:
+        """Its line as written, with the label its status came from ("Stopped: W (rash)")."""
+        if self.label and self.label.lower() not in self.text.lower():
+            return f"{self.label}: {self.text}"
+        return self.text
 
 
 @dataclass
@@ -210,66 +371,151 @@ class SummaryFacts:
     follow_ups: list[FollowUp] = field(default_factory=list)
     warning_signs: list[WarningSign] = field(default_factory=list)
     restrictions: list[Restriction] = field(default_factory=list)
+    date_order: str = "mdy"  # how the summary writes dates in numbers
 
     def medication(self, name: str) -> Medication | None:
         lowered = name.lower()
         return next((m for m in self.medications if m.name.lower() == lowered), None)
+
+    def medication_at(self, start: int, end: int) -> Medication | None:
+        """The medication read from the text between `start` and `end` (a line)."""
+        return next((m for m in self.medications if start <= m.start and m.end <= end + 1), None)
 
     def to_dict(self) -> dict[str, Any]:
         return {"sections": [s.to_dict() for s in self.sections],
                 "medications": [m.to_dict() for m in self.medications],
                 "follow_ups": [f.to_dict() for f in self.follow_ups],
                 "warning_signs": [w.to_dict() for w in self.warning_signs],
-                "restrictions": [r.to_dict() for r in self.restrictions]}
+                "restrictions": [r.to_dict() for r in self.restrictions],
+                "date_order": self.date_order}
 
 
-# A full stop after a title or a title's initial ends no sentence ("Dr. Patel", "Mr. T. is").
-_TITLES = ("Dr", "Mr", "Mrs", "Ms", "Prof", "St", "Drs")
-_NOT_AN_END = "".join([rf"(?<!\b{t}\.)" for t in _TITLES]
-                      + [rf"(?<!\b{t}\. [A-Z]\.)" for t in _TITLES])
-_SENTENCE_END = re.compile(rf"(?<=[.!?]){_NOT_AN_END}\s+(?=[A-Z0-9(\"'])|\n\s*\n|"
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'])|\n\s*\n|"
                            r"\n(?=\s*(?:[-•*·]|\d{1,2}[.)])\s)")
 _STATUS_PREFIX = re.compile(r"^\s*\(?(?P<word>new|stop(?:ped)?|discontinued?|change[d]?|"
                             r"hold|held|on hold|resume|restart|continue[d]?|unchanged|increase[d]?|"
-                            r"decrease[d]?)\)?\s*[:\-–—]\s*", re.IGNORECASE)
+                            r"decrease[d]?|started|d/c)\)?\s*[:\-–—]\s*", re.IGNORECASE)
 _FROM_TO = re.compile(r"\bfrom\s+(?P<from>[^;,()]*?\d[^;,()]*?)\s+to\s+(?P<to>[^;,()]*?\d[^;,()]*?)"
-                      r"(?=$|[;,()]|\s+(?:daily|once|twice|three|four|every|at|by|in|for|and|because|due))",
+                      r"(?=$|[;,()]|\s+(?:daily|once|twice|three|four|every|at|by|in|for|and|because|due|"
+                      r"po|bid|tid|qd|od|bd|nightly|each|as|on|with|x)\b)",
                       re.IGNORECASE)
-_FROM_ONLY = re.compile(r"\b(?:increased|decreased|reduced|changed|raised|lowered)\s+from\s+"
+_FROM_ONLY = re.compile(r"\b(?:increased|decreased|reduced|changed|raised|lowered|titrated)\s+from\s+"
                         r"(?P<from>\d[\d.,/]*\s*[A-Za-z%]+(?:\s+(?:daily|once daily|twice daily|bid|tid|"
                         r"qd|[a-z]+ a day))?)", re.IGNORECASE)
-_TO_DOSE = re.compile(r"\b(?:increased|decreased|reduced|changed|raised|lowered)\s+to\s+"
-                      r"(?P<to>\d[\d.,/]*\s*[A-Za-z%]+)", re.IGNORECASE)
+_TO_DOSE = re.compile(r"\b(?:increased|decreased|reduced|changed|raised|lowered|titrated)\s+(?:up\s+|down\s+)?"
+                      r"to\s+(?P<to>\d[\d.,/]*\s*[A-Za-z%]+)", re.IGNORECASE)
 _DURATION = re.compile(r"(?:\bx\s*|\bfor\s+(?:another\s+|a total of\s+|the next\s+|no more than\s+|"
-                       r"up to\s+|at most\s+)?|\btimes\s+)"
+                       r"a further\s+|further\s+|"
+                       r"up to\s+|at most\s+)?|\btimes\s+|\b(?:to\s+)?complete\s+(?:a\s+total\s+of\s+)?|"
+                       r"\bcourse\s+of\s+|\btotal\s+of\s+)"
                        r"(?P<n>\d+|one|two|three|four|five|six|seven|eight|nine|ten|fourteen)\s*"
-                       r"(?:more\s+)?(?P<unit>days?|weeks?|months?|d|wks?)\b", re.IGNORECASE)
+                       r"(?:more\s+|further\s+|additional\s+)?(?P<unit>days?|weeks?|months?|d|wks?)\b",
+                       re.IGNORECASE)
 _UNTIL = re.compile(r"\b(?:until|till|through|thru)\s+(?P<what>[^;,.()]{2,60})", re.IGNORECASE)
-_RESUME_ON = re.compile(r"\b(?:resume|restart)\w*\b[^;.()]*?\b(?:on|after)\s+(?P<what>[^;,.()]{2,40})",
-                        re.IGNORECASE)
-_REASON = re.compile(r"(?:\bfor\b|\bbecause(?: of)?\b|\bdue to\b|\bgiven\b|\bsince\b)\s+"
-                     r"(?P<why>[^;.()]{3,80})", re.IGNORECASE)
-_AS_NEEDED_FOR = re.compile(r"\b(?:prn|as needed|when needed|if needed)\s+(?:for\s+)?"
-                            r"(?P<why>[A-Za-z][A-Za-z ,'-]{2,40}?)\s*(?:$|[;.(]|\bx\s*\d)",
+# A course's last day given as a date: "to 13/03/2025", "last dose on 05/31", "ending 4/22".
+_ENDS_ON = re.compile(r"\b(?:(?:to|until|till|through|thru|stop)\s+(?:on\s+)?(?=\d{1,2}/\d{1,2}|\d{4}-\d{2}|"
+                      r"[A-Z][a-z]{2,8}\.?\s+\d{1,2}\b|\d{1,2}\s+[A-Z][a-z]{2,8}\b)|ending|ends|"
+                      r"finishing|finish(?:es)?|last dose|last day|final dose)\b", re.IGNORECASE)
+_RESUME_ON = re.compile(r"(?<!not )(?<!n't )(?<!never )\b(?:resume|restart)\w*\b[^;.()]*?\b(?:on|after)\s+"
+                        r"(?P<what>[^;,.()]{2,40})", re.IGNORECASE)
+_REASON_CUE = re.compile(r"(?:\bfor\b|\bbecause(?: of)?\b|\bdue to\b|\bd/t\b|\bgiven\b|\bsince\b|"
+                         r",\s*as\s+(?!needed|required|directed|before|well|usual|prescribed|tolerated|"
+                         r"above|below|follows|a\b|an\b))\s*", re.IGNORECASE)
+_REASON_WHY = re.compile(r"(?P<why>(?:[^;.()]|(?<=\b[A-Z])\.(?=\s?[a-z])){3,80})")
+_AS_NEEDED_FOR = re.compile(r"(?:\bprn\b|\bp\.r\.n\.?|\bas needed\b|\bwhen needed\b|\bif needed\b|"
+                            r"\bas required\b|\bwhen required\b|\bif required\b)\s*(?:for\s+)?"
+                            r"(?P<why>[A-Za-z][A-Za-z ,'-]{2,40}?)\s*(?:$|[;.(]|\bx\s*\d|\bmax|"
+                            r",?\s[-–—]\s|,\s*(?:max|no more|not more|do not|up to|not to|never))",
                             re.IGNORECASE)
+# "Do not take, raises bleeding risk", "STOP - causes dizziness": why it was stopped.
+_STOPPED_BECAUSE = re.compile(r"\b(?:do not take|don't take|stop(?:ped)?|discontinued?|d/c)\s*(?:it\s*)?"
+                              r"[,:;–—-]\s*(?P<why>(?:it\s+)?(?:raises|causes|caused|increases|can|may|"
+                              r"makes|made|led|worsens|worsened|interacts|not needed|no longer|risk|"
+                              r"high|low)[^.;|()]{3,80})"
+                              # "CEASED, do not restart: hormone receptor positive breast cancer"
+                              r"|\b(?:stop(?:ped)?|ceased|discontinued|do not restart|don't restart|d/c|"
+                              r"held|hold)\s*:\s*(?P<why2>[^.;|()]{3,80})", re.IGNORECASE)
+# "D/C aspirin 81 mg - no longer needed after delivery"
+_DASH_REASON = re.compile(r"\s[-–—:]\s*(?P<why>(?:no longer|not needed|not required|causes?|caused|causing|"
+                          r"raises|risk|interacts|too (?:low|high)|led to)\b[^.;|()]{3,80})", re.IGNORECASE)
+# "to prevent blood clots", "helps to lower blood pressure"
+_PURPOSE = re.compile(r"\b(?:to|helps?(?: to)?)\s+(?P<why>(?:prevent|treat|protect|reduce|control|"
+                      r"lower|thin|ease|relieve|settle|stop|keep|help)\b[^;.()]{3,60})"
+                      r"|(?P<why2>\b(?:clot|blood clot|dvt|vte|stroke|infection|ulcer|seizure)\s+"
+                      r"(?:prevention|prophylaxis)\b)", re.IGNORECASE)
 _PARENS = re.compile(r"\(([^()]{2,80})\)")
-_DR = re.compile(r"\b(?:Dr\.?|Doctor)\s+(?:[A-Z][A-Za-z'-]+(?:\s+[A-Z][A-Za-z'-]+)?|_{2,})")
+_DR = re.compile(r"\b(?:Dr\.?|Doctor)\s+(?:(?:[A-Z]\.\s*)*[A-Z][A-Za-z'-]+(?:\s+[A-Z][A-Za-z'-]+)?|_{2,})")
 _WITH = re.compile(r"\bwith\s+(?:your\s+|the\s+|a\s+)?(?P<who>(?:[A-Z][\w'.-]*\s*){1,5}"
                    r"(?:clinic|Clinic|team|Team)?|[a-z]+\s+(?:clinic|team|doctor|surgeon))")
 _IN_TIME = re.compile(r"\b(?:in|within|after|over the next)\s+(?:about\s+)?"
                       r"(?:\d+|one|two|three|four|five|six|seven|eight|ten|twelve)"
                       r"(?:\s*(?:-|to)\s*\d+)?\s+(?:days?|weeks?|months?)\b|\bnext week\b|\btomorrow\b"
-                      r"|\b(?:on\s+)?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
+                      r"|\b(?:on\s+)?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
+                      r"|\b\d+(?:\s*(?:-|to)\s*\d+)?\s+(?:days?|weeks?|months?)\s+(?:after|from|post)\s+"
+                      r"(?:surgery|discharge|the operation|your operation|today|delivery)\b",
                       re.IGNORECASE)
 _IF = re.compile(r"\b(?:if|when|for)\b\s+(?:you\s+(?:have|get|notice|feel|develop|see)\s+)?(?P<signs>.+)$",
                  re.IGNORECASE | re.DOTALL)
 # "do not stop" says to continue; "through 02/09, then stop" ends a course (the date says it).
 _NEGATED_STOP = re.compile(r"\b(?:(?:do not|don't|never|must not)\s+(?:stop|skip|miss)\w*|"
-                           r"(?:then|and then)\s+(?:stop|discontinue)\w*)", re.IGNORECASE)
+                           r"(?:then|and then)\s+(?:stop|discontinue)\w*|"
+                           # advice, not a status: "do not take any other product with X",
+                           # "never take it together with Y", "do not take more than 8"
+                           r"(?:do not|don't|never|must not|not to)\s+(?:take|use|give|drink|drive)\s+"
+                           r"(?:it\s+|them\s+|this\s+)?(?:any\s+)?(?:other|more|extra|with|together|"
+                           r"alcohol|on an|if|before|after|within|at the same|double|two doses))|"
+                           r"\bavoid\s+(?:other|any|nsaids?|alcohol|grapefruit|driving|products?|"
+                           r"taking (?:other|any|extra)|medicines? (?:that|containing|with)|"
+                           r"over-the-counter|otc|sun)\w*",
+                           re.IGNORECASE)
+# "if she develops a sore throat ...": a sign to act on, said of the patient.
+_IF_DEVELOPS = re.compile(r"\bif\s+(?:she|he|you|they|the patient|your child|the child|the baby|baby)\s+"
+                          r"(?:develops?|gets?|notices?|becomes?|starts?|has any|have any)\b"
+                          r"|^\s*(?:[-*•]\s*)?if\b[^.]*\b(?:call|go to|come back|return|seek|contact|ring|phone)\b",
+                          re.IGNORECASE)
+# Who a section for the family doctor speaks to ("Actions for GP").
+_DOCTOR_IN_TITLE = re.compile(r"\b(?:GP|PCP|primary care(?: physician| provider)?|family doctor)\b",
+                              re.IGNORECASE)
 _CALL_IF = re.compile(r"\b(?:call|contact|phone|ring|page)\b[^.;]*?\b(?:if|for|when)\b", re.IGNORECASE)
 _WAS = re.compile(r"\bwas\s+(?P<from>\d[\d.,/]*\s*[A-Za-z%]+(?:\s+(?:daily|once daily|twice daily|"
                   r"bid|tid|qd|[a-z]+ a day))?)", re.IGNORECASE)
-_NAME_END = re.compile(r"\s*(?:\d|\(|\[|[-–—:,;]\s|\bx\s*\d)")
+_NAME_END = re.compile(r"\s+\d|\s*(?:\(|\[|[-–—:,;|]\s|\bx\s*\d)")
+# Clock times: "10 pm", "8:30 a.m.", "22:00".
+_CLOCK = re.compile(r"(?<![\w:/.])(?P<h>1[0-2]|0?[1-9])(?::(?P<m>[0-5]\d))?\s*(?P<ap>[ap])\.?\s?m\b\.?"
+                    r"|(?<![\w:/.])(?P<h24>[01]\d|2[0-3]):(?P<m24>[0-5]\d)(?![\w:])", re.IGNORECASE)
+# A ceiling on the doses of a day: "max 3,000 mg per day", "no more than 4 doses in 24 hours".
+_MAXIMUM_LEAD = (r"\b(?:max(?:imum)?\.?(?:\s+(?:dose|total|daily dose|of))?|no more than|not more than|"
+                 r"(?:do not|don't|never)\s+(?:give|take|use|have)\s+more\s+than|"
+                 r"not to exceed|do not exceed|don't exceed|never more than|up to|at most)\s*:?\s*")
+_PER_DAY = (r"\s*(?:(?:in|per|/|a|each|every|within|in any|over)\s*(?:one\s+|a\s+|any\s+)?"
+            r"(?:(?P<hours>24\s*-?\s*h(?:ours?|rs?|r)?)|(?P<day>day|d))\b|(?P<daily>daily))")
+# Words of a list line that say what to do, not what the medicine is called.
+_INSTRUCTION_WORDS = {"take", "give", "use", "apply", "inhale", "continue", "start", "stop", "new",
+                      "home", "resume", "restart", "hold", "d/c", "dc", "discontinue", "then",
+                      "and", "or", "with", "plus", "increase", "decrease", "change", "changed",
+                      "continued", "started", "stopped", "held", "please", "also", "no", "not",
+                      "never", "do", "don't", "keep", "if", "for", "the", "your"}
+# A sentence of a plan that starts by saying what to do with a medicine ("Continue X 1 tab daily").
+_INSTRUCTION_LEAD = re.compile(r"\s*(?:continue|start|started|stop|resume|restart|hold|take|begin|"
+                               r"increase|decrease|reduce|d/c|discontinue)\b", re.IGNORECASE)
+# Relations between two medicines of one line: the one after the word is replaced.
+_REPLACES = re.compile(r"\b(?:replaces|replacing|replaced|in place of|instead of|switched from|"
+                       r"changed from|swapped from|substitutes? for|in lieu of)\s*$", re.IGNORECASE)
+_SWITCHED_TO = re.compile(r"\b(?:switch(?:ed)?|chang(?:e|ed)|swap(?:ped)?|convert(?:ed)?)\s+"
+                          r"(?:from\s+)?$", re.IGNORECASE)
+# A status said of several medicines at once, after them: "X and Y were prescribed".
+_PLURAL_STATUS = re.compile(r"\b(?:were|are|have been|both|all)\b", re.IGNORECASE)
+# What was done in hospital, not what to do at home ("was given IV ceftriaxone").
+_IN_HOSPITAL = re.compile(r"\b(?:in (?:the )?hospital|on admission|in the (?:ed|er|emergency)|during "
+                          r"(?:her|his|their|the) (?:stay|admission)|on the ward|(?:was|were) given|"
+                          r"received|(?:was|were) treated with|intravenous(?:ly)?|iv|infusion|drip|"
+                          r"loading dose|inpatient|in icu|while (?:in|on)|on hospital day|on hd\d|"
+                          r"on pod\d?|(?:was|were) used|(?:was|were) replaced|had been (?:started|taking|"
+                          r"on|prescribed|given)|at urgent care|prior to admission|before admission|"
+                          r"previously|in clinic last)\b", re.IGNORECASE)
+_AT_HOME = re.compile(r"\b(?:at home|home|on discharge|at discharge|discharge|discharged|going home|"
+                      r"continue|continues|should|will|until|more days?|to take|take|please|"
+                      r"prescribed|restart|resume|stop|hold|held|new)\b", re.IGNORECASE)
 
 
 def _plain_space(text: str) -> str:
@@ -278,63 +524,126 @@ def _plain_space(text: str) -> str:
 
 
 def _sentences(summary: str, start: int, end: int) -> list[tuple[int, int]]:
-    """(start, end) of each sentence or list item in summary[start:end]."""
+    """(start, end) of each sentence or list item in summary[start:end]; the full stop of
+    a title or an initial ends none ("Dr. K. Osei", "B.K. is", names.py)."""
     spans, position = [], start
     text = summary[start:end]
     for match in _SENTENCE_END.finditer(text):
+        if "\n" not in match.group(0) and ends_no_sentence(text[:match.start()]):
+            continue
         piece_end = start + match.start()
         if summary[position:piece_end].strip():
             spans.append((position, piece_end))
         position = start + match.end()
     if summary[position:end].strip():
         spans.append((position, end))
+    return _trimmed(summary, spans)
+
+
+def _trimmed(summary: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Spans without the spaces, and a dictated run-on's commas, at their ends."""
     trimmed = []
     for a, b in spans:
-        while a < b and summary[a].isspace():
+        while a < b and (summary[a].isspace() or summary[a] == ","):
             a += 1
-        while b > a and summary[b - 1].isspace():
+        while b > a and (summary[b - 1].isspace() or summary[b - 1] == ","):
             b -= 1
-        trimmed.append((a, b))
+        if a < b:
+            trimmed.append((a, b))
     return trimmed
+
+
+def _cells(line: str) -> list[str]:
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def _is_table_header(line: str, next_line: str, vocab: Vocabulary) -> bool:
+    """A table's header row: its columns' names, never a fact ("| Medication | Dose |")."""
+    if not _TABLE_ROW.match(line) or re.search(r"\d", line):
+        return False
+    cells = [c.lower() for c in _cells(line) if c]
+    if len(cells) < 2:
+        return False
+    if _TABLE_RULE.match(next_line):
+        return True
+    named = sum(1 for c in cells if c.rstrip(":").strip() in vocab.table_header_words)
+    return named >= max(2, (2 * len(cells) + 2) // 3)
+
+
+def table_header(summary: str, section: SummarySection, position: int,
+                 vocab: Vocabulary | None = None) -> list[str]:
+    """The column names (lower case) of the table the row at `position` belongs to, or []."""
+    vocab = vocab or vocabulary()
+    lines = [(a, b) for a, b in _line_spans(summary[section.body_start:section.end])]
+    rows = [(section.body_start + a, summary[section.body_start + a:section.body_start + b])
+            for a, b in lines]
+    header: list[str] = []
+    for index, (start, line) in enumerate(rows):
+        if start > position:
+            break
+        if not line.strip() or not (_TABLE_ROW.match(line) or _TABLE_RULE.match(line)):
+            header = []
+            continue
+        next_line = rows[index + 1][1] if index + 1 < len(rows) else ""
+        if _is_table_header(line, next_line, vocab):
+            header = [c.lower().rstrip(":") for c in _cells(line)]
+    return header
 
 
 def section_items(summary: str, section: SummarySection) -> list[tuple[int, int]]:
     """The items of a section: each line of a list (with the lines it wraps onto), and the
-    sentences of a paragraph, its lines wrapped at a fixed width joined again."""
+    sentences of a paragraph, its lines wrapped at a fixed width joined again.  A table's
+    header row and rule are no items: they name the columns."""
+    if not section.is_content:
+        return []
+    vocab = vocabulary()
     prose = section.effective_kind not in _LIST_SECTIONS
-    blocks: list[list | None] = []  # [start, end, bulleted], or None for a blank line
-    for start, end in _line_spans(summary[section.body_start:section.end]):
+    blocks: list[list | None] = []  # [start, end, bulleted, indent], or None for a blank line
+    lines = _line_spans(summary[section.body_start:section.end])
+    for index, (start, end) in enumerate(lines):
         a, b = section.body_start + start, section.body_start + end
         line = summary[a:b]
         if not line.strip():
             blocks.append(None)
             continue
-        bulleted = bool(_BULLET.match(line))
+        next_line = next((summary[section.body_start + c:section.body_start + d]
+                          for c, d in lines[index + 1:index + 2]), "")
+        if _TABLE_RULE.match(line) or _is_table_header(line, next_line, vocab):
+            blocks.append(None)
+            continue
+        bulleted = bool(_BULLET.match(line)) or bool(_TABLE_ROW.match(line))
         previous = blocks[-1] if blocks else None
-        if previous is not None and not bulleted:
+        indent = len(line) - len(line.lstrip())
+        if previous is not None and not bulleted and indent > previous[3] and \
+                "\n" in summary[previous[1]:a]:
+            previous[1] = b  # an indented line goes on with the item above it
+            continue
+        if previous is not None and not bulleted and not (
+                index and lines[index - 1][1] != start - 1 and summary[
+                    section.body_start + lines[index - 1][1]:a].strip()):
             so_far = summary[previous[0]:previous[1]].rstrip()
             last_line = so_far.rsplit("\n", 1)[-1]
             # A line continues the one before when that one is left open (no full stop,
             # colon or semicolon) and this one reads on: lower case, or prose wrapped at
             # a fixed width.
-            if not re.search(r"[.!?:;]$", so_far) and (
-                    line.lstrip()[:1].islower() or (prose and len(last_line) >= 50)
+            if not re.search(r"[.!?:;]$", so_far) and "\n" in summary[previous[1]:a] and (
+                    line.lstrip()[:1].islower() or line.lstrip()[:1] == "("
+                    or (prose and len(last_line) >= 50)
                     or (previous[2] and line[:1].isspace())):
                 previous[1] = b
                 continue
-        lead = len(line) - len(line.lstrip())
-        blocks.append([a + lead, b, bulleted])
+        blocks.append([a + indent, b, bulleted, indent])
     spans = []
     for block in blocks:
         if block is None:
             continue
-        a, b, bulleted = block
+        a, b, bulleted, _indent = block
         # Running text is cut into sentences; a list item stays whole unless it runs on.
-        if not bulleted and (prose or b - a > 160):
+        if (not bulleted or prose and b - a > 200) and (prose or b - a > 160):
             spans.extend(_sentences(summary, a, b))
         else:
             spans.append((a, b))
-    return spans
+    return _trimmed(summary, spans)
 
 
 def medicine_names(text: str, glossary: Glossary | None,
@@ -347,7 +656,8 @@ def medicine_names(text: str, glossary: Glossary | None,
     if glossary is not None:
         for match in glossary.match(text):
             # The glossary files dose forms (tablet, capsule) as medications too.
-            if match.category == "medication" and match.text.lower() not in vocab.units:
+            if (match.category == "medication" and match.text.lower() not in vocab.units
+                    and match.text.lower() not in vocab.not_medicines):
                 found.append((match.start, match.end, match.text, match.key))
     for match in vocab.stem_word.finditer(text):
         if vocab.is_medicine_word(match.group(0)) and not any(
@@ -372,26 +682,157 @@ def medicines_of_kinds(kinds: set[str], text: str, glossary: Glossary | None
             if kinds & medicine_kinds(found[2], found[3], glossary)]
 
 
-def _quantity_text(number: str, unit_form: str, vocab: Vocabulary) -> str:
-    term = vocab.units[unit_form.lower()]
-    if "/" not in number:
-        value = number_value(number)
-        number = f"{value:g}"
-    return f"{number} {term.plain}"
+# ---- the fields of a medicine's line -----------------------------------------------------
 
 
-def _first_dose(text: str, vocab: Vocabulary) -> tuple[str, re.Match | None]:
-    for match in vocab.quantity.finditer(text):
-        if vocab.units[match.group(2).lower()].value in vocab.dose_units:
-            return _quantity_text(match.group(1), match.group(2), vocab), match
+def _number_text(number: str) -> str:
+    """'1,000' -> '1000', '0,5' -> '0.5', '8.60' -> '8.6'."""
+    if "/" in number:
+        return number
+    return f"{number_value(number):g}"
+
+
+@dataclass
+class _Quantity:
+    start: int
+    end: int
+    text: str   # as Lumen writes it: "8.6 mg", "2 tablets", "15 mg/5 mL", "1-2 tablets"
+    unit: str   # the unit's normal form ("mg", "tablet"); a concentration's is its volume's
+    concentration: bool = False
+
+
+def _quantities(text: str, vocab: Vocabulary) -> list[_Quantity]:
+    """The doses `text` writes, in order: "15 mg/5 mL" as one concentration, "2-4 puffs" as
+    one range, and "1 unit per 12 g" as one ratio."""
+    unit = vocab.unit_pattern
+    number = r"\d+(?:[.,]\d+)?"
+    found: list[_Quantity] = []
+    concentration = re.compile(rf"(?<![\w.])({number})\s*({unit})\s*/\s*({number})?\s*({unit})(?![\w/])",
+                               re.IGNORECASE)
+    for m in concentration.finditer(text):
+        first, second = vocab.units[m.group(2).lower()], vocab.units[m.group(4).lower()]
+        if first.value in vocab.dose_units and second.value in ("ml", "l"):
+            per = f"{_number_text(m.group(3))} " if m.group(3) else ""
+            found.append(_Quantity(m.start(), m.end(),
+                                   f"{_number_text(m.group(1))} {first.plain}/{per}{second.plain}",
+                                   second.value, True))
+    ranged = re.compile(rf"(?<![\w.])({number})\s*(?:-|–|to)\s*({number})\s*-?\s*({unit})(?![\w/])",
+                        re.IGNORECASE)
+    for m in ranged.finditer(text):
+        term = vocab.units[m.group(3).lower()]
+        if not any(q.start <= m.start() < q.end for q in found):
+            found.append(_Quantity(m.start(), m.end(),
+                                   f"{_number_text(m.group(1))}-{_number_text(m.group(2))} {term.plain}",
+                                   term.value))
+    for m in vocab.quantity.finditer(text):
+        if any(q.start <= m.start() < q.end or q.start < m.end() <= q.end for q in found):
+            continue
+        if text[max(0, m.start() - 1):m.start()] == "/":
+            continue  # the volume of a concentration
+        term = vocab.units[m.group(2).lower()]
+        value = number_value(m.group(1)) if "/" not in m.group(1) else 0
+        written = term.written(value)
+        found.append(_Quantity(m.start(), m.end(), f"{_number_text(m.group(1))}"
+                                                   f"{'' if written == '%' else ' '}{written}",
+                               term.value))
+    found.sort(key=lambda q: q.start)
+    # A dose by ratio: "1 unit per 12 g (of carbohydrate)", "1 unit/10 g".
+    for first, second in zip(found, found[1:]):
+        between = text[first.end:second.start]
+        if first.unit == "unit" and second.unit == "g" and re.fullmatch(r"\s*(?:per|for every|/|:)\s*",
+                                                                         between):
+            first.text = f"{first.text} per {second.text}"
+            first.end = second.end
+            found.remove(second)
+            break
+    return [q for q in found if q.unit in vocab.dose_units or q.unit == "dose"]
+
+
+def _dose_and_count(quantities: list[_Quantity], vocab: Vocabulary) -> tuple[str, str]:
+    """(dose, count) of a line's doses: the first strength, and what is taken beside it."""
+    strengths = [q for q in quantities if q.unit not in vocab.dose_forms and q.unit != "dose"
+                 and not q.concentration]
+    concentrations = [q for q in quantities if q.concentration]
+    forms = [q for q in quantities if q.unit in vocab.dose_forms]
+    if concentrations:
+        given = [q for q in strengths if q.unit in ("ml", "l") and q.start > concentrations[0].start]
+        given = given or forms
+        return concentrations[0].text, given[0].text if given else ""
+    if strengths:
+        return strengths[0].text, forms[0].text if forms else ""
+    if forms:
+        return forms[0].text, ""
+    return "", ""
+
+
+def _maximum(text: str, vocab: Vocabulary) -> tuple[str, tuple[int, int] | None]:
+    """The most to take in a day, as written ("3000 mg per day"), and where it is."""
+    pattern = re.compile(rf"{_MAXIMUM_LEAD}(?P<amount>\d[\d,.]*(?:\s*(?:-|to)\s*\d+)?\s*-?\s*"
+                         rf"(?:{vocab.unit_pattern}))(?!\w)(?:{_PER_DAY})?", re.IGNORECASE)
+    for m in pattern.finditer(text):
+        lead = m.group(0)[:m.start("amount") - m.start()].lower()
+        per = "in 24 hours" if m.group("hours") else "per day" if (m.group("daily")
+                                                                    or m.group("day")) else ""
+        if lead.startswith(("up to", "at most")) and not per:
+            continue  # "up to 2 tablets" is a dose, not a ceiling
+        quantities = _quantities(m.group("amount"), vocab)
+        amount = quantities[0].text if quantities else ""
+        if not amount:
+            doses = re.match(r"(\d+)\s*(doses?)", m.group("amount"), re.IGNORECASE)
+            amount = f"{doses.group(1)} {'dose' if doses.group(1) == '1' else 'doses'}" if doses else ""
+        if amount:
+            return f"{amount} {per}".strip(), m.span()
     return "", None
+
+
+def _clock_times(text: str) -> str:
+    """The clock times a dose is taken at ("at 08:00, 12:00 and 16:00"), not the limits
+    around them ("not after 6 pm")."""
+    times = []
+    for m in _CLOCK.finditer(text):
+        if re.search(r"\b(?:after|before|by|until|later than|earlier than|past)\s*$", text[:m.start()],
+                     re.IGNORECASE):
+            continue
+        if m.group("h24"):
+            times.append(f"{m.group('h24')}:{m.group('m24')}")
+        else:
+            minutes = f":{m.group('m')}" if m.group("m") else ""
+            times.append(f"{int(m.group('h'))}{minutes} {m.group('ap').lower()}m")
+    return ", ".join(dict.fromkeys(times))
+
+
+def _frequency(text: str, vocab: Vocabulary) -> tuple[str, bool]:
+    """(frequency, as needed) of a line: its first regular timing, where a time of day
+    ("at night", "every morning") says more than "once a day"; "as needed" when it gives
+    no other."""
+    timings = vocab.timing_values(text)
+    regular = [t for t in timings if t != "as needed"]
+    specific = [t for t in regular if t in ("morning", "bedtime")]
+    if specific and all(t in ("1/day", "morning", "bedtime") for t in regular):
+        frequency = specific[0]
+    else:
+        frequency = regular[0] if regular else (timings[0] if timings else "")
+    return frequency, "as needed" in timings
+
+
+def _without_discharge_dc(text: str, vocab: Vocabulary) -> str:
+    """`text` with each "D/C" that means discharge ("D/C home", "D/C: 05/01") blanked, so
+    that only a D/C that means stop is read as a status."""
+    def blank(m: re.Match) -> str:
+        after = text[m.end():m.end() + 30].lstrip(" :").lower()
+        if after and re.match(rf"(?:{'|'.join(re.escape(w) for w in vocab.dc_discharge_after)})\b", after) \
+                or after[:1].isdigit():
+            return " " * (m.end() - m.start())
+        return m.group(0)
+    return vocab.dc.sub(blank, text)
 
 
 def _status(text: str, vocab: Vocabulary) -> str:
     """The status a line states: its prefix ("STOP:") first, else its words, where a longer
-    phrase hides the words inside it ("no change" is not "change") and, between phrases
-    that do not overlap, the vocabulary's order decides ("hold" before "stop")."""
-    text = _NEGATED_STOP.sub(" ", text)  # "do not stop" says to continue
+    phrase hides the words inside it ("no change" is not "change", "do not restart" is
+    not "restart") and, between phrases that do not overlap, the vocabulary's order decides
+    ("hold" before "stop")."""
+    text = _NEGATED_STOP.sub(" ", _without_discharge_dc(text, vocab))  # "do not stop" says to continue
     prefix = _STATUS_PREFIX.match(text)
     for candidate in ([prefix.group("word")] if prefix else []) + [text]:
         found = [(m.start(1), m.end(1), rank, value)
@@ -404,117 +845,81 @@ def _status(text: str, vocab: Vocabulary) -> str:
     return ""
 
 
-def _until(text: str) -> str:
+def _until(text: str, order: str) -> str:
+    for ends in _ENDS_ON.finditer(text):
+        window = text[ends.end():ends.end() + 45]
+        date = next((date_value(m, order) for m in DATE.finditer(window) if date_value(m, order)), None)
+        if date:
+            return date
     match = _UNTIL.search(text) or _RESUME_ON.search(text)
     if not match:
         return ""
-    what = match.group("what").strip()
-    date = next((date_value(m) for m in DATE.finditer(what) if date_value(m)), None)
+    what = re.split(r"\s+(?:d/t|due to|because|with|as|so|and then)\b", _plain_space(match.group("what")),
+                    flags=re.IGNORECASE)[0].strip()
+    date = next((date_value(m, order) for m in DATE.finditer(what) if date_value(m, order)), None)
     return date or what
 
 
-def _reason(text: str, vocab: Vocabulary) -> str:
-    for inside in [re.sub(r"^\s*(?:for|because of|due to)\s+", "", part, flags=re.IGNORECASE)
+def _names_a_medicine(text: str, vocab: Vocabulary) -> bool:
+    """Whether brackets hold another name of the medicine ("(Keflex)", "(Infant Tylenol)")
+    rather than a reason: a medicine's name in a few capitalised words."""
+    words = text.split()
+    return (len(words) <= 4 and text.strip()[:1].isupper() and not text.isupper()
+            and (bool(vocab.stem_word.search(text)) or all(w[:1].isupper() or w.isupper()
+                                                           or w.lower() in ("drops", "hfa", "xl", "er")
+                                                           for w in words)))
+
+
+def _reason(text: str, vocab: Vocabulary, *, brackets: bool = True) -> str:
+    """Why a medicine is taken, stopped or changed, as the line says it: what it is needed
+    for ("PRN abdominal pain"), a reason in brackets, or after "for", "because", "due to",
+    "to prevent"."""
+    needed = _AS_NEEDED_FOR.search(text)
+    if needed:
+        return needed.group("why").strip()
+    if re.search(r"(?:^|[.;]\s+)(?:for|because|due to)\b", text, re.IGNORECASE):
+        brackets = False  # "For atrial fibrillation (stroke prevention).": a sentence says why
+    for inside in [] if not brackets else [re.sub(r"^\s*(?:for|because of|due to)\s+", "", part, flags=re.IGNORECASE)
                    for group in _PARENS.findall(text) for part in re.split(r"[;,]", group)]:
         lowered = inside.lower().strip()
         if (lowered.startswith("was ") and _WAS.match(lowered)) or _NEGATED_STOP.search(lowered):
             continue
-        if (vocab.quantity.search(inside) or DATE.search(inside) or vocab.frequency.search(inside)
-                or _status(inside, vocab) or lowered.startswith(("until", "through", "x "))):
+        if (vocab.quantity.search(inside) or DATE.search(inside) or vocab.timings(inside)
+                or _status(inside, vocab) or _CLOCK.search(inside)
+                or lowered.startswith(("until", "through", "x ", "see ", "e.g", "i.e", "or ", "and "))
+                or re.fullmatch(r"(?:on\s+)?(?:mon|tues|wednes|thurs|fri|satur|sun)days?", lowered)
+                or _names_a_medicine(inside, vocab) or not re.search(r"[A-Za-z]{3}", inside)
+                or re.fullmatch(r"(?:immediate|extended|modified|slow|sustained|controlled|delayed)"
+                                r"[ -]release|otc|over the counter|ec|er|xl|sr|cr|dr|xr|la", lowered)
+                or vocab.route.fullmatch(lowered.strip())):
             continue
         return inside.strip()
-    match = _REASON.search(text)
-    if match:
-        why = match.group("why").strip()
-        # "for 5 days" is a duration, "for pain" a reason.
-        if not re.match(r"(?:another\s+|a total of\s+|the next\s+|no more than\s+|up to\s+|"
-                        r"at most\s+)?\d|\w+\s+(?:days?|weeks?)\b", why):
-            return re.split(r"\s+(?:x\s*\d|until|then)\b", why)[0].strip()
-    match = _AS_NEEDED_FOR.search(text)
-    return match.group("why").strip() if match else ""
-
-
-def _medication(text: str, start: int, end: int, section: str, glossary: Glossary | None,
-                vocab: Vocabulary, *, in_list: bool) -> Medication | None:
-    """A medication read from one line or sentence, or None."""
-    body = _BULLET.sub("", text, count=1)
-    offset = len(text) - len(body)
-    prefix = _STATUS_PREFIX.match(body)
-    named = body[prefix.end():] if prefix else body
-    names = medicine_names(named, glossary, vocab)
-    if names:
-        name = names[0][2]
-    elif in_list:
-        # In a medications list, the words before the dose are the name.
-        cut = _NAME_END.search(named)
-        name = named[:cut.start()].strip() if cut else named.strip()
-        if not name or len(name.split()) > 5 or not re.search(r"[A-Za-z]{3}", name) or \
-                not (vocab.quantity.search(named) or vocab.frequency.search(named)):
-            return None
-    else:
-        return None
-    name = re.sub(r"\s+", " ", name).strip(" -–—:,;")
-    dose, dose_match = _first_dose(named, vocab)
-    route = vocab.route.search(named)
-    timings = [vocab.frequencies[m.group(1).lower()].value for m in vocab.frequency.finditer(named)]
-    regular = [t for t in timings if t != "as needed"]
-    duration = _DURATION.search(named)
-    changed = _FROM_TO.search(named)
-    to_dose = _TO_DOSE.search(named)
-    status = _status(body, vocab)
-    medication = Medication(
-        name=name, dose=dose,
-        route=vocab.routes[route.group(1).lower()].value if route else "",
-        frequency=regular[0] if regular else (timings[0] if timings else ""),
-        as_needed="as needed" in timings,
-        duration=(f"{number_value(duration.group('n')):g} "
-                  f"{_unit_word(duration.group('unit'), number_value(duration.group('n')))}"
-                  if duration else ""),
-        until=_until(named), status=status, reason=_reason(named, vocab),
-        text=_plain_space(text), start=start + offset, end=end, section=section)
-    if changed:
-        medication.status = medication.status or "changed"
-        medication.changed_from = changed.group("from").strip()
-        medication.changed_to = changed.group("to").strip()
-    elif to_dose:
-        medication.status = medication.status or "changed"
-        medication.changed_to = to_dose.group("to").strip()
-    elif _FROM_ONLY.search(named):
-        medication.status = medication.status or "changed"
-        medication.changed_from = _FROM_ONLY.search(named).group("from").strip()
-        medication.changed_to = dose
-    elif _WAS.search(named) and medication.status in ("", "changed"):
-        medication.status = "changed"
-        medication.changed_from = _WAS.search(named).group("from").strip()
-        medication.changed_to = dose
-    if medication.status == "changed" and medication.changed_to and not dose_match:
-        medication.dose = medication.changed_to
-    return medication
-
-
-def _medications_in_sentence(summary: str, start: int, end: int, section: str,
-                             glossary: Glossary | None, vocab: Vocabulary) -> list[Medication]:
-    """Medicines a sentence of running text says what to do with: each named medicine's
-    part of the sentence (from its name to the next one) with the words before the first
-    name ("Stop taking ... and ..."), counted when it gives a status, or a dose with its
-    timing."""
-    text = summary[start:end]
-    names = medicine_names(text, glossary, vocab)
-    lead = text[:names[0][0]] if names else ""
-    found = []
-    for index, (name_start, _name_end, _name, _key) in enumerate(names):
-        part_end = names[index + 1][0] if index + 1 < len(names) else len(text)
-        part = text[name_start:part_end]
-        medication = _medication(part, start + name_start, start + part_end, section, glossary,
-                                 vocab, in_list=False)
-        if medication is None:
+    stopped = _STOPPED_BECAUSE.search(text) or _DASH_REASON.search(text)
+    why = (stopped.group("why") or stopped.groupdict().get("why2") or "") if stopped else ""
+    if why and not re.match(r"(?:until|till|then|and|or|for now|on|from|after|before|when|if)\b",
+                            why, re.IGNORECASE) and not DATE.search(why):
+        return why.strip()
+    for cue in _REASON_CUE.finditer(text):
+        match = _REASON_WHY.match(text, cue.end())
+        if match is None:
             continue
-        medication.status = medication.status or _status(lead, vocab)
-        medication.reason = re.sub(r"\s*(?:,|\band\b|\bor\b)\s*$", "", medication.reason)
-        medication.text = _plain_space(text)
-        if medication.status or (medication.dose and medication.frequency):
-            found.append(medication)
-    return found
+        if re.search(r"\b(?:tests?|checks?|bloods|labs?|appointment|visit|clinic|review|x-ray|scan|"
+                     r"monitoring)\s*$", text[:cue.start()], re.IGNORECASE):
+            continue  # "a blood test for potassium": what the test is for
+        why = match.group("why").strip()
+        # "for 5 days" and "for some years" are durations, "for pain" a reason.
+        if re.match(r"(?:another\s+|a total of\s+|the next\s+|no more than\s+|up to\s+|"
+                    r"at most\s+|a further\s+)?\d|\w+\s+(?:more\s+)?(?:days?|weeks?)\b|(?:some|many|"
+                    r"several|a few|a couple of|years|months)\b", why):
+            continue
+        why = re.split(r"\s+(?:x\s*\d|until|then|max)\b|\s+[-–—]\s|,\s*(?:to|and|which|who|then|"
+                       r"with|but|so|as|if|only|once)\b", why)[0].strip()
+        pieces = why.split(",")
+        while len(pieces) > 1 and _status(pieces[-1], vocab) and len(pieces[-1].split()) <= 3:
+            pieces.pop()  # "for athlete's foot, new"
+        return ",".join(pieces).strip()
+    purpose = _PURPOSE.search(text)
+    return (purpose.group("why") or purpose.group("why2")).strip() if purpose else ""
 
 
 def _unit_word(unit: str, count: float) -> str:
@@ -522,19 +927,317 @@ def _unit_word(unit: str, count: float) -> str:
     return base if count == 1 else base + "s"
 
 
+def _plain_doses(text: str, vocab: Vocabulary) -> str:
+    """`text` with its doses as Lumen writes them ("112 mcg daily" -> "112 micrograms daily")."""
+    out, position = [], 0
+    for quantity in _quantities(text, vocab):
+        out += [text[position:quantity.start], quantity.text]
+        position = quantity.end
+    return "".join(out + [text[position:]])
+
+
+def _fields(medication: Medication, part: str, vocab: Vocabulary, order: str) -> None:
+    """Fill `medication` with what `part` (the medicine's own words) says of it."""
+    maximum, maximum_span = _maximum(part, vocab)
+    changed = _FROM_TO.search(part)
+    skip = [maximum_span] if maximum_span else []
+    if changed:
+        skip.append(changed.span("from"))
+    quantities = [q for q in _quantities(part, vocab)
+                  if not any(a <= q.start < b for a, b in skip)]
+    dose, count = _dose_and_count(quantities, vocab)
+    route = vocab.route.search(part)
+    frequency, as_needed = _frequency(part, vocab)
+    duration = _DURATION.search(part)
+    medication.dose, medication.count = dose, count
+    medication.route = vocab.routes[route.group(1).lower()].value if route else ""
+    if not medication.route and any(q.unit == "puff" for q in quantities):
+        medication.route = "inhaled"  # puffs are breathed in
+    medication.frequency, medication.as_needed = frequency, as_needed
+    medication.time = _clock_times(part)
+    medication.maximum = maximum
+    if duration:
+        number = number_value(duration.group("n"))
+        medication.duration = f"{number:g} {_unit_word(duration.group('unit'), number)}"
+    medication.until = _until(part, order)
+    medication.reason = _clean_reason(_reason(_plain_space(part), vocab))
+    to_dose = _TO_DOSE.search(part)
+    if changed:
+        medication.status = medication.status or "changed"
+        medication.changed_from = _plain_doses(changed.group("from").strip(), vocab)
+        medication.changed_to = _plain_doses(changed.group("to").strip(), vocab)
+    elif to_dose:
+        medication.status = medication.status or "changed"
+        medication.changed_to = to_dose.group("to").strip()
+    elif _FROM_ONLY.search(part):
+        medication.status = medication.status or "changed"
+        medication.changed_from = _FROM_ONLY.search(part).group("from").strip()
+        medication.changed_to = dose
+    elif _WAS.search(part) and medication.status in ("", "changed"):
+        medication.status = "changed"
+        medication.changed_from = _WAS.search(part).group("from").strip()
+        medication.changed_to = dose
+    if medication.status == "changed" and medication.changed_to and not dose:
+        medication.dose = medication.changed_to
+
+
+def _named_parts(text: str, names: list[tuple[int, int, str, str]]
+                 ) -> list[tuple[tuple[int, int, str, str], int, int]]:
+    """Each medicine `text` names with its own words: from its name to the next medicine's
+    name.  A name in brackets right after another ("Symbicort (budesonide-formoterol)")
+    is the same medicine, not a second one."""
+    kept: list[tuple[int, int, str, str]] = []
+    for name in names:
+        if kept:
+            between = text[kept[-1][1]:name[0]]
+            if re.fullmatch(r"\s*[(\[]\s*", between) or name[3] == kept[-1][3]:
+                continue
+        kept.append(name)
+    parts = []
+    for index, name in enumerate(kept):
+        end = kept[index + 1][0] if index + 1 < len(kept) else len(text)
+        parts.append((name, name[0], end))
+    return parts
+
+
+# Where a clause ends inside a medicine's words: the words after it that say what to do
+# lead into the next medicine ("X 10 mg daily and start Y": "start" is Y's).
+_CLAUSE_CUT = re.compile(r"\s+(?:and|or|then|but|plus)\s+|[,;]\s*|\s+[-–—]\s+|\(\s*|\.\s+")
+
+
+_FILLER = re.compile(r"\s*(?:(?:taking|take|the|your|his|her|their|home|on|with|to|a|an|back|again|"
+                     r"oral|po|regular|usual)\s*){0,3}", re.IGNORECASE)
+
+
+def _tail(own: str, name_end: int, vocab: Vocabulary) -> int:
+    """Where the words that belong to the next medicine start in `own` (len(own) when none):
+    after the last clause break, when what follows it is a status or a replacement said of
+    the next medicine ("and start", "replaces")."""
+    cuts = [m for m in _CLAUSE_CUT.finditer(own) if m.start() >= name_end]
+    if not cuts:
+        return len(own)
+    tail = own[cuts[-1].end():]
+    if _REPLACES.search(tail):
+        return cuts[-1].end()
+    ends = [m.end(1) for _value, _plain, pattern in vocab.status_patterns
+            for m in pattern.finditer(tail)]
+    if ends and _FILLER.fullmatch(tail[max(ends):]):
+        return cuts[-1].end()
+    return len(own)
+
+
+def _own_medicines(named: str, names: list[tuple[int, int, str, str]],
+                   vocab: Vocabulary) -> list[tuple[int, int, str, str]]:
+    """Of the medicines a list line names, those it says something of: the line's own, then
+    any it replaces ("replaces lisinopril") or gives a dose of its own ("and glipizide
+    5 mg daily"); others are mentioned in passing ("until you finish the enoxaparin")."""
+    kept = names[:1]
+    for name in names[1:]:
+        before = named[kept[-1][1]:name[0]]
+        after = named[name[1]:name[1] + 16]
+        dose = vocab.quantity.match(after.lstrip()) if after.strip() else None
+        if _REPLACES.search(before) or re.search(r"\bto\s*$", before) and re.search(
+                r"\b(?:switch|change|swap|convert)", named[:name[0]], re.IGNORECASE) or (
+                dose and re.search(r"(?:\band|[,;+&]|\bplus)\s*$", before)):
+            kept.append(name)
+    return kept
+
+
+def _list_name(named: str, found: tuple[int, int, str, str] | None) -> str:
+    """The name of a list line's medicine: the medicine found in it, with the capitalised
+    words before it that are part of its name ("Coloxyl with Senna"); or, when none is
+    found, the words before the dose."""
+    cut = _NAME_END.search(named)
+    before_dose = named[:cut.start()] if cut else named
+    if found is None:
+        return before_dose.strip()
+    lead = named[:found[0]]
+    words = lead.split()
+    if lead.strip() and found[0] <= len(before_dose) and len(words) <= 3 and words[0][:1].isupper() \
+            and not {w.lower().strip(":,") for w in words} & (_INSTRUCTION_WORDS - {"with", "and"}) \
+            and not re.search(r"[(\[:;,]", lead):
+        return (lead + found[2]).strip()
+    return found[2]
+
+
+def _unnamed_medicine(named: str, vocab: Vocabulary, *, in_list: bool) -> tuple[int, int] | None:
+    """Where the name of a medicine the glossary and the name stems do not know is, in a
+    line that gives a dose right after it ("Started Acamprosate 666 mg PO TID", "Adcal-D3
+    one tablet twice daily") or, in a list of medicines, a status ("Zopiclone has been
+    stopped"); None when the line names none."""
+    lead = re.match(r"\s*(?:(?:" + "|".join(re.escape(w) for w in sorted(_INSTRUCTION_WORDS, key=len,
+                                                                           reverse=True))
+                    + r")\b[\s:,-]*)*", named, re.IGNORECASE)
+    start = lead.end() if lead else 0
+    rest = named[start:]
+    ends = [m.start() for m in (_NAME_END.search(rest),) if m]
+    ends += [q.start for q in _quantities(rest, vocab)[:1]]
+    ends += [a for a, _b, _v in vocab.timings(rest)[:1]]
+    status = next((m for m in re.finditer(r"\s+(?:has been|have been|was|were|is|are|should be|-|:)?\s*"
+                                          r"(?=\w)", rest)
+                   if _status(rest[m.end():m.end() + 30], vocab) and m.start() > 0), None)
+    if in_list and status is not None:
+        ends.append(status.start())
+    if not ends:
+        return None
+    cut = min(ends)
+    name = rest[:cut].strip()
+    words = name.split()
+    if (not name or len(words) > 4 or not re.search(r"[A-Za-z]{3}", name) or not name[0].isalpha()
+            or {w.lower().strip(":,") for w in words} & _INSTRUCTION_WORDS
+            or words[0].lower() in ("more", "less", "than", "about", "approximately", "up", "at", "a",
+                                    "an", "one", "two", "each", "every", "then", "after", "before",
+                                    "these", "this", "those", "medications", "medicines", "meds")):
+        return None
+    after = rest[cut:]
+    if _quantities(after, vocab)[:1] and _quantities(after, vocab)[0].start <= 4:
+        return start, start + len(name)
+    if in_list and (vocab.timings(after[:25]) or status is not None and cut == status.start()):
+        return start, start + len(name)
+    return None
+
+
+def _medications_of_line(text: str, start: int, end: int, section: str, glossary: Glossary | None,
+                         vocab: Vocabulary, order: str, *, in_list: bool,
+                         status_column: str = "", bulleted_plan: bool = False) -> list[Medication]:
+    """The medications one line of a list or one sentence names, each with its own status:
+    a status word belongs to the medicine of its own clause ("X 2 puffs - NEW (replaces Y,
+    which should be stopped)": X new, Y stopped; "stop X and start Y"); words before the
+    first medicine say what to do with every one that says nothing of its own ("Continue
+    X and Y"), and so does a status said of them all after them ("X and Y were
+    prescribed").  Where a medicine's status can only be guessed from another's words,
+    it is marked `doubt`."""
+    body = _BULLET.sub("", text, count=1)
+    offset = len(text) - len(body)
+    prefix = _STATUS_PREFIX.match(body)
+    named = body[prefix.end():] if prefix else body
+    shift = offset + (prefix.end() if prefix else 0)
+    names = medicine_names(named, glossary, vocab)
+    parts = _named_parts(named, _own_medicines(named, names, vocab) if in_list else names)
+    if not parts:
+        span = _unnamed_medicine(named, vocab, in_list=in_list) if (
+            in_list or bulleted_plan or _INSTRUCTION_LEAD.match(named)) else None
+        if span is None:
+            return []
+        name = named[span[0]:span[1]]
+        parts = [((span[0], span[1], name, name.lower()), span[0], len(named))]
+    prefix_status = _status(prefix.group("word"), vocab) if prefix else ""
+    # Status words are read with "D/C home" blanked: its meaning shows only in the whole line.
+    said_of = _without_discharge_dc(named, vocab)
+    # Each medicine's lead (the words before its name that say what to do) and own words.
+    leads, owns = [], []
+    lead_start = 0
+    for index, (name, part_start, part_end) in enumerate(parts):
+        own = said_of[part_start:part_end]
+        cut = _tail(own, name[1] - part_start, vocab) if index + 1 < len(parts) else len(own)
+        leads.append(said_of[lead_start:part_start])
+        owns.append(own[:cut])
+        lead_start = part_start + cut
+    shared = _status(leads[0], vocab) or (status_column if in_list else "")
+    found: list[Medication] = []
+    for index, (name, part_start, part_end) in enumerate(parts):
+        own, lead = owns[index], leads[index]
+        written = _list_name(named, name) if in_list and index == 0 else name[2]
+        medication = Medication(name=_plain_space(written).strip(" -–—:,;"), key=name[3],
+                                text=_plain_space(text), start=start + shift + name[0],
+                                end=end if index == len(parts) - 1 else start + shift + part_end,
+                                section=section)
+        _fields(medication, own, vocab, order)
+        if index == 0 and not medication.reason and lead.strip():
+            # "For aches and pains she may take X"
+            medication.reason = _reason(_plain_space(lead), vocab, brackets=False)
+        route = vocab.route.search(lead[-12:]) if index == 0 and not medication.route else None
+        if route:
+            medication.route = vocab.routes[route.group(1).lower()].value  # "started oral co-amoxiclav"
+        maximum = _maximum(own, vocab)[1]
+        said = own if maximum is None else own[:maximum[0]] + " " * (maximum[1] - maximum[0]) + own[maximum[1]:]
+        status = _status(f"{lead if index else ''} {said}", vocab)
+        if index == 0 and (prefix_status or in_list and status_column):
+            status = prefix_status or status_column
+        if index == 0 and not prefix_status:
+            status = _status(f"{lead} {said}", vocab) if _status(lead, vocab) else status
+        medication.status = status or medication.status
+        medication.reason = medication.reason or _dash_reason(own, vocab)
+        if index > 0 and _REPLACES.search(lead):
+            # "X ... (replaces Y)": Y is stopped, X is what is taken instead.
+            medication.status = medication.status if medication.status in ("stopped", "held") \
+                else "stopped"
+            medication.reason = medication.reason or f"replaced by {found[0].name}"
+            found[0].status = found[0].status or "new"
+        found.append(medication)
+    # "Switched from X to Y": X stopped, Y new.
+    if len(found) == 2 and re.search(r"\b(?:switch(?:ed)?|chang(?:e|ed)|swap(?:ped)?|convert(?:ed)?)\s+"
+                                     r"(?:\w+\s+)?from\s*$", leads[0], re.IGNORECASE) \
+            and re.search(r"\bto\s*$", leads[1] or owns[0], re.IGNORECASE):
+        found[0].status, found[1].status = "stopped", found[1].status or "new"
+    # "Hold lisinopril and HCTZ until BMP on 4/16": a bare name in a list of names shares
+    # what is said after the last one.
+    for index, medication in enumerate(found[:-1]):
+        if not (_quantities(owns[index], vocab) or vocab.timings(owns[index])
+                or _status(owns[index], vocab)):
+            for key in ("until", "duration", "reason"):
+                setattr(medication, key, getattr(medication, key) or getattr(found[-1], key))
+    trailing = named[parts[-1][1]:]
+    plural = _status(trailing, vocab) if len(found) > 1 and _PLURAL_STATUS.search(trailing) else ""
+    for medication in found:
+        medication.status = medication.status or shared or plural
+    if len(found) > 1:
+        stated = [m for m in found if m.status]
+        for medication in found:
+            if not medication.status and stated:
+                medication.doubt = ("the line names several medicines, and the status it "
+                                    "gives may be this one's too")
+    return found
+
+
+def _clean_reason(reason: str) -> str:
+    """A reason without the joining words its medicine's part ends on ("pain and")."""
+    return re.sub(r"(?:[\s,;:–—-]+|\b(?:and|or|but|then|with|plus)\b)+$", "", reason).strip()
+
+
+def _dash_reason(own: str, vocab: Vocabulary) -> str:
+    """A reason written after a dash in a medicine's line ("STOP Amoxicillin -- her germ is
+    resistant to it", "aspirin 81 mg - now on apixaban; taking both raises bleeding risk")."""
+    for why in re.finditer(r"\s[-–—]{1,2}\s*(?P<why>[^.|()]{5,90})", own):
+        text = why.group("why").strip()
+        if (re.match(r"(?:do|don't|take|give|use|apply|inject|until|till|then|stop|hold|restart|resume|"
+                     r"continue|please|never|no|not|new|see|on|from|after|when|if|d/c|skip|avoid|limit|"
+                     r"check|call|keep|rinse|finish|wear|bring|store|shake|swallow|chew|dissolve|"
+                     r"with|without|at|in|\d)\b", text,
+                     re.IGNORECASE) or DATE.search(text) or _status(text.split(";")[0], vocab)
+                or vocab.timings(text) or _quantities(text, vocab)):
+            continue
+        return _plain_space(text)
+    return ""
+
+
+def _goes_on(medication: Medication, sentence: str, vocab: Vocabulary, order: str) -> None:
+    """Fill what a sentence after a medicine's line says of it ("Give for 8 more days,
+    last dose on 4/22", "Do not give more than 5 doses in 24 hours")."""
+    more = Medication(medication.name)
+    _fields(more, sentence, vocab, order)
+    for key in ("frequency", "time", "maximum", "duration", "until"):
+        if not getattr(medication, key) and getattr(more, key):
+            setattr(medication, key, getattr(more, key))
+    medication.as_needed = medication.as_needed or more.as_needed
+    if not medication.reason and re.match(r"\s*(?:for|because|due to)\b", sentence, re.IGNORECASE):
+        medication.reason = more.reason
+
+
 def _merge(medications: list[Medication], new: Medication) -> None:
     """Add `new`, or fill what an earlier mention of the same medicine left unsaid."""
     for known in medications:
-        if known.name.lower() == new.name.lower():
-            for key in ("dose", "route", "frequency", "duration", "until", "status",
-                        "changed_from", "changed_to", "reason"):
+        if known.name.lower() == new.name.lower() or (known.key and known.key == new.key):
+            for key in ("dose", "count", "route", "frequency", "time", "maximum", "duration",
+                        "until", "status", "changed_from", "changed_to", "reason", "label"):
                 if not getattr(known, key) and getattr(new, key):
                     setattr(known, key, getattr(new, key))
+            known.as_needed = known.as_needed or new.as_needed
             return
     medications.append(new)
 
 
-def _follow_up(text: str, start: int, end: int, vocab: Vocabulary) -> FollowUp:
+def _follow_up(text: str, start: int, end: int, vocab: Vocabulary, order: str) -> FollowUp:
     who: list[str] = []
     for word in sorted(vocab.follow_up_who, key=len, reverse=True):
         hit = re.search(rf"(?<!\w)(?:[A-Z][a-z]+\s+)?(?i:{re.escape(word)})(?i:\s+clinic)?(?!\w)",
@@ -550,7 +1253,7 @@ def _follow_up(text: str, start: int, end: int, vocab: Vocabulary) -> FollowUp:
         if named:
             who.append(named.group("who"))
     who_text = ", ".join(dict.fromkeys(w.strip().rstrip(".,;") for w in who))
-    dates = [date_value(m) for m in DATE.finditer(text) if date_value(m)]
+    dates = [date_value(m, order) for m in DATE.finditer(text) if date_value(m, order)]
     when = dates[0] if dates else ""
     if not when:
         relative = _IN_TIME.search(text)
@@ -558,6 +1261,24 @@ def _follow_up(text: str, start: int, end: int, vocab: Vocabulary) -> FollowUp:
     test = vocab.follow_up_test.search(text)
     return FollowUp(_plain_space(text), who_text, when,
                     test.group(1) if test else "", start, end)
+
+
+_FOLLOW_UP_CLAUSE = re.compile(r",?\s+and\s+(?=(?:a|an|the|your|her|his|their|repeat|follow|then)\b)|;\s*")
+
+
+def _follow_ups(summary: str, start: int, end: int, vocab: Vocabulary, order: str) -> list[FollowUp]:
+    """The follow-ups of a sentence: one, or one per clause when each gives its own time
+    ("an appointment on 09/12/2025, and a repeat HbA1c is due in 3 months")."""
+    text = summary[start:end]
+    clauses, position = [], 0
+    for cut in _FOLLOW_UP_CLAUSE.finditer(text):
+        clauses.append((position, cut.start()))
+        position = cut.end()
+    clauses.append((position, len(text)))
+    timed = [(a, b) for a, b in clauses if DATE.search(text[a:b]) or _IN_TIME.search(text[a:b])]
+    if len(timed) > 1 and len(timed) == len(clauses):
+        return [_follow_up(text[a:b], start + a, start + b, vocab, order) for a, b in clauses]
+    return [_follow_up(text, start, end, vocab, order)]
 
 
 def _warning(text: str, start: int, end: int, in_list: bool) -> WarningSign:
@@ -569,6 +1290,31 @@ def _warning(text: str, start: int, end: int, in_list: bool) -> WarningSign:
     return WarningSign(body, re.sub(r"\s+", " ", signs).strip().rstrip("."), start, end)
 
 
+_RESTRICTION_CLAUSE = re.compile(r";\s*|,\s*(?:and\s+)?(?=(?:to|do not|don't|avoid|no|limit|keep|drink|eat|"
+                                 r"do|never|only)\b)|\s+and\s+(?=(?:to|do not|don't|avoid|no|limit|keep|"
+                                 r"drink|eat|never)\b)", re.IGNORECASE)
+
+
+def _restrictions(summary: str, start: int, end: int, vocab: Vocabulary,
+                  default: str = "") -> list[Restriction]:
+    """The restrictions of one sentence or line: one, or one per clause when its clauses
+    speak of different things ("stand up slowly, and drink about 2 litres a day")."""
+    text = summary[start:end]
+    body = _BULLET.sub("", text, count=1)
+    offset = start + len(text) - len(body)
+    clauses, position = [], 0
+    for cut in _RESTRICTION_CLAUSE.finditer(body):
+        clauses.append((position, cut.start()))
+        position = cut.end()
+    clauses.append((position, len(body)))
+    kinds = [_restriction_kind(body[a:b], vocab) for a, b in clauses]
+    if len({k for k in kinds if k}) > 1:
+        return [Restriction(kind, _plain_space(body[a:b]).rstrip("."), offset + a, offset + b)
+                for (a, b), kind in zip(clauses, kinds) if kind]
+    kind = next((k for k in kinds if k), "") or default
+    return [Restriction(kind, _plain_space(body), offset, end)] if kind else []
+
+
 def _restriction_kind(text: str, vocab: Vocabulary) -> str:
     """The kind whose word comes first in `text` ('' when none)."""
     found = [(m.start(), kind) for kind, pattern in vocab.restriction_patterns
@@ -577,61 +1323,146 @@ def _restriction_kind(text: str, vocab: Vocabulary) -> str:
 
 
 _FACT_SECTIONS = ("medications", "follow_up", "warning_signs", "restrictions", "instructions",
-                  "other")
+                  "for_doctor", "other")
 
 
-def read_summary(summary: str, glossary: Glossary | None = None) -> SummaryFacts:
-    """Every section and fact of `summary`, with offsets into it."""
+def _medication_table(header: list[str]) -> bool:
+    return any(c in ("medication", "medications", "medicine", "medicines", "drug", "drugs", "name")
+               for c in header)
+
+
+def _status_cell(line: str, header: list[str], vocab: Vocabulary) -> str:
+    """The status a table row's status column gives ("| ... | STOPPED |")."""
+    cells = _cells(line)
+    for name, cell in zip(header, cells):
+        if name in vocab.status_columns:
+            return _status(cell, vocab)
+    return ""
+
+
+def read_summary(summary: str, glossary: Glossary | None = None,
+                 date_order: str = "mdy") -> SummaryFacts:
+    """Every section and fact of `summary`, with offsets into it.  Dates in numbers are
+    read in the summary's own order where one of its dates shows it, else in `date_order`
+    ("mdy" or "dmy", Settings.summary_date_order)."""
     vocab = vocabulary()
-    facts = SummaryFacts(sections=split_summary(summary, vocab))
+    order = date_order_of(summary, date_order)
+    facts = SummaryFacts(sections=split_summary(summary, vocab), date_order=order)
     for section in facts.sections:
         kind = section.effective_kind
-        if kind == "medications":
-            # A sub-heading such as "Medicines to stop:" gives the lines under it a status.
-            listed_status = _status(section.title, vocab)
-            for a, b in section_items(summary, section):
-                line = summary[a:b]
-                medication = _medication(line, a, b, section.title, glossary, vocab,
-                                         in_list=True)
-                if medication is None:
-                    if line.rstrip().endswith(":"):
-                        listed_status = _status(line, vocab)
-                    continue
-                medication.status = medication.status or listed_status
-                _merge(facts.medications, medication)
+        if not section.is_content:
             continue
+        items = section_items(summary, section)
+        if kind == "medications" or any(_TABLE_ROW.match(summary[a:b]) and _medication_table(
+                table_header(summary, section, a, vocab)) for a, b in items):
+            _read_medication_list(summary, section, items, glossary, vocab, facts)
+            if kind == "medications":
+                continue
         if kind == "follow_up":
-            facts.follow_ups += [_follow_up(summary[a:b], a, b, vocab)
-                                 for a, b in section_items(summary, section)
-                                 if re.search(r"[A-Za-z]{3}", summary[a:b])]
+            facts.follow_ups += [_follow_up(summary[a:b], a, b, vocab, order)
+                                 for a, b in items if re.search(r"[A-Za-z]{3}", summary[a:b])]
             continue
         if kind == "warning_signs":
-            facts.warning_signs += [_warning(summary[a:b], a, b, True)
-                                    for a, b in section_items(summary, section)]
+            # A list of signs, or advice written as sentences, where a sentence of what to
+            # do or avoid ("stand up slowly") is a restriction, not a sign.
+            for item in items:
+                bulleted = bool(_BULLET.match(summary[item[0]:item[1]]))
+                for a, b in [item] if bulleted else _sentences(summary, *item):
+                    text = summary[a:b]
+                    if (not bulleted and _restriction_kind(text, vocab)
+                            and vocab.restriction_cue.search(text)
+                            and not (vocab.warning_cue.search(text) or _CALL_IF.search(text)
+                                     or _IF_DEVELOPS.search(text) or _IF.search(text))):
+                        facts.restrictions += _restrictions(summary, a, b, vocab)
+                    else:
+                        facts.warning_signs.append(_warning(text, a, b, bulleted))
             continue
         if kind == "restrictions":
-            for a, b in section_items(summary, section):
-                text = _BULLET.sub("", summary[a:b], count=1).strip()
-                facts.restrictions.append(Restriction(
-                    _restriction_kind(text, vocab) or _restriction_kind(section.title, vocab)
-                    or "activity", _plain_space(text), a, b))
+            for a, b in [sentence for item in items for sentence in
+                         (_sentences(summary, *item) if not _BULLET.match(summary[item[0]:item[1]])
+                          else [item])]:
+                text = summary[a:b]
+                # "A community nurse will visit daily from 16/10" sits among wound care.
+                if vocab.follow_up_cue.search(text) and (DATE.search(text) or _IN_TIME.search(text)):
+                    facts.follow_ups += _follow_ups(summary, a, b, vocab, order)
+                    continue
+                facts.restrictions += _restrictions(
+                    summary, a, b, vocab, _restriction_kind(section.title, vocab) or "activity")
             continue
         if kind not in _FACT_SECTIONS:
             continue  # history, course, results: what happened, not what to do now
-        for a, b in _sentences(summary, section.body_start, section.end):
+        for a, b in items:
             text = summary[a:b]
-            if vocab.warning_cue.search(text) or _CALL_IF.search(text):
+            if _TABLE_ROW.match(text) and _medication_table(table_header(summary, section, a, vocab)):
+                continue
+            warning = bool(vocab.warning_cue.search(text) or _CALL_IF.search(text)
+                           or _IF_DEVELOPS.search(text))
+            if warning:
                 facts.warning_signs.append(_warning(text, a, b, False))
+            elif kind == "for_doctor" and (DATE.search(text) or _IN_TIME.search(text)
+                                           or vocab.follow_up_test.search(text)
+                                           or re.search(r"\brefer", text, re.IGNORECASE)):
+                follow_up = _follow_up(text, a, b, vocab, order)
+                doctor = _DOCTOR_IN_TITLE.search(section.title)
+                follow_up.who = doctor.group(0) if doctor else follow_up.who
+                facts.follow_ups.append(follow_up)
             elif vocab.follow_up_cue.search(text) and (
                     DATE.search(text) or _IN_TIME.search(text) or vocab.follow_up_test.search(text)
                     or _DR.search(text)):
-                facts.follow_ups.append(_follow_up(text, a, b, vocab))
+                facts.follow_ups += _follow_ups(summary, a, b, vocab, order)
             elif _restriction_kind(text, vocab) and not medicine_names(text, glossary, vocab) \
                     and (kind == "instructions" or vocab.restriction_cue.search(text)):
-                facts.restrictions.append(Restriction(_restriction_kind(text, vocab),
-                                                      _plain_space(_BULLET.sub("", text, count=1)),
-                                                      a, b))
-            for medication in _medications_in_sentence(summary, a, b, section.title, glossary,
-                                                       vocab):
-                _merge(facts.medications, medication)
+                facts.restrictions += _restrictions(summary, a, b, vocab)
+            if warning:
+                continue  # "if she develops a sore throat, stop the carbimazole": not a status
+            in_hospital = _IN_HOSPITAL.search(text) and not _AT_HOME.search(text)
+            for medication in _medications_of_line(text, a, b, section.title, glossary, vocab,
+                                                   order, in_list=False,
+                                                   bulleted_plan=bool(_BULLET.match(text))):
+                if in_hospital and medication.status in ("", "new"):
+                    continue  # what was done in hospital ("was started on IV ceftriaxone")
+                if section.kind in ("problem", "other") and section.parent and section.title:
+                    # A problem-based plan ("# HTN - continue amlodipine"): the problem is why.
+                    medication.reason = medication.reason or section.title
+                if medication.status or (medication.dose and medication.frequency):
+                    _merge(facts.medications, medication)
     return facts
+
+
+def _read_medication_list(summary: str, section: SummarySection, items: list[tuple[int, int]],
+                          glossary: Glossary | None, vocab: Vocabulary, facts: SummaryFacts) -> None:
+    """The medicines of a list or table: each line's, with the status of the sub-heading or
+    label line it sits under ("Medicines to stop:", "Stopped:") when it gives none."""
+    listed_status = _status(section.title, vocab) if section.effective_kind == "medications" else ""
+    label = section.title if listed_status else ""
+    last: list[Medication] = []  # the medicines of the item before
+    for a, b in items:
+        line = summary[a:b]
+        header = table_header(summary, section, a, vocab) if _TABLE_ROW.match(line) else []
+        if _TABLE_ROW.match(line) and not _medication_table(header) and header:
+            continue  # a row of another table (follow-ups)
+        if section.effective_kind != "medications" and not header:
+            continue
+        column = _status_cell(line, header, vocab) if header else ""
+        if (line.rstrip().endswith(":") and len(line.split()) <= 8 and _status(line, vocab)
+                and not _quantities(line, vocab)):
+            # A label over the lines below it: "Stopped:", "STOP taking these medications:"
+            listed_status = _status(line, vocab)
+            label = line.strip().rstrip(":").strip()
+            last = []
+            continue
+        medications = _medications_of_line(line, a, b, section.title, glossary, vocab,
+                                           facts.date_order, in_list=True, status_column=column)
+        if not medications:
+            if line.rstrip().endswith(":") and len(line.split()) <= 6:
+                listed_status = _status(line, vocab)
+                label = line.strip().rstrip(":").strip() if listed_status else ""
+                last = []
+            elif len(last) == 1 and not medicine_names(line, glossary, vocab):
+                _goes_on(last[0], line, vocab, facts.date_order)
+            continue
+        last = medications
+        for medication in medications:
+            if not medication.status and listed_status:
+                medication.status, medication.label = listed_status, label
+            _merge(facts.medications, medication)

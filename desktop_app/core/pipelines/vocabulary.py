@@ -35,6 +35,10 @@ def _whole(forms) -> re.Pattern:
 class Term:
     value: str  # normal form
     plain: str  # how Lumen writes it for a patient
+    one: str = ""  # how Lumen writes one of it ("1 tablet"), where that differs
+
+    def written(self, count: float) -> str:
+        return self.one if count == 1 and self.one else self.plain
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,7 @@ class ProcedureKind:
 class Vocabulary:
     units: dict[str, Term]          # form (lower case) -> term
     dose_units: frozenset[str]      # unit values that are doses of a medicine
+    dose_forms: frozenset[str]      # of those, what is counted ("2 tablets"), not a strength
     frequencies: dict[str, Term]
     routes: dict[str, Term]
     statuses: tuple[tuple[str, str, tuple[str, ...]], ...]  # (value, plain, forms), in order
@@ -86,6 +91,15 @@ class Vocabulary:
     not_medicines: frozenset[str]
     medicine_kinds: tuple[MedicineKind, ...] = ()
     procedure_kinds: tuple[ProcedureKind, ...] = ()
+    table_header_words: frozenset[str] = frozenset()
+    status_columns: frozenset[str] = frozenset()
+    letter_greetings: tuple[str, ...] = ()
+    letter_references: tuple[str, ...] = ()
+    letter_closings: tuple[str, ...] = ()
+    record_identifiers: tuple[str, ...] = ()
+    record_signatures: tuple[str, ...] = ()
+    dc_forms: tuple[str, ...] = ()
+    dc_discharge_after: tuple[str, ...] = ()
 
     # ---- compiled patterns ----
 
@@ -103,6 +117,25 @@ class Vocabulary:
     @functools.cached_property
     def frequency(self) -> re.Pattern:
         return _whole(self.frequencies)
+
+    def timings(self, text: str) -> list[tuple[int, int, str]]:
+        """(start, end, normal form) of every dose timing in `text`, in order: the
+        vocabulary's forms, and intervals it does not list ("every 4-6 hours", "q3h")
+        in the normal form "every N hours" / "every N-M hours" (or the vocabulary's own
+        form of that interval: every 8 hours is "3/day")."""
+        found = [(m.start(), m.end(), self.frequencies[m.group(1).lower()].value)
+                 for m in self.frequency.finditer(text)]
+        for m in _INTERVAL.finditer(text):
+            if any(a < m.end() and m.start() < b for a, b, _ in found):
+                continue
+            low, high = m.group("low"), m.group("high")
+            written = f"every {low} hours" if not high else f"every {low}-{high} hours"
+            known = self.frequencies.get(written) if not high else None
+            found.append((m.start(), m.end(), known.value if known else written))
+        return sorted(found)
+
+    def timing_values(self, text: str) -> list[str]:
+        return [value for _a, _b, value in self.timings(text)]
 
     @functools.cached_property
     def route(self) -> re.Pattern:
@@ -158,19 +191,36 @@ class Vocabulary:
         return [kind for kind in self.procedure_kinds
                 if kind.entries & named or kind.cue.search(text)]
 
-    def section_kind(self, title: str) -> str:
-        """The kind of section a heading names ('other' when none)."""
-        name = re.sub(r"[^a-z0-9/ -]+", " ", title.lower())
+    def section_kind(self, title: str, exact: bool = False) -> str:
+        """The kind of section a heading names ('other' when none): a heading of the
+        vocabulary, or (unless `exact`) one followed by more words ("Diet: low salt")."""
+        name = re.sub(r"[^a-z0-9/& -]+", " ", title.lower())
         name = re.sub(r"\s+", " ", name).strip()
         for candidate in (name, re.sub(r"^(?:discharge|brief|your|final|the)\s+", "", name)):
             best = ("", "other")
             for kind, _plain, headings in self.sections:
                 for heading in headings:
-                    if (candidate == heading or candidate.startswith(heading + " ")) \
+                    # One letter ("A:" of a progress note) is a heading only on its own.
+                    if (candidate == heading or not exact and len(heading) > 2
+                            and candidate.startswith(heading + " ")) \
                             and len(heading) > len(best[0]):
                         best = (heading, kind)
             if best[1] != "other":
                 return best[1]
+        # "Call the pediatrician or come back to the ER if", "Signs of dehydration - call
+        # your doctor if you see": a heading that says when to get help.
+        if re.search(r"\b(?:call|return|come back|seek|go to|get help|contact|phone|ring)\b.*\b(?:if|for|when)"
+                     r"(?:\s+(?:you|she|he|they)\s+(?:see|notice|have|get))?$", name):
+            return "warning_signs"
+        # "Why Sofia was in the hospital"
+        if re.match(r"why\b.*\b(?:hospital|admitted|here|stay)$", name):
+            return "diagnoses"
+        # "Diet and fluids", "Driving / activity": headings joined, read as the first's kind.
+        joined = [part.strip() for part in re.split(r"\s+(?:and|&)\s+|\s*/\s*|,\s*", name)]
+        if len(joined) > 1 and all(joined):
+            kinds = [self.section_kind(part, exact=True) for part in joined]
+            if kinds[0] != "other" and all(k in (kinds[0], "other") for k in kinds):
+                return kinds[0]
         return "other"
 
     def section_plain(self, kind: str) -> str:
@@ -181,6 +231,15 @@ class Vocabulary:
         """How Lumen writes a timing's normal form ("2/day" -> "twice a day")."""
         return next((t.plain for t in self.frequencies.values() if t.value == value), value)
 
+    @functools.cached_property
+    def record_identifier(self) -> re.Pattern:
+        return re.compile(rf"(?<![\w/])(?:{_alternation(self.record_identifiers)})(?![\w/])"
+                          r"\s*(?:no\.?|number|#)?\s*[:#]?", re.IGNORECASE)
+
+    @functools.cached_property
+    def dc(self) -> re.Pattern:
+        return _whole(self.dc_forms)
+
 
 NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
                 "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fourteen": 14,
@@ -188,11 +247,19 @@ NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, 
 
 
 def number_value(text: str) -> float:
+    """A number as written: "1,000" and "3,000" with a thousands comma, "0,5" with a
+    decimal comma (as in much of Europe), "half"."""
     lowered = text.lower()
     if lowered in NUMBER_WORDS:
         return float(NUMBER_WORDS[lowered])
+    if re.fullmatch(r"\d{1,3}(?:,\d{3})+", lowered):
+        return float(lowered.replace(",", ""))
     return float(lowered.replace(",", "."))
 
+
+# An interval the vocabulary does not list as a form: "every 4-6 hours", "q4-6h", "q 3 hrs".
+_INTERVAL = re.compile(r"(?<![\w/])(?:every|q\.?)\s*(?P<low>\d{1,2})(?:\s*(?:-|–|to)\s*(?P<high>\d{1,2}))?"
+                       r"\s*(?:hours?|hrs?|h)\b\.?", re.IGNORECASE)
 
 # ---- dates -----------------------------------------------------------------------------
 
@@ -204,12 +271,18 @@ DATE = re.compile(
     re.IGNORECASE)
 
 
-def date_value(match: re.Match) -> str | None:
+DATE_ORDERS = ("mdy", "dmy")
+
+
+def date_value(match: re.Match, order: str = "mdy") -> str | None:
     """'YYYY-MM-DD', or '--MM-DD' when the text gives no year; None when it is no date
-    (a fraction such as 120/80 or 5/325)."""
+    (a fraction such as 120/80 or 5/325).  `order` says how the text writes a date in
+    numbers: "mdy" (06/04/2025 is June 4) or "dmy" (4 June)."""
     groups = match.groupdict()
     if groups["m"]:
         month, day, year = int(groups["m"]), int(groups["d"]), groups["y"]
+        if order == "dmy":
+            month, day = day, month
     elif groups["iy"]:
         month, day, year = int(groups["im"]), int(groups["id"]), groups["iy"]
     elif groups["wm"]:
@@ -225,14 +298,32 @@ def date_value(match: re.Match) -> str | None:
     return f"{year_number:04d}-{month:02d}-{day:02d}"
 
 
-def plain_date(value: str) -> str:
-    """A date's normal form as written for a reader: "06/04/2025", or "06/04" without a year;
+def date_order_of(text: str, default: str = "mdy") -> str:
+    """How `text` writes dates in numbers: by its own dates where one can be read only one
+    way (24/03/2025 is day first, 03/24/2025 month first), else `default` (a setting)."""
+    votes = {"mdy": 0, "dmy": 0}
+    for match in DATE.finditer(text):
+        if match.group("m"):
+            first, second = int(match.group("m")), int(match.group("d"))
+            if first > 12 >= second >= 1 and first <= 31:
+                votes["dmy"] += 1
+            elif second > 12 >= first >= 1 and second <= 31:
+                votes["mdy"] += 1
+    if votes["dmy"] != votes["mdy"]:
+        return max(votes, key=votes.get)
+    return default if default in DATE_ORDERS else "mdy"
+
+
+def plain_date(value: str, order: str = "mdy") -> str:
+    """A date's normal form as written for a reader, in the order the summary writes its
+    dates: "06/04/2025" (mdy) or "04/06/2025" (dmy), without a year when it has none;
     anything that is not a date value (words such as "follow-up") as it is."""
     match = re.fullmatch(r"(\d{4}|-)-(\d{2})-(\d{2})", value)
     if not match:
         return value
     year, month, day = match.groups()
-    return f"{month}/{day}" + ("" if year == "-" else f"/{year}")
+    first, second = (day, month) if order == "dmy" else (month, day)
+    return f"{first}/{second}" + ("" if year == "-" else f"/{year}")
 
 
 def same_date(a: str, b: str) -> bool:
@@ -248,7 +339,7 @@ def same_date(a: str, b: str) -> bool:
 def _terms(entries: list[dict]) -> dict[str, Term]:
     table: dict[str, Term] = {}
     for entry in entries:
-        term = Term(entry["value"], entry.get("plain", entry["value"]))
+        term = Term(entry["value"], entry.get("plain", entry["value"]), entry.get("one", ""))
         for form in entry["forms"]:
             table[form.lower()] = term
     return table
@@ -262,6 +353,7 @@ def vocabulary() -> Vocabulary:
         return Vocabulary(
             units=_terms(data["unit"]),
             dose_units=frozenset(data["dose"]["units"]),
+            dose_forms=frozenset(data["dose"]["forms"]),
             frequencies=_terms(data["frequency"]),
             routes=_terms(data["route"]),
             statuses=tuple((s["value"], s["plain"], tuple(f.lower() for f in s["forms"]))
@@ -285,6 +377,15 @@ def vocabulary() -> Vocabulary:
             procedure_kinds=tuple(
                 ProcedureKind(k["kind"], _whole(k["cues"]), frozenset(e.lower() for e in k["entries"]))
                 for k in data["procedure_kind"]),
+            table_header_words=frozenset(w.lower() for w in data["table"]["header_words"]),
+            status_columns=frozenset(w.lower() for w in data["table"]["status_columns"]),
+            letter_greetings=tuple(data["letter"]["greetings"]),
+            letter_references=tuple(data["letter"]["references"]),
+            letter_closings=tuple(data["letter"]["closings"]),
+            record_identifiers=tuple(data["record"]["identifiers"]),
+            record_signatures=tuple(data["record"]["signatures"]),
+            dc_forms=tuple(data["dc"]["forms"]),
+            dc_discharge_after=tuple(data["dc"]["discharge_after"]),
         )
     except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
         raise ConfigError(f"Lumen's summary vocabulary ({path}) cannot be read ({exc}).",
