@@ -235,7 +235,7 @@ def test_the_evidence_answer_keeps_every_fact_of_its_lines_and_adds_none(embedde
 def test_the_evidence_answer_to_a_medication_question(embedder, glossary):
     facts, evidence = evidence_for(CAPS, QUESTION, embedder, glossary)
     answer = evidence_answer(evidence, facts, glossary, CAPS)
-    assert "Take Ticagrelor" in answer and "by mouth twice a day for 12 months" in answer
+    assert "Start taking Ticagrelor" in answer and "by mouth twice a day for 12 months" in answer
     assert key_fact_recall("Ticagrelor 90 mg twice a day for 12 months.", answer, glossary) == (4, 4)
 
 

@@ -33,25 +33,35 @@ def cmd_facts(args, paths, settings) -> int:
     from ..core.pipelines.vocabulary import plain_date, vocabulary
 
     summary = sys.stdin.read() if args.summary == "-" else read_document(Path(args.summary))
-    facts = read_summary(summary, glossary_for(paths, settings))
+    order = args.date_order or settings.summary_date_order
+    facts = read_summary(summary, glossary_for(paths, settings), order)
     if args.json:
         print_json(facts.to_dict())
         return EXIT_OK
     print("Sections: " + "; ".join(f"{s.title or '(untitled)'} [{s.kind}]" for s in facts.sections))
+    print("Dates read " + ("day first (dd/mm)" if facts.date_order == "dmy" else "month first (mm/dd)")
+          + ("" if facts.date_order == order else " (as the summary's own dates show)"))
     vocab = vocabulary()
     print(f"\nMedications ({len(facts.medications)}):")
     for m in facts.medications:
         timing = vocab.plain_frequency(m.frequency) if m.frequency else ""
+        if m.time:
+            timing = f"{timing} at {m.time}".strip()
         if m.as_needed and m.frequency != "as needed":
             timing = f"{timing}, only when needed"
         details = ", ".join(filter(None, [
-            m.dose, m.route, timing, m.duration and f"for {m.duration}",
-            m.until and f"until {plain_date(m.until)}",
-            m.changed_from and f"was {m.changed_from}", m.reason and f"({m.reason})"]))
-        print(f"  {m.status.upper() or '(as listed)':12} {m.name}: {details}")
+            m.count and m.dose and f"{m.count} of {m.dose}" or m.dose or m.count, m.route, timing,
+            m.maximum and f"no more than {m.maximum}", m.duration and f"for {m.duration}",
+            m.until and f"until {plain_date(m.until, facts.date_order)}",
+            m.changed_from and f"was {m.changed_from}", m.reason and f"({m.reason})",
+            m.label and f"listed under \"{m.label}\""]))
+        status = "ASK" if m.doubt else m.status.upper() or "(as listed)"
+        print(f"  {status:12} {m.name}: {details}")
+        if m.doubt:
+            print(f"  {'':12} the line, whole: \"{m.quote}\" ({m.doubt})")
     print(f"\nFollow-up ({len(facts.follow_ups)}):")
     for f in facts.follow_ups:
-        print(f"  {f.who or '-'} | {plain_date(f.when) or '-'} | {f.test or '-'} | {f.text}")
+        print(f"  {f.who or '-'} | {plain_date(f.when, facts.date_order) or '-'} | {f.test or '-'} | {f.text}")
     print(f"\nCall or come back if ({len(facts.warning_signs)}):")
     for w in facts.warning_signs:
         print(f"  {w.signs}")
@@ -189,6 +199,10 @@ def register(sub) -> None:
                                          "and restrictions of a discharge summary (no model)")
     facts.add_argument("summary", help="the summary: .txt, .docx or .pdf ('-' for stdin)")
     facts.add_argument("--json", action="store_true", help="every fact with its character offsets")
+    facts.add_argument("--date-order", choices=("mdy", "dmy"),
+                       help="read dates such as 05/03/2025 month first (mdy) or day first (dmy) "
+                            "when the summary does not show which (default: the setting "
+                            "summary_date_order)")
     facts.set_defaults(func=cmd_facts)
 
     ask = sub.add_parser("ask", help="answer a patient's question about a discharge summary")

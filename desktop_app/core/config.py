@@ -316,6 +316,13 @@ class Settings:
         "the question itself is, by at least this much (cosine), so an echo of the question "
         "fails. Calibrated on the demo benchmark (docs/CALIBRATION.md).", group="Ask",
         minimum=-1.0, maximum=1.0)
+    summary_date_order: str = _setting(
+        "mdy", "How summaries write dates in numbers",
+        "How to read a date such as 05/03/2025 when the summary does not show which way it "
+        "writes dates: month first (US: May 3) or day first (UK, Europe: 5 March). A summary "
+        "holding a date that reads only one way (24/03/2025) is read its own way whatever this "
+        "says.", group="Ask", choices=("mdy", "dmy"),
+        choice_labels={"mdy": "Month first (05/03 is May 3)", "dmy": "Day first (05/03 is 5 March)"})
     readability_limit: float = _setting(
         10.0, "Hardest school grade an answer may read at",
         "An answer passes when its reading grade (Flesch-Kincaid) is below this; the paper uses "

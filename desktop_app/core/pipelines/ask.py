@@ -230,12 +230,13 @@ class AskPipeline(Pipeline):
                       "readability_limit": s.readability_limit,
                       "extraction_attempts": s.extraction_attempts,
                       "simplification_attempts": s.simplification_attempts,
-                      "temperature": s.temperature, "seed": s.seed, "context_size": s.context_size},
+                      "temperature": s.temperature, "seed": s.seed, "context_size": s.context_size,
+                      "summary_date_order": s.summary_date_order},
             summary_sha256=sha256_text(summary), checks_version=answer_rules().version)
         report(progress, 0, 4, "Finding the lines that answer the question")
         safety = inspect_document(summary)
         trace.safety = safety.to_dict()
-        facts = read_summary(summary, self.glossary)
+        facts = read_summary(summary, self.glossary, s.summary_date_order)
         evidence = find_evidence(summary, question, embed=embedder.embed_recent, glossary=self.glossary,
                                  facts=facts, count=max(s.evidence_lines, s.answer_lines),
                                  answer_count=s.answer_lines)

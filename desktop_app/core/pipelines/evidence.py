@@ -40,12 +40,13 @@ import numpy as np
 
 from ..config import Settings
 from ..glossary.glossary import Glossary
+from ..glossary.names import ends_no_sentence
 from .checks import answer_rules, question_kinds
 from .grounding import missing_facts, unsupported_facts
 from .safety import reads_like_instruction
 from .summary_facts import (Medication, SummaryFacts, medicine_kinds, medicine_names,
-                            medicines_of_kinds, read_summary, section_items)
-from .vocabulary import DATE, plain_date, vocabulary
+                            medicines_of_kinds, patient_text, read_summary, section_items)
+from .vocabulary import DATE, date_order_of, plain_date, vocabulary
 
 # How the three scores are weighed, and how close to the best a line must score to be
 # part of the evidence answer.
@@ -62,6 +63,9 @@ ANSWER_SHARE_OF_BEST = 0.6
 EVIDENCE_FLOOR = 0.25
 NO_EVIDENCE = ("Lumen found no line in your summary that answers what you asked. The closest "
                "lines are listed below; please ask your care team.")
+# Said after a medication line quoted whole because it cannot be read without doubt.
+UNCERTAIN_LINE = ("Lumen cannot tell for certain what this line asks of each medicine it names; "
+                  "please check with your care team.")
 ANSWER_LINES = Settings.answer_lines  # the setting's default, for callers without settings
 # Lines added for what the question or the best line names (see the module's docstring).
 RELATED_MEDICINES = 2
@@ -121,15 +125,24 @@ _BULLET = re.compile(r"^\s*(?:[-•*·▪◦#]|\(?\d{1,2}[.)]|\[\s?\])\s+")
 def evidence_units(summary: str, facts: SummaryFacts) -> list[Unit]:
     """Every line of a list and every sentence of running text, in order, each with its
     section; a heading on its own is no unit, and neither is a line that reads like an
-    instruction to an AI (safety.py), which is data never to be repeated."""
+    instruction to an AI (safety.py), which is data never to be repeated.  A medication
+    line whose status comes from the label above it carries that label ("Stopped:
+    Doxazosin 4 mg once daily"), so no quote of it loses its status."""
     units = []
     for section in facts.sections:
         kind = section.effective_kind
-        for start, end in section_items(summary, section):
-            text = _plain_space(summary[start:end])
+        items = section_items(summary, section)
+        if kind == "header":  # a record field, read whole ("Admit 4/9 D/C 4/14 Attending: ...")
+            items = [(section.start, section.end)]
+        for start, end in items:
+            text = patient_text(_plain_space(summary[start:end]))  # no record field is quoted
             if (not re.search(r"[A-Za-z0-9]", text) or reads_like_instruction(text)
                     or _TABLE_HEADING.match(text)):
                 continue
+            medication = facts.medication_at(start, end) if kind == "medications" else None
+            if medication is not None and medication.label and \
+                    medication.label.lower() not in text.lower():
+                text = f"{medication.label}: {text}"
             units.append(Unit(text, start, end, section.title, kind))
     return units
 
@@ -353,11 +366,13 @@ class Explainer:
     glossed once each (at most GLOSSES_PER_ANSWER per answer), and never a gloss that
     brings a fact of its own (a medicine, a dose) the summary does not hold."""
 
-    def __init__(self, glossary: Glossary | None, summary: str = "") -> None:
+    def __init__(self, glossary: Glossary | None, summary: str = "", date_order: str = "") -> None:
         self.glossary = glossary
         self.summary = summary
         self.vocab = vocabulary()
         self.glossed: set[str] = set()
+        # Dates are written back in the order the summary writes them (24/03 stays 24/03).
+        self.date_order = date_order or date_order_of(summary)
 
     def _shorthand(self, text: str) -> str:
         """Timings, routes and durations in the words Lumen writes for patients, each
@@ -397,11 +412,12 @@ class Explainer:
         if text.count("|") >= 2:  # a table row: its cells, one after another
             text = ", ".join(c.strip() for c in text.strip("| ").split("|") if c.strip())
         text = self._shorthand(text)
+        text, unread = self._dc(text)
         if self.glossary is None:
             return _sentence(_unmarked(text))
         # Doses and dates stay as written ("5.6 mEq/L" is not "5.6 milliequivalent/L"), and
-        # so does what Lumen wrote out itself.
-        kept = [(m.start(), m.end()) for m in self.vocab.quantity.finditer(text)]
+        # so does what Lumen wrote out itself, and a "D/C" whose sense cannot be told.
+        kept = [(m.start(), m.end()) for m in self.vocab.quantity.finditer(text)] + unread
         kept += [(m.start(), m.end()) for m in DATE.finditer(text)]
         kept += [(m.start(), m.end()) for m in _MARKED.finditer(text)]
         explain = {m.start for m, _e in self.glossary.terms_to_explain(text, limit=40)}
@@ -436,6 +452,27 @@ class Explainer:
         written = re.sub(r"\s*\(\s*\)", "", _unmarked("".join(out)))
         return " ".join([_sentence(written), *meanings])
 
+    def _dc(self, text: str) -> tuple[str, list[tuple[int, int]]]:
+        """"D/C" is read both ways: in a medicine's line it means stop, and is written so;
+        before "home", a date and the like it means discharge (the glossary's sense);
+        elsewhere it is left as written, and the spans to leave alone are returned."""
+        if not self.vocab.dc.search(text):
+            return text, []
+        names_medicine = bool(medicine_names(text, self.glossary))
+        out, unread, position = [], [], 0
+        for match in self.vocab.dc.finditer(text):
+            discharge = self.vocab.dc_means_discharge(text, match)
+            out.append(text[position:match.start()])
+            if names_medicine and not discharge:
+                out.append(f"{_OPEN}stop{_CLOSE}")
+            else:
+                if not discharge:
+                    unread.append((sum(map(len, out)), sum(map(len, out)) + len(match.group(0))))
+                out.append(match.group(0))
+            position = match.end()
+        out.append(text[position:])
+        return "".join(out), unread
+
     def meaning(self, name: str) -> str:
         """What a word means, from the glossary ('' when it has no gloss worth giving)."""
         if self.glossary is None:
@@ -451,10 +488,12 @@ class Explainer:
         the line says nothing to do but the name (its own words are shown instead, since
         "Albuterol is not prescribed" must never read as "Take albuterol")."""
         m, vocab = medication, self.vocab
+        if m.doubt:
+            return ""  # a line read with doubt is quoted whole, never turned into an instruction
         if (m.status in ("", "unchanged") and not (m.dose or m.route or m.frequency
                                                      or m.duration or m.until)):
             return ""
-        until = plain_date(m.until) if m.until else ""
+        until = plain_date(m.until, self.date_order) if m.until else ""
         timing = vocab.plain_frequency(m.frequency) if m.frequency != "as needed" else ""
         what = " ".join(p for p in (m.dose, m.route, timing) if p)
         what = f" ({what})" if what else ""
@@ -466,14 +505,17 @@ class Explainer:
         elif m.status == "resume":
             sentence = f"Start taking {m.name} again" + (f" on {until}" if until else "") + "."
         else:
-            parts = ["Take", m.name, m.dose, m.route, timing,
+            # The verb says the status: a new medicine is started, an unchanged one kept.
+            verb = {"unchanged": "Keep taking", "new": "Start taking"}.get(m.status, "Take")
+            parts = [verb, m.count and f"{m.count} of", m.name, m.dose, m.route, timing,
+                     f"at {m.time}" if m.time else "",
                      "only when you need it" if m.as_needed else "",
                      f"for {m.duration}" if m.duration else "",
                      f"until {until}" if until else ""]
             sentence = " ".join(p for p in parts if p) + "."
-            if m.status == "new":
-                sentence += " This is a new medicine."
-            elif m.status == "changed" and m.changed_from and m.changed_to:
+            if m.maximum:
+                sentence += f" Take no more than {m.maximum}."
+            if m.status == "changed" and m.changed_from and m.changed_to:
                 sentence += f" The dose changed from {m.changed_from} to {m.changed_to}."
             elif m.status == "changed":
                 sentence += " The dose changed."
@@ -504,17 +546,24 @@ def _sentence(text: str) -> str:
     text = text.strip().rstrip(",;:")
     if not text:
         return ""
-    text = re.sub(r"(^|[.!?]\s+)([a-z])", lambda m: m.group(1) + m.group(2).upper(), text)
+    text = re.sub(r"(^|[.!?]\s+)([a-z])",
+                  lambda m: m.group(1) + (m.group(2) if m.start() and ends_no_sentence(
+                      text[:m.start() + len(m.group(1).rstrip())]) else m.group(2).upper()), text)
     return text if re.search(r"[.!?]\)?$", text) else text + "."
 
 
 def _medication_of(line: EvidenceLine, facts: SummaryFacts) -> Medication | None:
     """The medication a list line states (not one merely named in running text)."""
-    for medication in facts.medications:
-        if medication.start >= line.start and medication.end <= line.end + 1 and \
-                line.section_kind == "medications":
-            return medication
-    return None
+    found = _medications_of(line, facts)
+    return found[0] if found else None
+
+
+def _medications_of(line: EvidenceLine, facts: SummaryFacts) -> list[Medication]:
+    """Every medication a list line states, each with its own status ("X - NEW (replaces
+    Y, which should be stopped)" states X and Y)."""
+    if line.section_kind != "medications":
+        return []
+    return [m for m in facts.medications if m.start >= line.start and m.end <= line.end + 1]
 
 
 def answer_lines(evidence: list[EvidenceLine], count: int = ANSWER_LINES) -> list[EvidenceLine]:
@@ -537,13 +586,17 @@ def evidence_answer(evidence: list[EvidenceLine], facts: SummaryFacts,
     EVIDENCE_FLOOR, a sentence saying that the summary does not seem to answer."""
     if not evidence or evidence[0].score < EVIDENCE_FLOOR:
         return NO_EVIDENCE
-    explainer = Explainer(glossary, summary)
+    explainer = Explainer(glossary, summary, facts.date_order)
     sentences = []
     for line in answer_lines(evidence, count):
-        medication = _medication_of(line, facts)
-        rendered = explainer.medication(medication) if medication is not None else ""
+        medications = _medications_of(line, facts)
+        said = [explainer.medication(m) for m in medications]
+        rendered = " ".join(said) if said and all(said) else ""
         if rendered and not missing_facts(line.text, rendered, glossary):
             sentences.append(rendered)
+        elif any(m.doubt for m in medications):
+            quoted = _BULLET.sub("", line.text, count=1).strip()
+            sentences.append(f'Your summary says: "{quoted}" {UNCERTAIN_LINE}')
         else:
             sentences.append(explainer.explain(line.text))
     return " ".join(s for s in sentences if s)

@@ -2,8 +2,10 @@
 
 The handout is built on the summary's facts (summary_facts.py), read without a model:
 
-1. "Your medicines": a table of every medication (take / how much / when / until),
-   NEW, CHANGED, STOP, ON HOLD and RESTART marked, with the reason when written;
+1. "Your medicines": a table of every medication (take / how much / when / until / the
+   most in a day), NEW, CHANGED, STOP, ON HOLD and RESTART marked, with the reason when
+   written; a line the parser cannot read without doubt (which medicine a status is for)
+   is marked ASK and quoted whole, never turned into an instruction;
 2. "Your appointments and tests", "Call or come back if" and "What to do and avoid",
    from the follow-ups, warning signs and restrictions;
 3. then each narrative section (what happened, diagnoses, results, ...), rewritten by
@@ -21,6 +23,7 @@ or medicine still missing is copied in word for word under a note.  Never lost.
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import re
 import time
@@ -30,6 +33,7 @@ from typing import Any
 
 from ... import __version__
 from ..errors import LumenError
+from ..glossary.glossary import Glossary
 from ..models.runtime import LlamaModel
 from ..progress import CancelToken, ProgressCallback, report
 from .ask import EventCallback, clean_reply
@@ -38,8 +42,8 @@ from .checks import degeneracy_problems, failing_early
 from .evidence import Explainer
 from .grounding import missing_facts, unsupported_facts
 from .safety import inspect_document, neutralise_control_markers, reads_like_instruction
-from .summary_facts import (Medication, SummaryFacts, SummarySection, read_summary,
-                            section_items)
+from .summary_facts import (Medication, SummaryFacts, SummarySection, patient_text,
+                            read_summary, section_items)
 from ..hashing import sha256_text
 from .retry import Turns, attempts_until_passed
 from .trace import Attempt, CallRecord, Gate, Trace
@@ -50,6 +54,7 @@ SECTION_CHARS = 1200  # a longer narrative section is rewritten in pieces of abo
 LIST_KINDS = ("medications", "follow_up", "warning_signs", "restrictions")
 CHANGE_LABELS = {"new": "NEW", "changed": "CHANGED", "stopped": "STOP", "held": "ON HOLD",
                  "resume": "RESTART"}
+DOUBT_LABEL = "ASK"
 COPIED_NOTE = ("Copied from your summary word for word, because the handout above did not "
                "hold it (please ask your care team about these):")
 EXPLAINED_NOTE = "Your summary's own words, with medical words explained."
@@ -135,7 +140,7 @@ class Handout:
         lines = ["Your hospital stay in plain words", "=" * 33, "", self.notice, ""]
         records = [s for s in self.sections if s.is_record]
         for section in records:
-            lines.append(f"{section.title}: {section.text}")
+            lines.append(f"{section.title}: {section.text}" if section.title else section.text)
         if records:
             lines.append("")
         if self.medicines:
@@ -187,8 +192,8 @@ class Handout:
                  f"<p class='notice'>{esc(self.notice)}</p>"]
         records = [s for s in self.sections if s.is_record]
         if records:
-            parts.append("<p>" + "<br>".join(f"<b>{esc(s.title)}:</b> {esc(s.text)}"
-                                             for s in records) + "</p>")
+            parts.append("<p>" + "<br>".join(f"<b>{esc(s.title)}:</b> {esc(s.text)}" if s.title
+                                             else esc(s.text) for s in records) + "</p>")
         if self.medicines:
             rows = "".join(
                 f"<tr><td><b>{esc(r.medicine)}</b>"
@@ -232,22 +237,34 @@ class Handout:
 
 
 def medicine_row(medication: Medication, explainer: Explainer) -> MedicineRow:
-    m, vocab = medication, vocabulary()
+    """A row of "Your medicines": every field the summary gives of the medicine."""
+    m, vocab, order = medication, vocabulary(), explainer.date_order
     when = vocab.plain_frequency(m.frequency) if m.frequency and m.frequency != "as needed" else ""
+    if m.time:
+        when = f"{when} at {m.time}".strip()
     if m.as_needed:
         when = f"{when}, only when needed".lstrip(", ")
-    until = (f"until {plain_date(m.until)}" if m.until and m.status != "resume" else
-             f"restart on {plain_date(m.until)}" if m.until else "")
+    if m.maximum:
+        when = f"{when}; no more than {m.maximum}".lstrip("; ")
+    until = (f"until {plain_date(m.until, order)}" if m.until and m.status != "resume" else
+             f"restart on {plain_date(m.until, order)}" if m.until else "")
     if m.duration:
         until = f"for {m.duration}" + (f", {until}" if until else "")
+    how_much = f"{m.count} of {m.dose}" if m.count and m.dose else m.dose or m.count
+    if m.doubt:
+        # Which medicine the line's status is for cannot be told: its own words, whole.
+        return MedicineRow(m.name, explainer.meaning(m.name), how_much,
+                           " ".join(filter(None, [m.route, when])), until, DOUBT_LABEL,
+                           f'Your summary says: "{m.quote}". Please ask your care team what '
+                           "this means for this medicine.", m.text)
     why = []
     if m.status == "changed" and m.changed_from:
         why.append(f"Was {m.changed_from}.")
     if m.reason:
         why.append(explainer.explain(m.reason))
-    return MedicineRow(m.name, explainer.meaning(m.name), m.dose,
+    return MedicineRow(m.name, explainer.meaning(m.name), how_much,
                        " ".join(filter(None, [m.route, when])), until,
-                       CHANGE_LABELS.get(m.status, ""), " ".join(why), m.text)
+                       CHANGE_LABELS.get(m.status, ""), " ".join(why), m.quote)
 
 
 def _covered(start: int, end: int, spans: list[tuple[int, int]]) -> bool:
@@ -257,6 +274,69 @@ def _covered(start: int, end: int, spans: list[tuple[int, int]]) -> bool:
 def _fact_spans(facts: SummaryFacts) -> list[tuple[int, int]]:
     return [(f.start, f.end) for f in (*facts.medications, *facts.follow_ups,
                                        *facts.warning_signs, *facts.restrictions)]
+
+
+def handout_tables(summary: str, facts: SummaryFacts, glossary: Glossary | None, trace: Trace
+                   ) -> Handout:
+    """The handout's tables, read from the facts without a model: every medicine, follow-up,
+    warning sign and restriction, and the lines of the list sections no fact covers."""
+    explainer = Explainer(glossary, summary, facts.date_order)
+    medicines = [medicine_row(m, explainer) for m in facts.medications]
+    # What the patient reads holds no field of the record ("MRN: ...", "Attending: Dr ...").
+    appointments = [HandoutItem(explainer.explain(patient_text(f.text)), f.text, f.who,
+                                plain_date(f.when, facts.date_order) if f.when else "", f.test)
+                    for f in facts.follow_ups]
+    warnings = [HandoutItem(explainer.explain(patient_text(w.text)), w.text)
+                for w in facts.warning_signs]
+    restrictions = [HandoutItem(explainer.explain(patient_text(r.text)), r.text)
+                    for r in facts.restrictions]
+    # Lines of a list section that no fact covers ("Weigh yourself every morning").
+    spans = _fact_spans(facts)
+    more: dict[str, list[str]] = {}
+    for section in facts.sections:
+        kind = section.effective_kind
+        if kind not in LIST_KINDS:
+            continue
+        for a, b in section_items(summary, section):
+            line = patient_text(summary[a:b].strip())
+            if (re.search(r"[A-Za-z]{3}", line) and not _covered(a, b, spans)
+                    and not reads_like_instruction(line)):
+                more.setdefault(kind, []).append(explainer.explain(line))
+    return Handout(medicines, appointments, warnings, restrictions, more, [], [], [], trace)
+
+
+def narrative_pieces(summary: str, facts: SummaryFacts) -> list[tuple[SummarySection, str]]:
+    """Each narrative section's text without the lines the tables already hold, cut
+    into pieces of about SECTION_CHARS; record fields as they are."""
+    spans = [(f.start, f.end) for f in (*facts.follow_ups, *facts.warning_signs,
+                                        *facts.restrictions)]
+    pieces: list[tuple[SummarySection, str]] = []
+    for section in facts.sections:
+        kind = section.effective_kind
+        if kind in LIST_KINDS:
+            continue
+        if kind == "header":
+            whole = " ".join(summary[section.start:section.end].split())
+            shown = patient_text(whole)
+            if shown != whole:
+                # A field of the record dropped ("Attending: K. Obi, MD"): the rest, whole.
+                section = dataclasses.replace(section, title="")
+            text = shown if shown != whole else patient_text(section.text(summary))
+            if text:
+                pieces.append((section, text))
+            continue
+        kept = [patient_text(" ".join(summary[a:b].split()))
+                for a, b in section_items(summary, section) if not _covered(a, b, spans)]
+        kept = [line for line in kept if line and not reads_like_instruction(line)]
+        piece = ""
+        for line in kept:
+            if piece and len(piece) + len(line) > SECTION_CHARS:
+                pieces.append((section, piece))
+                piece = ""
+            piece = f"{piece}\n{line}".strip()
+        if piece:
+            pieces.append((section, piece))
+    return pieces
 
 
 # ---- the pipeline ---------------------------------------------------------------------
@@ -283,15 +363,16 @@ class SimplifyPipeline(Pipeline):
             | ({"reviewer": reviewer.identity()} if reviewer else {}),
             settings={"readability_limit": s.readability_limit,
                       "simplification_attempts": s.simplification_attempts,
-                      "temperature": s.temperature, "seed": s.seed},
+                      "temperature": s.temperature, "seed": s.seed,
+                      "summary_date_order": s.summary_date_order},
             summary_sha256=sha256_text(summary))
         trace.safety = inspect_document(summary).to_dict()
         report(progress, 0, 1, "Reading the summary's facts")
-        facts = read_summary(summary, self.glossary)
-        handout = self._tables(summary, facts, trace)
+        facts = read_summary(summary, self.glossary, s.summary_date_order)
+        handout = handout_tables(summary, facts, self.glossary, trace)
         emit("tables", {"handout": handout})
 
-        pieces = self._narrative_pieces(summary, facts)
+        pieces = narrative_pieces(summary, facts)
         for index, (section, text) in enumerate(pieces):
             report(progress, index, len(pieces) + 1, f"Section {index + 1} of {len(pieces)}: "
                                                       f"{section.title or 'opening'}")
@@ -320,57 +401,6 @@ class SimplifyPipeline(Pipeline):
         trace.seconds = time.perf_counter() - started
         report(progress, len(pieces) + 1, len(pieces) + 1, "Handout ready")
         return handout
-
-    def _tables(self, summary: str, facts: SummaryFacts, trace: Trace) -> Handout:
-        explainer = Explainer(self.glossary, summary)
-        medicines = [medicine_row(m, explainer) for m in facts.medications]
-        appointments = [HandoutItem(explainer.explain(f.text), f.text, f.who,
-                                    plain_date(f.when) if f.when else "", f.test)
-                        for f in facts.follow_ups]
-        warnings = [HandoutItem(explainer.explain(w.text), w.text) for w in facts.warning_signs]
-        restrictions = [HandoutItem(explainer.explain(r.text), r.text) for r in facts.restrictions]
-        # Lines of a list section that no fact covers ("Weigh yourself every morning").
-        spans = _fact_spans(facts)
-        more: dict[str, list[str]] = {}
-        for section in facts.sections:
-            kind = section.effective_kind
-            if kind not in LIST_KINDS:
-                continue
-            for a, b in section_items(summary, section):
-                line = summary[a:b].strip()
-                if (re.search(r"[A-Za-z]{3}", line) and not _covered(a, b, spans)
-                        and not reads_like_instruction(line)):
-                    more.setdefault(kind, []).append(explainer.explain(line))
-        return Handout(medicines, appointments, warnings, restrictions, more, [], [], [], trace)
-
-    def _narrative_pieces(self, summary: str, facts: SummaryFacts
-                          ) -> list[tuple[SummarySection, str]]:
-        """Each narrative section's text without the lines the tables already hold, cut
-        into pieces of about SECTION_CHARS; record fields as they are."""
-        spans = [(f.start, f.end) for f in (*facts.follow_ups, *facts.warning_signs,
-                                            *facts.restrictions)]
-        pieces: list[tuple[SummarySection, str]] = []
-        for section in facts.sections:
-            kind = section.effective_kind
-            if kind in LIST_KINDS:
-                continue
-            if kind == "header":
-                text = section.text(summary)
-                if text:
-                    pieces.append((section, text))
-                continue
-            kept = [" ".join(summary[a:b].split()) for a, b in section_items(summary, section)
-                    if not _covered(a, b, spans)]
-            kept = [line for line in kept if line and not reads_like_instruction(line)]
-            piece = ""
-            for line in kept:
-                if piece and len(piece) + len(line) > SECTION_CHARS:
-                    pieces.append((section, piece))
-                    piece = ""
-                piece = f"{piece}\n{line}".strip()
-            if piece:
-                pieces.append((section, piece))
-        return pieces
 
     def _easy(self, section: SummarySection, original: str, summary: str
               ) -> HandoutSection | None:

@@ -28,7 +28,8 @@ from typing import Any
 
 from ..glossary.glossary import Glossary
 from ..glossary.names import ends_no_sentence
-from .vocabulary import DATE, Vocabulary, date_order_of, date_value, number_value, vocabulary
+from .vocabulary import (DATE, NUMBER_WORDS, Vocabulary, date_order_of, date_value, number_value,
+                         vocabulary)
 
 # ---- sections --------------------------------------------------------------------------
 
@@ -113,6 +114,12 @@ def _reads_as_item(title: str, vocab: Vocabulary) -> bool:
                 or any(vocab.is_medicine_word(m.group(0)) for m in vocab.stem_word.finditer(title)))
 
 
+def _says_what_to_do_with_a_medicine(title: str, vocab: Vocabulary) -> bool:
+    """"4. Omeprazole discontinued - no ongoing indication" is a plan's line, not a problem."""
+    return bool(_status(title, vocab)) and any(vocab.is_medicine_word(m.group(0))
+                                               for m in vocab.stem_word.finditer(title))
+
+
 def _heading(line: str, vocab: Vocabulary, inside: str, *, shouting: bool = False,
              next_line: str = "", after_blank: bool = True) -> tuple[str, str, int] | None:
     """(title, kind, offset of the inline text) when `line` is a heading.  `next_line` is
@@ -144,7 +151,7 @@ def _heading(line: str, vocab: Vocabulary, inside: str, *, shouting: bool = Fals
             return title, kind, len(line)
     match = _PROBLEM.match(line)
     if match and inside not in ("medications", "follow_up") and not vocab.quantity.search(
-            match.group("title")):
+            match.group("title")) and not _says_what_to_do_with_a_medicine(match.group("title"), vocab):
         title = match.group("title").strip()
         kind = vocab.section_kind(title)
         return title, kind if kind != "other" else "problem", match.start("rest")
@@ -155,7 +162,8 @@ def _heading(line: str, vocab: Vocabulary, inside: str, *, shouting: bool = Fals
         if kind == "other" and inside in _LIST_SECTIONS:
             return None  # "STOP: naproxen", "Monday: clinic" are items of the list
         words = len(title.split())
-        if kind != "other" and (words <= 6 or words <= 10 and not rest.strip()):
+        if kind != "other" and (words <= 6 or words <= 10 and not rest.strip()
+                                or kind == "warning_signs" and words <= 20 and not rest.strip()):
             return title, kind, match.start("rest")
         # An unknown "Title: text" is a heading only when it looks like one: few words,
         # a capital, and little text after it.
@@ -169,10 +177,10 @@ def _heading(line: str, vocab: Vocabulary, inside: str, *, shouting: bool = Fals
         # and reads like one (few words, no number, no dose, no medicine).
         title = match.group("title").strip()
         kind = vocab.section_kind(title, exact=True)
-        if kind != "other" and len(title.split()) <= 6 and not _reads_as_item(title, vocab):
+        if kind != "other" and len(title.split()) <= 8 and not _reads_as_item(title, vocab):
             return title, kind, len(line)
-        if (after_blank and not shouting and not _BULLET.match(next_line)
-                and len(title.split()) <= 4 and not re.search(r"\d", title)
+        if (after_blank and not shouting
+                and len(title.split()) <= 6 and not re.search(r"\d", title)
                 and not _reads_as_item(title, vocab) and not next_line[:1].islower()
                 and not next_line.lstrip()[:1].islower()):
             return title, "other", len(line)
@@ -214,6 +222,70 @@ _DEMOGRAPHIC = re.compile(r"\b(?:y/?o|yo|yrs?|years?|old|year-old|female|male|wo
                           re.IGNORECASE)
 
 
+# A clinician's name with a credential or post: "L. Haverford, MD, PGY-3 OB/GYN",
+# "Dr T. Ngata, Surgical Registrar", "Resident: Priya Aldana-Moss, MD (PGY-2)".
+_CREDENTIAL = (r"(?:MD|M\.D\.|DO|PA-C|PA|NP|RN|MBBS|MBChB|MB BCh|FRCP|FRCS|FRACP|FRACS|MRCP|PhD|CNS|"
+               r"PGY-?\d|FY\d|SHO|[Rr]egistrar|[Cc]onsultant|[Rr]esident|[Ff]ellow|[Hh]ouse [Oo]fficer|"
+               r"[Nn]urse [Pp]ractitioner|[Pp]hysician [Aa]ssistant|[Hh]ospitalist|[Aa]ttending)")
+_SIGNATURE = re.compile(rf"^\s*(?:[A-Za-z ]{{2,30}}:\s*)?(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?(?:[A-Z][\w.'’-]*\s+){{0,3}}"
+                        rf"[A-Z][\w'’-]+,?\s+(?:[A-Z][\w.'-]*,?\s+)?{_CREDENTIAL}\b")
+# "Printed 04/30/2025 15:47 by user xxxxxx", "Time spent on discharge: 45 minutes"
+_STAMP = re.compile(r"\bprinted\s+\d{1,2}/\d{1,2}/\d{2,4}\b.*\bby\b|^\s*(?:total\s+)?time spent\b",
+                    re.IGNORECASE)
+
+
+def patient_text(text: str, vocab: Vocabulary | None = None) -> str:
+    """`text` without the record's fields it holds: identifiers with their values ("MRN:
+    000-00-0000", "(DOB xx/xx/1940, NHS No 000 000 0000)") and clinicians' names in staff
+    fields ("Attending: K. Obi, MD"); what a patient is shown or read."""
+    vocab = vocabulary() if vocab is None else vocab
+    value = r"[\w/#.,'’-]*\d[\w/#.'’-]*|x{2,}[\w/#.-]*"
+
+    def drop(pattern: re.Pattern, text: str) -> str:
+        return pattern.sub(" ", text)
+    # A bracket of identifiers goes whole: "(MRN 000-00-0000, DOB xx/xx/2003)".
+    text = re.sub(rf"\((?:\s*(?:{vocab.record_identifier.pattern})\s*(?:{value})(?:\s+(?:{value}))*[,;]?)+\s*\)",
+                  " ", text, flags=re.IGNORECASE)
+    identifier = re.compile(rf"(?:{vocab.record_identifier.pattern})\s*(?:(?:{value})(?:\s(?:{value}))*)?",
+                            re.IGNORECASE)
+    text = drop(identifier, text)
+    name = r"[A-Z][\w'’-]+\b(?!\s*:)"
+    person = (rf"(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+(?:[A-Z]\.\s*)*{name}(?:\s+{name})?"
+              rf"|(?:[A-Z]\.\s*)+{name}|{name}(?:\s+{name}){{0,2}}(?=,?\s*{_CREDENTIAL}\b))"
+              rf"(?:,?\s*\(?{_CREDENTIAL}\b\)?)*")
+    staff = re.compile(rf"(?i:\b(?:{'|'.join(map(re.escape, sorted(vocab.record_staff, key=len, reverse=True)))})"
+                       rf"\s*:?)\s*{person}")
+    text = drop(staff, text)
+    # "Time spent on discharge: 45 minutes.", "Nurse signature: ______"
+    text = re.sub(r"(?i:\b(?:total\s+)?time spent\b[^.]*\.?)|(?i:\b\w+\s+signature)\s*:\s*_+", " ", text)
+    return re.sub(r"\s{2,}", " ", re.sub(r"\s+([,.;])", r"\1", text)).strip(" ,;")
+
+
+_STAFF_WORDS = {"provider", "nurse", "physician", "consultant", "attending", "resident", "registrar",
+                "doctor", "clinician", "author", "pa", "np", "surgeon", "signature"}
+
+
+def _is_staff_field(title: str, vocab: Vocabulary) -> bool:
+    """A field that names a clinician ("Attending", "ED provider", "Discharging nurse")."""
+    words = title.lower().split()
+    return title.lower() in vocab.record_staff or bool(words) and words[-1] in _STAFF_WORDS \
+        and words[-1] != "surgeon"
+
+
+def _names_a_person(text: str) -> bool:
+    """Whether a record field's value is a person ("R. Halvorsen, MD", "Dr Obi") rather than
+    a service ("Cardiology")."""
+    return bool(re.search(rf"\b(?:Dr|Mr|Mrs|Ms|Prof)\b\.?|\b[A-Z]\.\s*[A-Z]|,?\s{_CREDENTIAL}\b", text))
+
+
+def _is_signature(line: str, vocab: Vocabulary) -> bool:
+    """A line that signs the summary (a clinician's name with a post), or stamps it."""
+    if _STAMP.search(line):
+        return True
+    return (len(line.split()) <= 16 and bool(_SIGNATURE.match(line)) and not DATE.search(line)
+            and not vocab.follow_up_cue.search(line) and not vocab.quantity.search(line))
+
+
 def _is_record_line(line: str, vocab: Vocabulary) -> bool:
     """A line of the record's fields ("71 y/o female MRN: xxxxxx"): an identifier, and
     little else but values and demographics; or a signature ("Electronically signed by")."""
@@ -251,9 +323,19 @@ def split_summary(summary: str, vocab: Vocabulary | None = None) -> list[Summary
         next_line = next((summary[a:b] for a, b in spans[index + 1:] if summary[a:b].strip()), "")
         found = _heading(line, vocab, current.kind if current else "", shouting=shouting,
                          next_line=next_line, after_blank=after_blank)
-        if found is None and line.strip() and (_is_greeting(line, vocab)
-                                               or _is_record_line(line, vocab)):
-            found = (line.strip(), "letter" if _is_greeting(line, vocab) else "identifier", end - start)
+        one_line = False
+        if found is None and line.strip() and (_is_greeting(line, vocab) or _is_signature(line, vocab)):
+            found, one_line = (line.strip(), "letter", end - start), True
+        elif found is None and line.strip() and _is_record_line(line, vocab):
+            found, one_line = (line.strip(), "identifier", end - start), True
+        elif found is not None and _is_staff_field(found[0], vocab) and _names_a_person(
+                line[found[2]:]):
+            # "Attending: R. Halvorsen, MD": who wrote or signed, not what the patient needs
+            found, one_line = (found[0], "letter", found[2]), True
+        elif found is not None and found[1] in ("other", "header") and vocab.record_identifier.search(
+                line[found[2]:]) and len(line.split()) <= 16:
+            # "PATIENT: ALVAREZ-KING, TOMAS MRN: 000-00-0000": the record's own fields
+            found, one_line = (found[0], "identifier", found[2]), True
         after_blank = not line.strip()
         if found is not None:
             title, kind, inline = found
@@ -264,12 +346,15 @@ def split_summary(summary: str, vocab: Vocabulary | None = None) -> list[Summary
             if kind == "problem":
                 parent = major or "hospital_course"
             elif kind == "other" and major and not line[inline:].strip() and (
-                    ":" in line or line.lstrip().startswith("#")):
-                parent = major  # "Primary:" under "Discharge Diagnoses:", "# Anemia" under "Plan"
+                    ":" in line or line.lstrip().startswith("#")
+                    or major == "medications" and _reads_as_item(next_line, vocab)):
+                # "Primary:" under "Discharge Diagnoses:", "# Anemia" under "Plan", "AS NEEDED"
+                # over more medicine lines
+                parent = major
             elif kind not in _ONE_LINE:
                 major = kind if kind != "other" else ""
             current = SummarySection(title, kind, start, end, start + inline, parent)
-            if kind in _ONE_LINE and (line[inline:].strip() or kind != "header"):
+            if kind in _ONE_LINE and (line[inline:].strip() or one_line):
                 # A record field: one line; what follows it is not its text.
                 sections.append(current)
                 current = None
@@ -283,6 +368,13 @@ def split_summary(summary: str, vocab: Vocabulary | None = None) -> list[Summary
         sections.append(current)
     for section in sections:
         section.end = max(section.end, section.body_start)
+    # A letter's head (the hospital's and the family doctor's addresses, "Private and
+    # confidential") comes before its greeting.
+    greeting = next((i for i, s in enumerate(sections) if s.kind == "letter" and
+                     _is_greeting(summary[s.start:s.body_start], vocab)), None)
+    for section in sections[:greeting or 0]:
+        if section.kind in ("other", "header"):
+            section.kind = "letter"
     return sections
 
 
@@ -310,6 +402,9 @@ class Medication:
     # ("Stopped:") or a sub-heading ("Medicines to stop"); '' when the line says it.
     label: str = ""
     key: str = ""           # its glossary entry (a brand and its generic name share one)
+    # A dose that changes on a schedule ("10 mg twice a day for 7 days, then 5 mg twice a
+    # day") is one medication per step, numbered from 1; 0 when there are no steps.
+    step: int = 0
     # Why the line cannot be read without doubt ('' when it can): such a line is quoted
     # whole, never turned into an instruction.
     doubt: str = ""
@@ -409,22 +504,23 @@ _DURATION = re.compile(r"(?:\bx\s*|\bfor\s+(?:another\s+|a total of\s+|the next\
                        r"up to\s+|at most\s+)?|\btimes\s+|\b(?:to\s+)?complete\s+(?:a\s+total\s+of\s+)?|"
                        r"\bcourse\s+of\s+|\btotal\s+of\s+)"
                        r"(?P<n>\d+|one|two|three|four|five|six|seven|eight|nine|ten|fourteen)\s*"
-                       r"(?:more\s+|further\s+|additional\s+)?(?P<unit>days?|weeks?|months?|d|wks?)\b",
-                       re.IGNORECASE)
+                       r"(?:more\s+|further\s+|additional\s+)?(?P<unit>days?|weeks?|months?|d|wks?|"
+                       r"hours?|hrs?|h)\b", re.IGNORECASE)
 _UNTIL = re.compile(r"\b(?:until|till|through|thru)\s+(?P<what>[^;,.()]{2,60})", re.IGNORECASE)
 # A course's last day given as a date: "to 13/03/2025", "last dose on 05/31", "ending 4/22".
-_ENDS_ON = re.compile(r"\b(?:(?:to|until|till|through|thru|stop)\s+(?:on\s+)?(?=\d{1,2}/\d{1,2}|\d{4}-\d{2}|"
+_ENDS_ON = re.compile(r"\b(?:(?:to|until|till|through|thru|stop|resume|restart)\s+(?:on\s+)?(?=\d{1,2}/\d{1,2}|\d{4}-\d{2}|"
                       r"[A-Z][a-z]{2,8}\.?\s+\d{1,2}\b|\d{1,2}\s+[A-Z][a-z]{2,8}\b)|ending|ends|"
                       r"finishing|finish(?:es)?|last dose|last day|final dose)\b", re.IGNORECASE)
 _RESUME_ON = re.compile(r"(?<!not )(?<!n't )(?<!never )\b(?:resume|restart)\w*\b[^;.()]*?\b(?:on|after)\s+"
                         r"(?P<what>[^;,.()]{2,40})", re.IGNORECASE)
 _REASON_CUE = re.compile(r"(?:\bfor\b|\bbecause(?: of)?\b|\bdue to\b|\bd/t\b|\bgiven\b|\bsince\b|"
+                         r"\b(?:discontinued|stopped|ceased|held|reduced|increased|lowered|changed)\s+as\b|"
                          r",\s*as\s+(?!needed|required|directed|before|well|usual|prescribed|tolerated|"
                          r"above|below|follows|a\b|an\b))\s*", re.IGNORECASE)
 _REASON_WHY = re.compile(r"(?P<why>(?:[^;.()]|(?<=\b[A-Z])\.(?=\s?[a-z])){3,80})")
 _AS_NEEDED_FOR = re.compile(r"(?:\bprn\b|\bp\.r\.n\.?|\bas needed\b|\bwhen needed\b|\bif needed\b|"
                             r"\bas required\b|\bwhen required\b|\bif required\b)\s*(?:for\s+)?"
-                            r"(?P<why>[A-Za-z][A-Za-z ,'-]{2,40}?)\s*(?:$|[;.(]|\bx\s*\d|\bmax|"
+                            r"(?P<why>[A-Za-z][A-Za-z ,'/-]{2,40}?)\s*(?:$|[;.(\[|#]|\s{2,}|\bx\s*\d|\bmax|"
                             r",?\s[-–—]\s|,\s*(?:max|no more|not more|do not|up to|not to|never))",
                             re.IGNORECASE)
 # "Do not take, raises bleeding risk", "STOP - causes dizziness": why it was stopped.
@@ -434,15 +530,29 @@ _STOPPED_BECAUSE = re.compile(r"\b(?:do not take|don't take|stop(?:ped)?|discont
                               r"high|low)[^.;|()]{3,80})"
                               # "CEASED, do not restart: hormone receptor positive breast cancer"
                               r"|\b(?:stop(?:ped)?|ceased|discontinued|do not restart|don't restart|d/c|"
-                              r"held|hold)\s*:\s*(?P<why2>[^.;|()]{3,80})", re.IGNORECASE)
+                              r"held|hold)\s*:\s*(?P<why2>[^.;|()]{3,80})"
+                              # "Naproxen - STOP (kidney and bleeding risk after heart surgery)"
+                              r"|\b(?:stop(?:ped)?|ceased|discontinued?|d/c|held|hold)\s*\((?P<why3>[^()]{3,80})\)",
+                              re.IGNORECASE)
+# "-- CONTINUE, viral prophylaxis while on chemo"
+_STATUS_THEN_WHY = re.compile(r"\b(?:continue|new|start(?:ed)?|changed?|stop(?:ped)?|hold|held|resume)\s*[,:;]\s*"
+                              r"(?P<why>[a-z][^.;|()]{4,80})", re.IGNORECASE)
 # "D/C aspirin 81 mg - no longer needed after delivery"
 _DASH_REASON = re.compile(r"\s[-–—:]\s*(?P<why>(?:no longer|not needed|not required|causes?|caused|causing|"
                           r"raises|risk|interacts|too (?:low|high)|led to)\b[^.;|()]{3,80})", re.IGNORECASE)
+# "It lowers cholesterol.", "It has been replaced by furosemide.", "It can harm your kidneys."
+_IT_DOES = re.compile(r"\b(?:it|this)\s+(?P<why>(?:helps|protects|lowers|prevents|treats|thins|reduces|"
+                      r"controls|eases|relieves|keeps|can harm|can cause|can damage|may harm|may cause|"
+                      r"raises|increases|has been replaced (?:by|with)|was replaced (?:by|with)|"
+                      r"is replaced by)\b[^.;]{3,60})|(?P<why2>\breplaced (?:by|with) [^.;()]{3,40})",
+                      re.IGNORECASE)
 # "to prevent blood clots", "helps to lower blood pressure"
-_PURPOSE = re.compile(r"\b(?:to|helps?(?: to)?)\s+(?P<why>(?:prevent|treat|protect|reduce|control|"
-                      r"lower|thin|ease|relieve|settle|stop|keep|help)\b[^;.()]{3,60})"
-                      r"|(?P<why2>\b(?:clot|blood clot|dvt|vte|stroke|infection|ulcer|seizure)\s+"
-                      r"(?:prevention|prophylaxis)\b)", re.IGNORECASE)
+_PURPOSE = re.compile(r"(?i:(?<!how )(?<!when )(?<!what )(?<!need )(?<!have )\b(?:to|helps?(?: to)?)\s+"
+                      r"(?P<why>(?:prevent|treat|protect|reduce|control|"
+                      r"lower|thin|ease|relieve|settle|stop|keep|help)\b[^;.()]{3,60}))"
+                      # "Clot prevention", "SBP prophylaxis" (shorthand in capitals only)
+                      r"|(?P<why2>\b(?:(?i:clot|blood clot|dvt|vte|stroke|infection|ulcer|seizure|viral|"
+                      r"fungal|pcp|pjp|gi|stress ulcer)|[A-Z]{2,5})\s+(?i:prevention|prophylaxis)\b)")
 _PARENS = re.compile(r"\(([^()]{2,80})\)")
 _DR = re.compile(r"\b(?:Dr\.?|Doctor)\s+(?:(?:[A-Z]\.\s*)*[A-Z][A-Za-z'-]+(?:\s+[A-Z][A-Za-z'-]+)?|_{2,})")
 _WITH = re.compile(r"\bwith\s+(?:your\s+|the\s+|a\s+)?(?P<who>(?:[A-Z][\w'.-]*\s*){1,5}"
@@ -463,7 +573,14 @@ _NEGATED_STOP = re.compile(r"\b(?:(?:do not|don't|never|must not)\s+(?:stop|skip
                            # "never take it together with Y", "do not take more than 8"
                            r"(?:do not|don't|never|must not|not to)\s+(?:take|use|give|drink|drive)\s+"
                            r"(?:it\s+|them\s+|this\s+)?(?:any\s+)?(?:other|more|extra|with|together|"
-                           r"alcohol|on an|if|before|after|within|at the same|double|two doses))|"
+                           r"alcohol|on an|if|before|after|within|at the same|double|two doses|for))|"
+                           # "do not change the dose", "withhold if loose stools": no status
+                           r"\b(?:do not|don't|never)\s+(?:change|increase|decrease|adjust|alter|"
+                           r"double)\w*|\b(?:will|may|might|could|can)\s+(?:likely\s+|probably\s+|"
+                           r"possibly\s+)?(?:be\s+)?(?:lowered|raised|increased|decreased|reduced|changed|"
+                           r"stopped|restarted|adjusted|tapered|bring|brought|resumed)\w*|"
+                           r"\b(?:hold|withhold|stop|omit|skip|pause)\s+(?:it\s+|this\s+|"
+                           r"(?:the\s+)?dose\s+)?(?:if|when)\b|"
                            r"\bavoid\s+(?:other|any|nsaids?|alcohol|grapefruit|driving|products?|"
                            r"taking (?:other|any|extra)|medicines? (?:that|containing|with)|"
                            r"over-the-counter|otc|sun)\w*",
@@ -477,7 +594,7 @@ _IF_DEVELOPS = re.compile(r"\bif\s+(?:she|he|you|they|the patient|your child|the
 _DOCTOR_IN_TITLE = re.compile(r"\b(?:GP|PCP|primary care(?: physician| provider)?|family doctor)\b",
                               re.IGNORECASE)
 _CALL_IF = re.compile(r"\b(?:call|contact|phone|ring|page)\b[^.;]*?\b(?:if|for|when)\b", re.IGNORECASE)
-_WAS = re.compile(r"\bwas\s+(?P<from>\d[\d.,/]*\s*[A-Za-z%]+(?:\s+(?:daily|once daily|twice daily|"
+_WAS = re.compile(r"\b(?:was|previously|formerly|prev\.?|before|used to take|used to be)\s+(?P<from>\d[\d.,/]*\s*[A-Za-z%]+(?:\s+(?:daily|once daily|twice daily|"
                   r"bid|tid|qd|[a-z]+ a day))?)", re.IGNORECASE)
 _NAME_END = re.compile(r"\s+\d|\s*(?:\(|\[|[-–—:,;|]\s|\bx\s*\d)")
 # Clock times: "10 pm", "8:30 a.m.", "22:00".
@@ -495,6 +612,8 @@ _INSTRUCTION_WORDS = {"take", "give", "use", "apply", "inhale", "continue", "sta
                       "and", "or", "with", "plus", "increase", "decrease", "change", "changed",
                       "continued", "started", "stopped", "held", "please", "also", "no", "not",
                       "never", "do", "don't", "keep", "if", "for", "the", "your"}
+_TAKING_NAME = re.compile(r"\b(?:stop|start|keep|continue|resume|restart)\s+taking\s+(?:your\s+|the\s+|"
+                          r"his\s+|her\s+)?(?P<name>[A-Z][A-Za-z0-9-]{2,}(?:\s+[A-Z][A-Za-z0-9-]+)?)\b")
 # A sentence of a plan that starts by saying what to do with a medicine ("Continue X 1 tab daily").
 _INSTRUCTION_LEAD = re.compile(r"\s*(?:continue|start|started|stop|resume|restart|hold|take|begin|"
                                r"increase|decrease|reduce|d/c|discontinue)\b", re.IGNORECASE)
@@ -716,8 +835,9 @@ def _quantities(text: str, vocab: Vocabulary) -> list[_Quantity]:
             found.append(_Quantity(m.start(), m.end(),
                                    f"{_number_text(m.group(1))} {first.plain}/{per}{second.plain}",
                                    second.value, True))
-    ranged = re.compile(rf"(?<![\w.])({number})\s*(?:-|–|to)\s*({number})\s*-?\s*({unit})(?![\w/])",
-                        re.IGNORECASE)
+    words = "|".join(NUMBER_WORDS)
+    ranged = re.compile(rf"(?<![\w.])({number}|{words})\s*(?:-|–|to|or)\s*({number}|{words})\s*-?\s*"
+                        rf"({unit})(?![\w/])", re.IGNORECASE)
     for m in ranged.finditer(text):
         term = vocab.units[m.group(3).lower()]
         if not any(q.start <= m.start() < q.end for q in found):
@@ -745,6 +865,10 @@ def _quantities(text: str, vocab: Vocabulary) -> list[_Quantity]:
             first.end = second.end
             found.remove(second)
             break
+    # What was supplied is no dose ("A small supply (21 tablets)", "Qty: 30 tablets").
+    found = [q for q in found if not re.search(r"\b(?:supply|supplied|dispensed|disp|qty|quantity|"
+                                                r"#)\W{0,3}(?:\w+\W{1,3}){0,2}$",
+                                                text[max(0, q.start - 30):q.start], re.IGNORECASE)]
     return [q for q in found if q.unit in vocab.dose_units or q.unit == "dose"]
 
 
@@ -819,20 +943,38 @@ def _without_discharge_dc(text: str, vocab: Vocabulary) -> str:
     """`text` with each "D/C" that means discharge ("D/C home", "D/C: 05/01") blanked, so
     that only a D/C that means stop is read as a status."""
     def blank(m: re.Match) -> str:
-        after = text[m.end():m.end() + 30].lstrip(" :").lower()
-        if after and re.match(rf"(?:{'|'.join(re.escape(w) for w in vocab.dc_discharge_after)})\b", after) \
-                or after[:1].isdigit():
-            return " " * (m.end() - m.start())
-        return m.group(0)
+        return " " * (m.end() - m.start()) if vocab.dc_means_discharge(text, m) else m.group(0)
     return vocab.dc.sub(blank, text)
 
 
-def _status(text: str, vocab: Vocabulary) -> str:
-    """The status a line states: its prefix ("STOP:") first, else its words, where a longer
+# A status marked out from the words around it: "[NEW]", "(CONTINUE)", "*** STOP ***",
+# "- NEW (replaces ...)".
+_STATUS_MARK = re.compile(r"[(\[]\s*(?P<inner>[A-Za-z/' ]{2,30}?)\s*(?:[)\],;]|\s[-–—])|\*{2,}\s*(?P<stars>[A-Za-z/' ]{2,30}?)"
+                          r"\s*\*{2,}|(?:^|\s[-–—]{1,2}\s*)(?P<caps>[A-Z][A-Z/' ]{1,25}?)(?=\s*(?:$|[.,;(\[]))")
+
+
+def _marked_status(text: str, vocab: Vocabulary) -> str:
+    """The status a line marks out ("[NEW]", "(CONTINUE)"), which outweighs a status word
+    in its sentences ("(CONTINUE). Do not take it for ...")."""
+    for mark in _STATUS_MARK.finditer(text):
+        word = mark.group("inner") or mark.group("stars") or mark.group("caps") or ""
+        if len(word.split()) <= 3 and " if " not in f" {word.lower()} ":
+            status = _status(word, vocab, marks=False)
+            if status:
+                return status
+    return ""
+
+
+def _status(text: str, vocab: Vocabulary, *, marks: bool = True) -> str:
+    """The status a line states: a marked one first ("[NEW]", "(CONTINUE)"), its prefix
+    ("STOP:"), else its words, where a longer
     phrase hides the words inside it ("no change" is not "change", "do not restart" is
     not "restart") and, between phrases that do not overlap, the vocabulary's order decides
     ("hold" before "stop")."""
     text = _NEGATED_STOP.sub(" ", _without_discharge_dc(text, vocab))  # "do not stop" says to continue
+    marked = _marked_status(text, vocab) if marks else ""
+    if marked:
+        return marked
     prefix = _STATUS_PREFIX.match(text)
     for candidate in ([prefix.group("word")] if prefix else []) + [text]:
         found = [(m.start(1), m.end(1), rank, value)
@@ -872,36 +1014,38 @@ def _names_a_medicine(text: str, vocab: Vocabulary) -> bool:
 
 def _reason(text: str, vocab: Vocabulary, *, brackets: bool = True) -> str:
     """Why a medicine is taken, stopped or changed, as the line says it: what it is needed
-    for ("PRN abdominal pain"), a reason in brackets, or after "for", "because", "due to",
-    "to prevent"."""
+    for ("PRN abdominal pain"); else the first the line gives of a reason in brackets, one
+    after a status ("STOP - causes dizziness", "CEASED: hormone receptor positive"), or one
+    after "for", "because", "due to", "as", "to prevent"."""
     needed = _AS_NEEDED_FOR.search(text)
     if needed:
         return needed.group("why").strip()
-    if re.search(r"(?:^|[.;]\s+)(?:for|because|due to)\b", text, re.IGNORECASE):
-        brackets = False  # "For atrial fibrillation (stroke prevention).": a sentence says why
-    for inside in [] if not brackets else [re.sub(r"^\s*(?:for|because of|due to)\s+", "", part, flags=re.IGNORECASE)
-                   for group in _PARENS.findall(text) for part in re.split(r"[;,]", group)]:
-        lowered = inside.lower().strip()
-        if (lowered.startswith("was ") and _WAS.match(lowered)) or _NEGATED_STOP.search(lowered):
-            continue
-        if (vocab.quantity.search(inside) or DATE.search(inside) or vocab.timings(inside)
-                or _status(inside, vocab) or _CLOCK.search(inside)
-                or lowered.startswith(("until", "through", "x ", "see ", "e.g", "i.e", "or ", "and "))
-                or re.fullmatch(r"(?:on\s+)?(?:mon|tues|wednes|thurs|fri|satur|sun)days?", lowered)
-                or _names_a_medicine(inside, vocab) or not re.search(r"[A-Za-z]{3}", inside)
-                or re.fullmatch(r"(?:immediate|extended|modified|slow|sustained|controlled|delayed)"
-                                r"[ -]release|otc|over the counter|ec|er|xl|sr|cr|dr|xr|la", lowered)
-                or vocab.route.fullmatch(lowered.strip())):
-            continue
-        return inside.strip()
-    stopped = _STOPPED_BECAUSE.search(text) or _DASH_REASON.search(text)
-    why = (stopped.group("why") or stopped.groupdict().get("why2") or "") if stopped else ""
-    if why and not re.match(r"(?:until|till|then|and|or|for now|on|from|after|before|when|if)\b",
-                            why, re.IGNORECASE) and not DATE.search(why):
-        return why.strip()
+    found: list[tuple[int, str]] = []
+    if brackets:
+        for group in _PARENS.finditer(text):
+            offset = group.start(1)
+            for part in re.split(r"[;,]", group.group(1)):
+                inside = re.sub(r"^\s*(?:for|because of|due to)\s+", "", part, flags=re.IGNORECASE)
+                if _reason_in_brackets(inside, vocab):
+                    found.append((offset, inside.strip()))
+                    break
+                offset += len(part) + 1
+            if found:
+                break
+    stopped = (_STOPPED_BECAUSE.search(text) or _DASH_REASON.search(text)
+               or _STATUS_THEN_WHY.search(text))
+    why = (stopped.group("why") or stopped.groupdict().get("why2") or stopped.groupdict().get("why3")
+           or "") if stopped else ""
+    if stopped and stopped.groupdict().get("why3") and not _reason_in_brackets(why, vocab):
+        why = ""
+    if why and not re.match(r"(?:until|till|then|and|or|for|because|due to|on|from|after|before|when|if)\b",
+                            why, re.IGNORECASE) and not DATE.search(why) \
+            and not _INSTRUCTION_START.match(why.strip()):
+        found.append((stopped.start(), why.strip()))
+    inside_brackets = [m.span() for m in _PARENS.finditer(text)]
     for cue in _REASON_CUE.finditer(text):
         match = _REASON_WHY.match(text, cue.end())
-        if match is None:
+        if match is None or any(a <= cue.start() < b for a, b in inside_brackets):
             continue
         if re.search(r"\b(?:tests?|checks?|bloods|labs?|appointment|visit|clinic|review|x-ray|scan|"
                      r"monitoring)\s*$", text[:cue.start()], re.IGNORECASE):
@@ -913,17 +1057,48 @@ def _reason(text: str, vocab: Vocabulary, *, brackets: bool = True) -> str:
                     r"several|a few|a couple of|years|months)\b", why):
             continue
         why = re.split(r"\s+(?:x\s*\d|until|then|max)\b|\s+[-–—]\s|,\s*(?:to|and|which|who|then|"
-                       r"with|but|so|as|if|only|once)\b", why)[0].strip()
+                       r"with|but|so|as|if|only|once)\b|\s+(?:you|she|he|they|we)\s+(?:can|may|should|"
+                       r"will|must|need)\b", why)[0].strip()
         pieces = why.split(",")
         while len(pieces) > 1 and _status(pieces[-1], vocab) and len(pieces[-1].split()) <= 3:
             pieces.pop()  # "for athlete's foot, new"
-        return ",".join(pieces).strip()
-    purpose = _PURPOSE.search(text)
-    return (purpose.group("why") or purpose.group("why2")).strip() if purpose else ""
+        found.append((cue.start(), ",".join(pieces).strip()))
+        break
+    purpose = _PURPOSE.search(text) or _IT_DOES.search(text)
+    if purpose:
+        found.append((purpose.start(), (purpose.group("why") or purpose.group("why2")).strip()))
+    found = [(position, why) for position, why in found if why]
+    return min(found)[1] if found else ""
+
+
+def _ranked_reason(text: str, vocab: Vocabulary, *, brackets: bool = True) -> str:
+    """The reason a line gives, preferring what its words say ("for X", "to prevent X",
+    "STOP - X") to what brackets hold, which as often say why the dose is what it is
+    ("(lower dose for your kidneys), to help with alcohol cravings")."""
+    worded = _reason(text, vocab, brackets=False)
+    return worded or (_reason(text, vocab) if brackets else "")
+
+
+def _reason_in_brackets(inside: str, vocab: Vocabulary) -> bool:
+    """Whether brackets hold a reason: not a dose, a date, a timing, a status alone, a
+    weekday, another name of the medicine or its release form."""
+    lowered = inside.lower().strip()
+    if (lowered.startswith("was ") and _WAS.match(lowered)) or _NEGATED_STOP.search(lowered):
+        return False
+    return not (vocab.quantity.search(inside) or DATE.search(inside) or vocab.timings(inside)
+                or _status(inside, vocab) and len(inside.split()) <= 3 or _CLOCK.search(inside)
+                or lowered in NUMBER_WORDS
+                or lowered.startswith(("until", "through", "x ", "see ", "e.g", "i.e", "or ", "and "))
+                or re.fullmatch(r"(?:on\s+)?(?:mon|tues|wednes|thurs|fri|satur|sun)days?", lowered)
+                or _names_a_medicine(inside, vocab) or not re.search(r"[A-Za-z]{3}", inside)
+                or re.fullmatch(r"(?:immediate|extended|modified|slow|sustained|controlled|delayed)"
+                                r"[ -]release|otc|over the counter|ec|er|xl|sr|cr|dr|xr|la", lowered)
+                or vocab.route.fullmatch(lowered))
 
 
 def _unit_word(unit: str, count: float) -> str:
-    base = {"d": "day", "wk": "week", "wks": "week"}.get(unit.lower(), unit.lower().rstrip("s"))
+    base = {"d": "day", "wk": "week", "wks": "week", "h": "hour", "hr": "hour", "hrs": "hour"}.get(
+        unit.lower(), unit.lower().rstrip("s"))
     return base if count == 1 else base + "s"
 
 
@@ -936,10 +1111,18 @@ def _plain_doses(text: str, vocab: Vocabulary) -> str:
     return "".join(out + [text[position:]])
 
 
+# "atorvastatin 20 mg -> 80 mg qHS"
+_ARROW = re.compile(r"(?P<from>\d[\d.,/]*\s*[A-Za-z%]+(?:\s+(?:daily|bid|tid|qd|od|bd|qhs|twice daily|once daily))?)"
+                    r"\s*(?:->|→|=>|-->)\s*(?P<to>\d[\d.,/]*\s*[A-Za-z%]+)", re.IGNORECASE)
+# "5 days only", "7 day course"
+_DURATION_AFTER = re.compile(r"\b(?P<n>\d+)\s*-?\s*(?P<unit>days?|weeks?|months?)\s+(?:only|course|total|"
+                             r"in total|supply)\b", re.IGNORECASE)
+
+
 def _fields(medication: Medication, part: str, vocab: Vocabulary, order: str) -> None:
     """Fill `medication` with what `part` (the medicine's own words) says of it."""
     maximum, maximum_span = _maximum(part, vocab)
-    changed = _FROM_TO.search(part)
+    changed = _FROM_TO.search(part) or _ARROW.search(part)
     skip = [maximum_span] if maximum_span else []
     if changed:
         skip.append(changed.span("from"))
@@ -948,7 +1131,7 @@ def _fields(medication: Medication, part: str, vocab: Vocabulary, order: str) ->
     dose, count = _dose_and_count(quantities, vocab)
     route = vocab.route.search(part)
     frequency, as_needed = _frequency(part, vocab)
-    duration = _DURATION.search(part)
+    duration = _DURATION.search(part) or _DURATION_AFTER.search(part)
     medication.dose, medication.count = dose, count
     medication.route = vocab.routes[route.group(1).lower()].value if route else ""
     if not medication.route and any(q.unit == "puff" for q in quantities):
@@ -960,7 +1143,11 @@ def _fields(medication: Medication, part: str, vocab: Vocabulary, order: str) ->
         number = number_value(duration.group("n"))
         medication.duration = f"{number:g} {_unit_word(duration.group('unit'), number)}"
     medication.until = _until(part, order)
-    medication.reason = _clean_reason(_reason(_plain_space(part), vocab))
+    # Brackets right after the name give another name ("rifAXIMin (XIFAXAN) 550 mg"), not why.
+    named_as = re.match(r"[^(|\d]{1,45}?\(([^()]{1,40})\)", part)
+    if named_as and len(named_as.group(1).split()) <= 3 and not _status(named_as.group(1), vocab):
+        part = part[:named_as.start(1) - 1] + " " * (len(named_as.group(1)) + 2) + part[named_as.end():]
+    medication.reason = _clean_reason(_ranked_reason(_plain_space(part), vocab))
     to_dose = _TO_DOSE.search(part)
     if changed:
         medication.status = medication.status or "changed"
@@ -990,7 +1177,8 @@ def _named_parts(text: str, names: list[tuple[int, int, str, str]]
     for name in names:
         if kept:
             between = text[kept[-1][1]:name[0]]
-            if re.fullmatch(r"\s*[(\[]\s*", between) or name[3] == kept[-1][3]:
+            if re.fullmatch(r"\s*[(\[]\s*", between) or (
+                    name[3] == kept[-1][3] and re.fullmatch(r"\s*[/(\[]?\s*", between)):
                 continue
         kept.append(name)
     parts = []
@@ -1036,7 +1224,8 @@ def _own_medicines(named: str, names: list[tuple[int, int, str, str]],
         before = named[kept[-1][1]:name[0]]
         after = named[name[1]:name[1] + 16]
         dose = vocab.quantity.match(after.lstrip()) if after.strip() else None
-        if _REPLACES.search(before) or re.search(r"\bto\s*$", before) and re.search(
+        if _REPLACES.search(before) or re.search(r"(?:->|→|=>)\s*$", before) \
+                or re.search(r"\bto\s*$", before) and re.search(
                 r"\b(?:switch|change|swap|convert)", named[:name[0]], re.IGNORECASE) or (
                 dose and re.search(r"(?:\band|[,;+&]|\bplus)\s*$", before)):
             kept.append(name)
@@ -1055,7 +1244,9 @@ def _list_name(named: str, found: tuple[int, int, str, str] | None) -> str:
     words = lead.split()
     if lead.strip() and found[0] <= len(before_dose) and len(words) <= 3 and words[0][:1].isupper() \
             and not {w.lower().strip(":,") for w in words} & (_INSTRUCTION_WORDS - {"with", "and"}) \
-            and not re.search(r"[(\[:;,]", lead):
+            and words[0].lower() not in ("her", "his", "their", "my", "our", "its", "a", "an", "this",
+                                         "that", "these", "those", "usual", "regular", "current") \
+            and not re.search(r"[(\[:;,]|\s[-–—]\s|medic", lead, re.IGNORECASE):
         return (lead + found[2]).strip()
     return found[2]
 
@@ -1113,6 +1304,12 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
     named = body[prefix.end():] if prefix else body
     shift = offset + (prefix.end() if prefix else 0)
     names = medicine_names(named, glossary, vocab)
+    # A brand the glossary does not know, named after what to do with it ("Please stop
+    # taking Sprintec, your birth control pill").
+    for taken in _TAKING_NAME.finditer(named):
+        span = taken.span("name")
+        if not any(a < span[1] and span[0] < b for a, b, _n, _k in names):
+            names = sorted(names + [(span[0], span[1], taken.group("name"), taken.group("name").lower())])
     parts = _named_parts(named, _own_medicines(named, names, vocab) if in_list else names)
     if not parts:
         span = _unnamed_medicine(named, vocab, in_list=in_list) if (
@@ -1134,7 +1331,8 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
         owns.append(own[:cut])
         lead_start = part_start + cut
     shared = _status(leads[0], vocab) or (status_column if in_list else "")
-    found: list[Medication] = []
+    found: list[Medication] = []  # one for each of `parts` (its last step, if it has steps)
+    earlier_steps: dict[int, list[Medication]] = {}
     for index, (name, part_start, part_end) in enumerate(parts):
         own, lead = owns[index], leads[index]
         written = _list_name(named, name) if in_list and index == 0 else name[2]
@@ -1146,18 +1344,42 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
         if index == 0 and not medication.reason and lead.strip():
             # "For aches and pains she may take X"
             medication.reason = _reason(_plain_space(lead), vocab, brackets=False)
-        route = vocab.route.search(lead[-12:]) if index == 0 and not medication.route else None
+        if index == 0 and not medication.count:
+            taken = [q for q in _quantities(lead[-30:], vocab) if q.unit in vocab.dose_forms]
+            if taken:
+                medication.count = taken[-1].text  # "Take 3 pills of prednisone 20 mg"
+                medication.dose = medication.dose or medication.count
+                if medication.dose == medication.count:
+                    medication.count = ""
+        route = next((m for m in vocab.route.finditer(lead) if m.end() >= len(lead.rstrip()) - 1),
+                     None) if index == 0 and not medication.route else None
         if route:
             medication.route = vocab.routes[route.group(1).lower()].value  # "started oral co-amoxiclav"
         maximum = _maximum(own, vocab)[1]
         said = own if maximum is None else own[:maximum[0]] + " " * (maximum[1] - maximum[0]) + own[maximum[1]:]
+        # "While you are on apixaban please avoid contact sports": what is avoided is named
+        # after the word, and it is not this medicine.
+        said = re.sub(r"\bavoid\s+(?!it\b|them\b|this\b|these\b|taking\b|using\b)\w+",
+                      lambda m: " " * len(m.group(0)), said, flags=re.IGNORECASE)
+        # The medicine's own sentence says its status; one after it ("The dose will likely
+        # be lowered as prednisolone is tapered") only when the first says none.
+        first_end = re.search(r"[.!?](?=\s+[A-Z])", said[name[1] - part_start:])
+        if first_end and _status(said[:name[1] - part_start + first_end.end()], vocab):
+            said = said[:name[1] - part_start + first_end.end()]
         status = _status(f"{lead if index else ''} {said}", vocab)
         if index == 0 and (prefix_status or in_list and status_column):
             status = prefix_status or status_column
         if index == 0 and not prefix_status:
             status = _status(f"{lead} {said}", vocab) if _status(lead, vocab) else status
         medication.status = status or medication.status
+        if medication.status in ("stopped", "held"):
+            # Why it was stopped is most often after a dash ("d/c HCTZ - hypokalemia (K 3.1)").
+            medication.reason = (_reason(_plain_space(own), vocab, brackets=False)
+                                 or _dash_reason(own, vocab, stopped=True) or medication.reason)
         medication.reason = medication.reason or _dash_reason(own, vocab)
+        steps = _steps(own, vocab)
+        if len(steps) > 1:
+            *earlier_steps[index], medication = _stepped(medication, own, steps, vocab, order)
         if index > 0 and _REPLACES.search(lead):
             # "X ... (replaces Y)": Y is stopped, X is what is taken instead.
             medication.status = medication.status if medication.status in ("stopped", "held") \
@@ -1165,6 +1387,19 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
             medication.reason = medication.reason or f"replaced by {found[0].name}"
             found[0].status = found[0].status or "new"
         found.append(medication)
+    # "stop taking Sprintec, ..., because the estrogen in it makes clots more likely": a
+    # medicine only mentioned does not end the reason of the one before it.
+    for index in range(len(found) - 1):
+        mentioned = found[index + 1]
+        if not (mentioned.status or mentioned.dose) and len(found[index].reason.split()) < 3:
+            longer = _reason(_plain_space(owns[index] + said_of[parts[index + 1][1]:parts[index + 1][2]]),
+                             vocab)
+            found[index].reason = _clean_reason(longer) or found[index].reason
+    # "metoprolol tartrate 25 mg BID -> metoprolol succinate 50 mg daily": X replaced by Y.
+    if len(found) == 2 and re.search(r"(?:->|→|=>)\s*$", said_of[:parts[1][1]]):
+        found[0].status = found[0].status if found[0].status in ("stopped", "held") else "stopped"
+        found[0].reason = found[0].reason or f"replaced by {found[1].name}"
+        found[1].status = found[1].status or "new"
     # "Switched from X to Y": X stopped, Y new.
     if len(found) == 2 and re.search(r"\b(?:switch(?:ed)?|chang(?:e|ed)|swap(?:ped)?|convert(?:ed)?)\s+"
                                      r"(?:\w+\s+)?from\s*$", leads[0], re.IGNORECASE) \
@@ -1179,7 +1414,10 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
                 setattr(medication, key, getattr(medication, key) or getattr(found[-1], key))
     trailing = named[parts[-1][1]:]
     plural = _status(trailing, vocab) if len(found) > 1 and _PLURAL_STATUS.search(trailing) else ""
-    for medication in found:
+    for index, medication in enumerate(found):
+        if index and re.search(r"\b(?:because|since|as|which|that|who|when|if|while|so)\b",
+                               said_of[parts[index - 1][0][1]:parts[index][1]], re.IGNORECASE):
+            continue  # "stop Sprintec, because the estrogen in it ...": not a list of medicines
         medication.status = medication.status or shared or plural
     if len(found) > 1:
         stated = [m for m in found if m.status]
@@ -1187,7 +1425,44 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
             if not medication.status and stated:
                 medication.doubt = ("the line names several medicines, and the status it "
                                     "gives may be this one's too")
-    return found
+    stepped = []
+    for index, medication in enumerate(found):
+        for step in earlier_steps.get(index, []):
+            step.status, step.doubt = step.status or medication.status, medication.doubt
+            stepped.append(step)
+        stepped.append(medication)
+    return stepped
+
+
+# "..., then 5 mg twice a day": the next step of a dose that changes on a schedule.
+_THEN_DOSE = re.compile(r"(?:[,;]\s*|\s+)(?:and\s+)?then\s+(?:take\s+|give\s+|(?:reduce|decrease|increase|"
+                        r"go down|go up)\s+to\s+)?(?=\d)", re.IGNORECASE)
+
+
+def _steps(own: str, vocab: Vocabulary) -> list[tuple[int, int]]:
+    """The steps of a medicine's own words, each giving a dose of its own."""
+    cuts = [m for m in _THEN_DOSE.finditer(own) if _quantities(own[m.end():m.end() + 20], vocab)]
+    if not cuts:
+        return [(0, len(own))]
+    bounds = [0] + [m.start() for m in cuts] + [len(own)]
+    starts = [0] + [m.end() for m in cuts]
+    return [(starts[i], bounds[i + 1]) for i in range(len(starts))]
+
+
+def _stepped(first: Medication, own: str, steps: list[tuple[int, int]], vocab: Vocabulary,
+             order: str) -> list[Medication]:
+    """One medication per step, the later ones taking what they do not say (route, timing,
+    status, reason) from the first."""
+    made = []
+    for number, (a, b) in enumerate(steps, start=1):
+        step = Medication(first.name, key=first.key, text=first.text, start=first.start,
+                          end=first.end, section=first.section, label=first.label, step=number)
+        _fields(step, own[a:b], vocab, order)
+        for key in ("route", "frequency", "time", "status", "reason"):
+            if not getattr(step, key):
+                setattr(step, key, getattr(made[0] if made else first, key))
+        made.append(step)
+    return made
 
 
 def _clean_reason(reason: str) -> str:
@@ -1195,28 +1470,42 @@ def _clean_reason(reason: str) -> str:
     return re.sub(r"(?:[\s,;:–—-]+|\b(?:and|or|but|then|with|plus)\b)+$", "", reason).strip()
 
 
-def _dash_reason(own: str, vocab: Vocabulary) -> str:
+# Words after a dash or a status that say what to do, not why ("- do not stop", "- take 1").
+_INSTRUCTION_START = re.compile(
+    r"(?:do|don't|take|give|use|apply|inject|until|till|then|stop|hold|restart|resume|continue|"
+    r"please|never|no(?!\s+longer)|not to|new|see|on|from|after|when|if|d/c|skip|avoid|limit|check|call|keep|"
+    r"rinse|finish|wear|bring|store|shake|swallow|chew|dissolve|with|without|at|in|\d)\b",
+    re.IGNORECASE)
+
+
+def _dash_reason(own: str, vocab: Vocabulary, *, stopped: bool = False) -> str:
     """A reason written after a dash in a medicine's line ("STOP Amoxicillin -- her germ is
-    resistant to it", "aspirin 81 mg - now on apixaban; taking both raises bleeding risk")."""
+    resistant to it", "aspirin 81 mg - now on apixaban; taking both raises bleeding risk");
+    for a stopped medicine, also one that starts "no ..." ("no NSAIDs while platelets are
+    low")."""
     for why in re.finditer(r"\s[-–—]{1,2}\s*(?P<why>[^.|()]{5,90})", own):
         text = why.group("why").strip()
-        if (re.match(r"(?:do|don't|take|give|use|apply|inject|until|till|then|stop|hold|restart|resume|"
-                     r"continue|please|never|no|not|new|see|on|from|after|when|if|d/c|skip|avoid|limit|"
-                     r"check|call|keep|rinse|finish|wear|bring|store|shake|swallow|chew|dissolve|"
-                     r"with|without|at|in|\d)\b", text,
-                     re.IGNORECASE) or DATE.search(text) or _status(text.split(";")[0], vocab)
+        if stopped and re.match(r"no\s", text, re.IGNORECASE) and not DATE.search(text):
+            return _plain_space(text)
+        if (_INSTRUCTION_START.match(text) or DATE.search(text) or _status(text.split(";")[0], vocab)
                 or vocab.timings(text) or _quantities(text, vocab)):
             continue
         return _plain_space(text)
     return ""
 
 
-def _goes_on(medication: Medication, sentence: str, vocab: Vocabulary, order: str) -> None:
+def _goes_on(medication: Medication, sentence: str, vocab: Vocabulary, order: str,
+             fields: tuple[str, ...] = ("count", "route", "frequency", "time", "maximum",
+                                        "duration", "until")) -> None:
     """Fill what a sentence after a medicine's line says of it ("Give for 8 more days,
-    last dose on 4/22", "Do not give more than 5 doses in 24 hours")."""
+    last dose on 4/22", "Do not give more than 5 doses in 24 hours", "Give 1 spray into
+    one nostril if:")."""
     more = Medication(medication.name)
     _fields(more, sentence, vocab, order)
-    for key in ("frequency", "time", "maximum", "duration", "until"):
+    if more.dose and not more.count and medication.dose and more.dose != medication.dose \
+            and _quantities(more.dose, vocab) and _quantities(more.dose, vocab)[0].unit in vocab.dose_forms:
+        more.count = more.dose  # "Give 1 spray (10 mg)": what is taken of the dose above
+    for key in fields:
         if not getattr(medication, key) and getattr(more, key):
             setattr(medication, key, getattr(more, key))
     medication.as_needed = medication.as_needed or more.as_needed
@@ -1224,10 +1513,24 @@ def _goes_on(medication: Medication, sentence: str, vocab: Vocabulary, order: st
         medication.reason = more.reason
 
 
+def _same_medicine(one: str, other: str) -> bool:
+    """Two names of one glossary entry name the same medicine when one is a brand of the
+    other ("Flovent", "fluticasone") or says more of it ("metoprolol", "Metoprolol
+    succinate"), not when they are two forms of it ("metoprolol tartrate", "metoprolol
+    succinate")."""
+    a, b = set(one.lower().split()), set(other.lower().split())
+    return not a & b or a <= b or b <= a
+
+
 def _merge(medications: list[Medication], new: Medication) -> None:
     """Add `new`, or fill what an earlier mention of the same medicine left unsaid."""
     for known in medications:
-        if known.name.lower() == new.name.lower() or (known.key and known.key == new.key):
+        # A mention without steps fills the first step of one with steps, and the other way.
+        same_step = known.step == new.step or new.step == 0 and known.step == 1 or \
+            known.step == 0 and new.step == 1
+        if (known.name.lower() == new.name.lower() or known.key and known.key == new.key
+                and _same_medicine(known.name, new.name)) and same_step:
+            known.step = known.step or new.step
             for key in ("dose", "count", "route", "frequency", "time", "maximum", "duration",
                         "until", "status", "changed_from", "changed_to", "reason", "label"):
                 if not getattr(known, key) and getattr(new, key):
@@ -1391,8 +1694,11 @@ def read_summary(summary: str, glossary: Glossary | None = None,
             continue
         if kind not in _FACT_SECTIONS:
             continue  # history, course, results: what happened, not what to do now
-        for a, b in items:
+        before: list[Medication] = []  # what the sentence before named, in its paragraph
+        for index, (a, b) in enumerate(items):
             text = summary[a:b]
+            if index and "\n\n" in summary[items[index - 1][1]:a]:
+                before = []
             if _TABLE_ROW.match(text) and _medication_table(table_header(summary, section, a, vocab)):
                 continue
             warning = bool(vocab.warning_cue.search(text) or _CALL_IF.search(text)
@@ -1414,8 +1720,10 @@ def read_summary(summary: str, glossary: Glossary | None = None,
                     and (kind == "instructions" or vocab.restriction_cue.search(text)):
                 facts.restrictions += _restrictions(summary, a, b, vocab)
             if warning:
+                before = []
                 continue  # "if she develops a sore throat, stop the carbimazole": not a status
             in_hospital = _IN_HOSPITAL.search(text) and not _AT_HOME.search(text)
+            said = []
             for medication in _medications_of_line(text, a, b, section.title, glossary, vocab,
                                                    order, in_list=False,
                                                    bulleted_plan=bool(_BULLET.match(text))):
@@ -1425,8 +1733,45 @@ def read_summary(summary: str, glossary: Glossary | None = None,
                     # A problem-based plan ("# HTN - continue amlodipine"): the problem is why.
                     medication.reason = medication.reason or section.title
                 if medication.status or (medication.dose and medication.frequency):
-                    _merge(facts.medications, medication)
+                    said.append(medication)
+            # "While you are on apixaban please avoid contact sports": the medicine is only
+            # the context of what to avoid.
+            if (not said and _restriction_kind(text, vocab) and not vocab.follow_up_cue.search(text)
+                    and (kind == "instructions" or vocab.restriction_cue.search(text))
+                    and medicine_names(text, glossary, vocab)):
+                facts.restrictions += _restrictions(summary, a, b, vocab)
+            named = medicine_names(text, glossary, vocab)
+            if not named and len(before) == 1 and _quantities(text, vocab) and vocab.timings(text):
+                # "For the first week the dose is higher: take 10 mg twice a day for 7 days,
+                # then 5 mg twice a day" goes on about the medicine named just before.
+                _continued(facts, before[0], text, vocab, order)
+                continue
+            for medication in said:
+                _merge(facts.medications, medication)
+            before = [m for m in facts.medications
+                      if any(m.name.lower() == n[2].lower() or m.key == n[3] for n in named)] \
+                if named else before
     return facts
+
+
+def _continued(facts: SummaryFacts, medication: Medication, sentence: str, vocab: Vocabulary,
+               order: str) -> None:
+    """Fill a medicine with the doses a sentence gives of it without naming it: its fields,
+    or, for a dose that changes on a schedule, one entry per step."""
+    steps = _steps(sentence, vocab)
+    made = _stepped(medication, sentence, steps, vocab, order) if len(steps) > 1 else []
+    if not made:
+        _goes_on(medication, sentence, vocab, order, fields=("dose", "count", "route", "frequency",
+                                                             "time", "maximum", "duration", "until"))
+        return
+    first, *later = made
+    for key in ("dose", "count", "route", "frequency", "time", "maximum", "duration", "until"):
+        setattr(medication, key, getattr(medication, key) or getattr(first, key))
+    medication.step = 1
+    for step in later:  # the sentence's own "For the first week ..." is no reason
+        step.reason, step.status = medication.reason, medication.status
+    position = facts.medications.index(medication) + 1
+    facts.medications[position:position] = later
 
 
 def _read_medication_list(summary: str, section: SummarySection, items: list[tuple[int, int]],
@@ -1436,6 +1781,7 @@ def _read_medication_list(summary: str, section: SummarySection, items: list[tup
     listed_status = _status(section.title, vocab) if section.effective_kind == "medications" else ""
     label = section.title if listed_status else ""
     last: list[Medication] = []  # the medicines of the item before
+    condition_for: Medication | None = None  # a medicine given "if:" what the next line says
     for a, b in items:
         line = summary[a:b]
         header = table_header(summary, section, a, vocab) if _TABLE_ROW.match(line) else []
@@ -1459,10 +1805,23 @@ def _read_medication_list(summary: str, section: SummarySection, items: list[tup
                 label = line.strip().rstrip(":").strip() if listed_status else ""
                 last = []
             elif len(last) == 1 and not medicine_names(line, glossary, vocab):
+                if condition_for is not None and not condition_for.reason:
+                    # "Give 1 spray if:" then "* a seizure lasts 5 minutes or longer, OR"
+                    condition_for.reason = re.sub(r",?\s*\b(?:or|and)\s*$", "",
+                                                  _plain_space(_BULLET.sub("", line, count=1)),
+                                                  flags=re.IGNORECASE).rstrip(".,; ")
+                    continue
                 _goes_on(last[0], line, vocab, facts.date_order)
+                if re.search(r"\bif\s*:\s*$", line):
+                    last[0].as_needed = True  # given only when what follows happens
+                    last[0].frequency = last[0].frequency or "as needed"
+                    condition_for = last[0]
             continue
+        condition_for = None
         last = medications
         for medication in medications:
             if not medication.status and listed_status:
                 medication.status, medication.label = listed_status, label
+                if medication.status in ("stopped", "held") and not medication.reason:
+                    medication.reason = _dash_reason(_plain_space(line), vocab, stopped=True)
             _merge(facts.medications, medication)

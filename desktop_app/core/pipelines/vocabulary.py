@@ -23,8 +23,10 @@ _MONTH_WORD = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|j
 
 
 def _alternation(forms) -> str:
-    """A regex alternative of whole-word forms, longest first."""
-    return "|".join(sorted((re.escape(f) for f in forms), key=len, reverse=True))
+    """A regex alternative of whole-word forms, longest first; a space in a form matches any
+    run of spaces or a line break ("twice\n daily")."""
+    return "|".join(re.escape(f).replace("\\ ", r"\s+")
+                    for f in sorted(forms, key=len, reverse=True))
 
 
 def _whole(forms) -> re.Pattern:
@@ -98,6 +100,7 @@ class Vocabulary:
     letter_closings: tuple[str, ...] = ()
     record_identifiers: tuple[str, ...] = ()
     record_signatures: tuple[str, ...] = ()
+    record_staff: tuple[str, ...] = ()
     dc_forms: tuple[str, ...] = ()
     dc_discharge_after: tuple[str, ...] = ()
 
@@ -123,12 +126,14 @@ class Vocabulary:
         vocabulary's forms, and intervals it does not list ("every 4-6 hours", "q3h")
         in the normal form "every N hours" / "every N-M hours" (or the vocabulary's own
         form of that interval: every 8 hours is "3/day")."""
-        found = [(m.start(), m.end(), self.frequencies[m.group(1).lower()].value)
+        # Epic writes numbers twice ("2 (two) times a day", "every 6 (six) hours").
+        text = _SPELLED_OUT.sub(lambda m: " " * len(m.group(0)), text)
+        found = [(m.start(), m.end(), self.frequencies[m.group(1)].value)
                  for m in self.frequency.finditer(text)]
         for m in _INTERVAL.finditer(text):
             if any(a < m.end() and m.start() < b for a, b, _ in found):
                 continue
-            low, high = m.group("low"), m.group("high")
+            low, high = m.group("low") or m.group("low2"), m.group("high") or m.group("high2")
             written = f"every {low} hours" if not high else f"every {low}-{high} hours"
             known = self.frequencies.get(written) if not high else None
             found.append((m.start(), m.end(), known.value if known else written))
@@ -212,6 +217,13 @@ class Vocabulary:
         if re.search(r"\b(?:call|return|come back|seek|go to|get help|contact|phone|ring)\b.*\b(?:if|for|when)"
                      r"(?:\s+(?:you|she|he|they)\s+(?:see|notice|have|get))?$", name):
             return "warning_signs"
+        # "Medicines that have changed", "Pills to stop", "Rescue medicine": a list of
+        # medicines ("Department of Medicine", "Hospital Medicine" are services)
+        if re.search(r"\b(?:medicines|medications?|meds|drugs|prescriptions?|pills|tablets)\b"
+                     r"|(?<!of )(?<!internal )(?<!family )(?<!emergency )(?<!hospital )(?<!general )"
+                     r"(?<!sports )(?<!nuclear )(?<!respiratory )(?<!acute )\bmedicine\b", name) \
+                and not re.search(r"\b(?:allerg|department|service|division|unit|ward)", name):
+            return "medications"
         # "Why Sofia was in the hospital"
         if re.match(r"why\b.*\b(?:hospital|admitted|here|stay)$", name):
             return "diagnoses"
@@ -219,8 +231,9 @@ class Vocabulary:
         joined = [part.strip() for part in re.split(r"\s+(?:and|&)\s+|\s*/\s*|,\s*", name)]
         if len(joined) > 1 and all(joined):
             kinds = [self.section_kind(part, exact=True) for part in joined]
-            if kinds[0] != "other" and all(k in (kinds[0], "other") for k in kinds):
-                return kinds[0]
+            known = [k for k in kinds if k != "other"]
+            if known and all(k == known[0] for k in known):
+                return known[0]
         return "other"
 
     def section_plain(self, kind: str) -> str:
@@ -240,6 +253,17 @@ class Vocabulary:
     def dc(self) -> re.Pattern:
         return _whole(self.dc_forms)
 
+    @functools.cached_property
+    def _dc_discharge(self) -> re.Pattern:
+        return re.compile(rf"\s*:?\s*(?:(?:{_alternation(self.dc_discharge_after)})\b|(?:on\s+)?\d)",
+                          re.IGNORECASE)
+
+    def dc_means_discharge(self, text: str, match: re.Match) -> bool:
+        """Whether a "D/C" (a match of `dc` in `text`) means discharge by what follows it
+        ("D/C home", "D/C: 05/01"); whether it means stop, or cannot be told, is the
+        caller's to decide by the line it is in."""
+        return bool(self._dc_discharge.match(text, match.end()))
+
 
 NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
                 "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fourteen": 14,
@@ -257,9 +281,13 @@ def number_value(text: str) -> float:
     return float(lowered.replace(",", "."))
 
 
-# An interval the vocabulary does not list as a form: "every 4-6 hours", "q4-6h", "q 3 hrs".
-_INTERVAL = re.compile(r"(?<![\w/])(?:every|q\.?)\s*(?P<low>\d{1,2})(?:\s*(?:-|–|to)\s*(?P<high>\d{1,2}))?"
-                       r"\s*(?:hours?|hrs?|h)\b\.?", re.IGNORECASE)
+# An interval the vocabulary does not list as a form: "every 4-6 hours", "q4-6h", "q 3 hrs",
+# "4-hourly" (UK).
+_INTERVAL = re.compile(r"(?<![\w/])(?:(?:every|q\.?)\s*(?P<low>\d{1,2})(?:\s*(?:-|–|to)\s*(?P<high>\d{1,2}))?"
+                       r"\s*(?:hours?|hrs?|h)\b\.?|(?P<low2>\d{1,2})(?:\s*(?:-|–|to)\s*(?P<high2>\d{1,2}))?"
+                       r"[\s-]?(?:hourly|hrly)\b)", re.IGNORECASE)
+_SPELLED_OUT = re.compile(r"(?<=\d)\s*\((?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|"
+                          r"twelve|twenty-four)\)", re.IGNORECASE)
 
 # ---- dates -----------------------------------------------------------------------------
 
@@ -336,8 +364,19 @@ def same_date(a: str, b: str) -> bool:
 # ---- loading ---------------------------------------------------------------------------
 
 
+class _Forms(dict):
+    """Forms to terms, looked up as written in a text: any case, any run of spaces or a line
+    break where the form has a space (the patterns match so: _alternation)."""
+
+    def __getitem__(self, written: str) -> Term:
+        return super().__getitem__(re.sub(r"\s+", " ", written.lower()))
+
+    def get(self, written, default=None):
+        return super().get(re.sub(r"\s+", " ", written.lower()), default)
+
+
 def _terms(entries: list[dict]) -> dict[str, Term]:
-    table: dict[str, Term] = {}
+    table: dict[str, Term] = _Forms()
     for entry in entries:
         term = Term(entry["value"], entry.get("plain", entry["value"]), entry.get("one", ""))
         for form in entry["forms"]:
@@ -384,6 +423,7 @@ def vocabulary() -> Vocabulary:
             letter_closings=tuple(data["letter"]["closings"]),
             record_identifiers=tuple(data["record"]["identifiers"]),
             record_signatures=tuple(data["record"]["signatures"]),
+            record_staff=tuple(data["record"]["staff"]),
             dc_forms=tuple(data["dc"]["forms"]),
             dc_discharge_after=tuple(data["dc"]["discharge_after"]),
         )
