@@ -60,6 +60,7 @@ bench: provision
 	$(BIN)/python bench/bench_ask.py
 	$(BIN)/python bench/bench_evaluation.py
 	$(BIN)/python bench/bench_knowledge.py
+	$(BIN)/python bench/bench_facts.py
 
 # Screenshots of every tab at 1280x800 in docs/screenshots (the Help menu's guides show
 # them), from a throw-away profile with the embedded models (a few minutes).

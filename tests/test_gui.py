@@ -1043,6 +1043,33 @@ def test_simplify_tab_side_by_side_and_export(qtbot, quick_window, tmp_path):
     assert exported == [{"format": "pdf", "run": handout.trace.id}]
 
 
+@pytest.mark.parametrize("layout", ["03-plain_headings-knee-replacement", "09-letter_uk-thyrotoxicosis-af"])
+def test_simplify_tab_lists_every_medicine_of_a_layout(qtbot, quick_window, tmp_path, layout):
+    """A summary in a layout written apart from the parser (headings without colons; a UK
+    letter to the family doctor): "Your medicines", shown as soon as it is read and before
+    any model has written a word, holds every medicine of its hand-written facts; the
+    record and letter matter stays out; the job is then cancelled."""
+    from layout_corpus import CORPUS, load, same_name
+
+    expected = next(e for e in load(CORPUS) if e.name == layout)
+    page = quick_window.simplify_page
+    quick_window.tabs.setCurrentWidget(page)
+    page.editor.setPlainText(expected.text)
+    page.simplify()
+    qtbot.waitUntil(lambda: "Your medicines" in page.plain.toPlainText(), timeout=60_000)
+    shown = page.plain.toPlainText()
+    table = shown[shown.index("Your medicines"):]
+    for medicine in expected.medications:
+        assert any(same_name(medicine["name"], line) for line in table.splitlines()), medicine["name"]
+    for phrase in expected.facts.get("hidden", {}).get("phrases", []):
+        assert not re.search(rf"(?<!\w){re.escape(phrase)}(?!\w)", shown, re.IGNORECASE), phrase
+    page.grab().save(str(tmp_path / f"{layout}.png"))
+    if page._task is not None:
+        page.progress.cancel_button.click()
+    qtbot.waitUntil(lambda: page._task is None, timeout=120_000)
+    assert page.findChild(QMessageBox, "errorDialog") is None
+
+
 def test_dropping_a_file_on_the_summary_box_opens_it(qtbot, quick_window, tmp_path):
     from PySide6.QtCore import QMimeData, QPointF, QUrl
     from PySide6.QtGui import QDropEvent

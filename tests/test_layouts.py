@@ -217,3 +217,22 @@ def test_facts_command_shows_the_full_table_for_each_layout(profile, capsys):
         assert f"Medications ({len(expected.medications)})" in shown, expected.name
         for medication in expected.medications:
             assert medication["name"].split()[0].lower() in shown.lower(), medication["name"]
+
+
+@pytest.mark.parametrize("expected", [e for e in CORPUS if e.layout in ("transcription", "pipe_table")],
+                         ids=[e.name for e in CORPUS if e.layout in ("transcription", "pipe_table")])
+def test_run_ons_and_table_headers_never_reach_the_patient(expected, glossary):
+    """A dictated run-on's ",2." and "HEADING:," are line breaks, and a table's header row
+    names its columns: neither is ever a sentence of an answer or a handout."""
+    facts = read(expected, glossary)
+    handout = handout_tables(expected.text, facts, glossary, Trace(kind="simplify"))
+    shown = ([unit.text for unit in evidence_units(expected.text, facts)]
+             + [text for _section, text in narrative_pieces(expected.text, facts)]
+             + handout.to_text().splitlines())
+    headers = [line for line in expected.text.splitlines()
+               if line.count("|") >= 2 and not re.search(r"\d", line) and "---" not in line]
+    for text in shown:
+        assert not re.search(r",\s*\d{1,2}\.\s|:\s*,", text), text
+        for header in headers:
+            cells = [c.strip() for c in header.strip().strip("|").split("|") if c.strip()]
+            assert ", ".join(cells) not in text, text

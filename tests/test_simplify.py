@@ -11,7 +11,7 @@ from desktop_app.core.documents import read_document
 from desktop_app.core.errors import LumenError
 from desktop_app.core.glossary.glossary import load_glossary
 from desktop_app.core.pipelines.grounding import missing_facts
-from desktop_app.core.pipelines.simplify import SimplifyPipeline
+from desktop_app.core.pipelines.simplify import SimplifyPipeline, narrative_pieces
 from desktop_app.core.pipelines.summary_facts import read_summary
 from desktop_app.export import html_to_pdf, write_handout
 from helpers import TEST_PASSPHRASE, assert_fills_the_page, run_lumen
@@ -187,8 +187,7 @@ def test_a_section_that_already_reads_easily_is_not_rewritten(runtime, glossary,
         "therapy following clinical stabilization, defervescence and radiographic "
         "improvement of the consolidation.\n")
     pipeline = SimplifyPipeline(runtime, glossary, settings(), tmp_path)
-    section, text = pipeline._narrative_pieces(hard_summary,
-                                               read_summary(hard_summary, glossary))[0]
+    section, text = narrative_pieces(hard_summary, read_summary(hard_summary, glossary))[0]
     assert pipeline._easy(section, text, hard_summary) is None
     hard = make(runtime, glossary, tmp_path, hard_summary, simplification_attempts=1)
     assert [a.stage for a in hard.trace.attempts] == ["section"]

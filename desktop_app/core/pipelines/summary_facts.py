@@ -256,6 +256,8 @@ def patient_text(text: str, vocab: Vocabulary | None = None) -> str:
     staff = re.compile(rf"(?i:\b(?:{'|'.join(map(re.escape, sorted(vocab.record_staff, key=len, reverse=True)))})"
                        rf"\s*:?)\s*{person}")
     text = drop(staff, text)
+    # A dictated run-on's line breaks, written as commas ("ADMISSION DATE:,04/08/2025,")
+    text = re.sub(r":\s*,(?=\s*\S)", ": ", text).strip(", ")
     # "Time spent on discharge: 45 minutes.", "Nurse signature: ______"
     text = re.sub(r"(?i:\b(?:total\s+)?time spent\b[^.]*\.?)|(?i:\b\w+\s+signature)\s*:\s*_+", " ", text)
     return re.sub(r"\s{2,}", " ", re.sub(r"\s+([,.;])", r"\1", text)).strip(" ,;")
