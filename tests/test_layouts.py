@@ -55,8 +55,9 @@ def test_every_medicine_with_every_field(expected, glossary):
     a fix shows as well as a regression)."""
     facts = read(expected, glossary)
     comparison = compare_medications(expected.medications, [m.to_dict() for m in facts.medications])
-    assert comparison.missing == [] and comparison.extra == [], comparison
-    problems = comparison.wrong + compare_other(expected, facts.to_dict())
+    problems = ([f"missing {name}" for name in comparison.missing]
+                + [f"extra {name}" for name in comparison.extra]
+                + comparison.wrong + compare_other(expected, facts.to_dict()))
     known = expected.facts.get("known", {}).get("misses", [])
     unexplained = [p for p in problems if not any(p.startswith(k) for k in known)]
     fixed = [k for k in known if not any(p.startswith(k) for p in problems)]
@@ -102,13 +103,14 @@ def test_record_and_letter_matter_never_reaches_the_patient(expected, glossary):
 
 # The words that say a status, in the summary's shorthand or in Lumen's own words.
 STATUS_WORDS = {
-    "stopped": r"stop|discontinu|d/c|cease|no longer|do not (?:take|restart|use|give)|avoid|replac|->",
+    "stopped": r"stop|discontinu|d/c|cease|no longer|do not (?:take|restart|use|give)|avoid|replac|->|"
+               r"switch",
     "held": r"hold|held|on hold|do not (?:take|restart)|withh[oe]ld|pause",
-    "new": r"new|start|commenc|prescribed|begin|added|\brx\b|->",
-    "changed": r"chang|increas|decreas|reduc|was \d|from .* to|adjust|lower|rais|modif|titrat|->|"
+    "new": r"new|start|commenc|prescribed|begin|added|\brx\b|->|replaced (?:with|by)|switch",
+    "changed": r"chang|increas|decreas|reduc|was \d|from .* to|adjust|lower|rais|modif|titrat|->|halv|doubl|"
                r"used to",
     "resume": r"resume|restart|start .* again|start again",
-    "unchanged": r"continu|no change|unchanged|same|keep taking",
+    "unchanged": r"continu|no change|unchanged|same|keep taking|as before",
 }
 
 

@@ -22,6 +22,7 @@ is in that vocabulary file.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -41,10 +42,12 @@ _PROBLEM = re.compile(r"^\s*(?:#\s*|(?:\d{1,2}|[A-Za-z])[.)]\s+)(?P<title>[A-Z][
 _BULLET = re.compile(r"^\s*(?:[-•*·▪◦]|\(?\d{1,2}[.)]|\[\s?\])\s+")
 # A progress note's parts: "S:", "O:", "A:", "P:", "A/P:".
 _SOAP = re.compile(r"^\s*(?P<title>[SOAP]|A\s?/\s?P|A\s?&\s?P)\s*:\s*(?P<rest>.*)$")
+# A numbered line that is only a title ("5. Transfusional iron overload").
+_NUMBERED_TITLE = re.compile(r"^\s*\d{1,2}[.)]\s+(?P<title>[A-Z][A-Za-z0-9 /&(),.'-]{2,60}?)\s*$")
 # A heading by its shape alone: a short line, no colon, no full stop ("Discharge medications").
 _SHAPED = re.compile(r"^\s*(?:#{1,4}\s*)?(?P<title>[A-Z][A-Za-z0-9 /&(),'-]{1,60}?)\s*$")
 # A letter's greeting and closing (resources/summary_vocabulary.toml [letter]).
-_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$|^[^|\n]+(?:\|[^|\n]+){2,}$")
+_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$|^[^|\n]+(?:\|[^|\n]*){2,}$")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:[|+]\s*:?-{2,}:?\s*)*\|?\s*$")
 
 # Sections that hold the writer's and the record's matter, never what the patient is told.
@@ -82,7 +85,9 @@ class SummarySection:
 # Dictated notes whose line breaks were turned into commas ("MEDICATIONS:,1. X.,2. Y.")
 _RUN_ON_LINE = re.compile(r"[.:;]\s*,\s*\S")
 _RUN_ON_CUT = re.compile(r"(?<=:)\s*,\s*(?=\S)|(?<=[.;])\s*,\s*(?=[A-Z0-9(\[])|,\s*(?=\d{1,2}[.)]\s)"
-                         r"|,\s*(?=[A-Z][A-Z0-9 /&()'-]{2,60}:)")
+                         r"|,\s*(?=[A-Z][A-Z0-9 /&()'#-]{2,60}:)|,+\s*(?=[A-Z]{1,3}\s*:\s*\S)")
+# A dictation's stamps: "D: 02/10/2025 15:12" (dictated), "T: ..." (transcribed).
+_DICTATION = re.compile(r"^\s*(?P<title>[DT])\s*:\s*(?=\d)")
 
 
 def _line_spans(text: str) -> list[tuple[int, int]]:
@@ -95,7 +100,7 @@ def _line_spans(text: str) -> list[tuple[int, int]]:
             position = 0
             for cut in _RUN_ON_CUT.finditer(body):
                 if re.search(r"(?<![A-Za-z])(?:[A-Za-z]\.){2,}$", body[:cut.start()]) and not \
-                        re.match(r"\d|[A-Z][A-Z0-9 /&()'-]{2,60}:", body[cut.end():]):
+                        re.match(r"\d{1,2}[.)]\s|[A-Z][A-Z0-9 /&()'-]{2,60}:", body[cut.end():]):
                     continue  # "t.i.d., DISCONTINUE": the comma after shorthand is a comma
                 if body[position:cut.start()].strip():
                     spans.append((offset + position, offset + cut.start()))
@@ -126,10 +131,20 @@ def _heading(line: str, vocab: Vocabulary, inside: str, *, shouting: bool = Fals
     the next line with text, `after_blank` whether a blank line (or the start) comes
     before; `shouting` whether the summary is written in capitals, where capitals alone
     do not make a heading."""
+    numbered = _NUMBERED_TITLE.match(line)
+    if (numbered and inside not in ("medications", "follow_up") and _BULLET.match(next_line)
+            and next_line[:1].isspace() and not vocab.quantity.search(numbered.group("title"))):
+        # "5. Transfusional iron overload" over indented "- ..." lines: a problem
+        title = numbered.group("title").strip()
+        kind = vocab.section_kind(title)
+        return title, kind if kind != "other" else "problem", len(line)
     if not line.strip() or _BULLET.match(line) and not _PROBLEM.match(line):
         return None
     if _TABLE_ROW.match(line) or _TABLE_RULE.match(line):
         return None
+    match = _DICTATION.match(line)
+    if match:
+        return match.group("title"), "letter", len(line)
     match = _SOAP.match(line)
     if match:
         title = re.sub(r"\s", "", match.group("title"))
@@ -258,8 +273,10 @@ def patient_text(text: str, vocab: Vocabulary | None = None) -> str:
     text = drop(staff, text)
     # A dictated run-on's line breaks, written as commas ("ADMISSION DATE:,04/08/2025,")
     text = re.sub(r":\s*,(?=\s*\S)", ": ", text).strip(", ")
-    # "Time spent on discharge: 45 minutes.", "Nurse signature: ______"
-    text = re.sub(r"(?i:\b(?:total\s+)?time spent\b[^.]*\.?)|(?i:\b\w+\s+signature)\s*:\s*_+", " ", text)
+    # "Time spent on discharge: 45 minutes.", ">30 min spent on discharge planning", "Nurse
+    # signature: ______"
+    text = re.sub(r"(?i:\b(?:total\s+)?time spent\b[^.]*\.?)|(?i:\b\w+\s+signature)\s*:\s*_+"
+                  r"|(?i:[>≥]?\s*\d+\s*min(?:utes|s)?\s+(?:were\s+)?spent\b[^.]*\.?)", " ", text)
     return re.sub(r"\s{2,}", " ", re.sub(r"\s+([,.;])", r"\1", text)).strip(" ,;")
 
 
@@ -349,7 +366,8 @@ def split_summary(summary: str, vocab: Vocabulary | None = None) -> list[Summary
                 parent = major or "hospital_course"
             elif kind == "other" and major and not line[inline:].strip() and (
                     ":" in line or line.lstrip().startswith("#")
-                    or major == "medications" and _reads_as_item(next_line, vocab)):
+                    or major == "medications" and (vocab.quantity.search(next_line) or any(
+                        vocab.is_medicine_word(m.group(0)) for m in vocab.stem_word.finditer(next_line)))):
                 # "Primary:" under "Discharge Diagnoses:", "# Anemia" under "Plan", "AS NEEDED"
                 # over more medicine lines
                 parent = major
@@ -404,6 +422,9 @@ class Medication:
     # ("Stopped:") or a sub-heading ("Medicines to stop"); '' when the line says it.
     label: str = ""
     key: str = ""           # its glossary entry (a brand and its generic name share one)
+    # Read from what was done in hospital ("naproxen was held on admission"): a later
+    # instruction ("must be stopped") says its status at discharge.
+    said_in_hospital: bool = field(default=False, repr=False, compare=False)
     # A dose that changes on a schedule ("10 mg twice a day for 7 days, then 5 mg twice a
     # day") is one medication per step, numbered from 1; 0 when there are no steps.
     step: int = 0
@@ -416,7 +437,9 @@ class Medication:
     section: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        found = asdict(self)
+        del found["said_in_hospital"]
+        return found
 
     @property
     def quote(self) -> str:
@@ -496,10 +519,11 @@ _FROM_TO = re.compile(r"\bfrom\s+(?P<from>[^;,()]*?\d[^;,()]*?)\s+to\s+(?P<to>[^
                       r"(?=$|[;,()]|\s+(?:daily|once|twice|three|four|every|at|by|in|for|and|because|due|"
                       r"po|bid|tid|qd|od|bd|nightly|each|as|on|with|x)\b)",
                       re.IGNORECASE)
-_FROM_ONLY = re.compile(r"\b(?:increased|decreased|reduced|changed|raised|lowered|titrated)\s+from\s+"
+_FROM_ONLY = re.compile(r"(?:\b(?:increased|decreased|reduced|changed|raised|lowered|titrated)\s+|\()from\s+"
                         r"(?P<from>\d[\d.,/]*\s*[A-Za-z%]+(?:\s+(?:daily|once daily|twice daily|bid|tid|"
                         r"qd|[a-z]+ a day))?)", re.IGNORECASE)
-_TO_DOSE = re.compile(r"\b(?:increased|decreased|reduced|changed|raised|lowered|titrated)\s+(?:up\s+|down\s+)?"
+_TO_DOSE = re.compile(r"\b(?:increased|decreased|reduced|changed|raised|lowered|titrated|halved|doubled)\s+"
+                      r"(?:up\s+|down\s+)?"
                       r"to\s+(?P<to>\d[\d.,/]*\s*[A-Za-z%]+)", re.IGNORECASE)
 _DURATION = re.compile(r"(?:\bx\s*|\bfor\s+(?:another\s+|a total of\s+|the next\s+|no more than\s+|"
                        r"a further\s+|further\s+|"
@@ -508,17 +532,18 @@ _DURATION = re.compile(r"(?:\bx\s*|\bfor\s+(?:another\s+|a total of\s+|the next\
                        r"(?P<n>\d+|one|two|three|four|five|six|seven|eight|nine|ten|fourteen)\s*"
                        r"(?:more\s+|further\s+|additional\s+)?(?P<unit>days?|weeks?|months?|d|wks?|"
                        r"hours?|hrs?|h)\b", re.IGNORECASE)
-_UNTIL = re.compile(r"\b(?:until|till|through|thru)\s+(?P<what>[^;,.()]{2,60})", re.IGNORECASE)
+_UNTIL = re.compile(r"\b(?:until|till|stop once|stop when)\s+(?P<what>[^;,.()]{2,60})", re.IGNORECASE)
 # A course's last day given as a date: "to 13/03/2025", "last dose on 05/31", "ending 4/22".
-_ENDS_ON = re.compile(r"\b(?:(?:to|until|till|through|thru|stop|resume|restart)\s+(?:on\s+)?(?=\d{1,2}/\d{1,2}|\d{4}-\d{2}|"
+_ENDS_ON = re.compile(r"\b(?:(?:to|until|till|through|thru|stop|resume|restart|up to and including|up to)\s+"
+                      r"(?:on\s+)?(?=\d{1,2}/\d{1,2}|\d{4}-\d{2}|"
                       r"[A-Z][a-z]{2,8}\.?\s+\d{1,2}\b|\d{1,2}\s+[A-Z][a-z]{2,8}\b)|ending|ends|"
-                      r"finishing|finish(?:es)?|last dose|last day|final dose)\b", re.IGNORECASE)
+                      r"finishing|finish(?:es)?|last (?:\w+ )?dose|last day|final dose)\b", re.IGNORECASE)
 _RESUME_ON = re.compile(r"(?<!not )(?<!n't )(?<!never )\b(?:resume|restart)\w*\b[^;.()]*?\b(?:on|after)\s+"
                         r"(?P<what>[^;,.()]{2,40})", re.IGNORECASE)
-_REASON_CUE = re.compile(r"(?:\bfor\b|\bbecause(?: of)?\b|\bdue to\b|\bd/t\b|\bgiven\b|\bsince\b|"
+_REASON_CUE = re.compile(r"(?:\bfor\b|\bbecause(?: of)?\b|\bdue to\b|\bd/t\b|\bgiven\b|"
                          r"\b(?:discontinued|stopped|ceased|held|reduced|increased|lowered|changed)\s+as\b|"
                          r",\s*as\s+(?!needed|required|directed|before|well|usual|prescribed|tolerated|"
-                         r"above|below|follows|a\b|an\b))\s*", re.IGNORECASE)
+                         r"above|below|follows|does|do|did|is|are|a\b|an\b))\s*", re.IGNORECASE)
 _REASON_WHY = re.compile(r"(?P<why>(?:[^;.()]|(?<=\b[A-Z])\.(?=\s?[a-z])){3,80})")
 _AS_NEEDED_FOR = re.compile(r"(?:\bprn\b|\bp\.r\.n\.?|\bas needed\b|\bwhen needed\b|\bif needed\b|"
                             r"\bas required\b|\bwhen required\b|\bif required\b)\s*(?:for\s+)?"
@@ -551,7 +576,7 @@ _IT_DOES = re.compile(r"\b(?:it|this)\s+(?P<why>(?:helps|protects|lowers|prevent
 # "to prevent blood clots", "helps to lower blood pressure"
 _PURPOSE = re.compile(r"(?i:(?<!how )(?<!when )(?<!what )(?<!need )(?<!have )\b(?:to|helps?(?: to)?)\s+"
                       r"(?P<why>(?:prevent|treat|protect|reduce|control|"
-                      r"lower|thin|ease|relieve|settle|stop|keep|help)\b[^;.()]{3,60}))"
+                      r"lower|thin|ease|relieve|settle|stop|keep|help|suit|allow|match)\b[^;.()]{3,60}))"
                       # "Clot prevention", "SBP prophylaxis" (shorthand in capitals only)
                       r"|(?P<why2>\b(?:(?i:clot|blood clot|dvt|vte|stroke|infection|ulcer|seizure|viral|"
                       r"fungal|pcp|pjp|gi|stress ulcer)|[A-Z]{2,5})\s+(?i:prevention|prophylaxis)\b)")
@@ -561,7 +586,8 @@ _WITH = re.compile(r"\bwith\s+(?:your\s+|the\s+|a\s+)?(?P<who>(?:[A-Z][\w'.-]*\s
                    r"(?:clinic|Clinic|team|Team)?|[a-z]+\s+(?:clinic|team|doctor|surgeon))")
 _IN_TIME = re.compile(r"\b(?:in|within|after|over the next)\s+(?:about\s+)?"
                       r"(?:\d+|one|two|three|four|five|six|seven|eight|ten|twelve)"
-                      r"(?:\s*(?:-|to)\s*\d+)?\s+(?:days?|weeks?|months?)\b|\bnext week\b|\btomorrow\b"
+                      r"(?:\s*(?:-|to)\s*\d+)?\s+(?:days?|weeks?|wks?|months?|mos?)\b|\bnext week\b|\btomorrow\b"
+                      r"|\b(?:weekly|every week|monthly|every \d+ weeks)\b"
                       r"|\b(?:on\s+)?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
                       r"|\b\d+(?:\s*(?:-|to)\s*\d+)?\s+(?:days?|weeks?|months?)\s+(?:after|from|post)\s+"
                       r"(?:surgery|discharge|the operation|your operation|today|delivery)\b",
@@ -575,7 +601,7 @@ _NEGATED_STOP = re.compile(r"\b(?:(?:do not|don't|never|must not)\s+(?:stop|skip
                            # "never take it together with Y", "do not take more than 8"
                            r"(?:do not|don't|never|must not|not to)\s+(?:take|use|give|drink|drive)\s+"
                            r"(?:it\s+|them\s+|this\s+)?(?:any\s+)?(?:other|more|extra|with|together|"
-                           r"alcohol|on an|if|before|after|within|at the same|double|two doses|for))|"
+                           r"alcohol|on an|if|before|after|within|at the same|double|two doses|for(?! now)))|"
                            # "do not change the dose", "withhold if loose stools": no status
                            r"\b(?:do not|don't|never)\s+(?:change|increase|decrease|adjust|alter|"
                            r"double)\w*|\b(?:will|may|might|could|can)\s+(?:likely\s+|probably\s+|"
@@ -596,7 +622,7 @@ _IF_DEVELOPS = re.compile(r"\bif\s+(?:she|he|you|they|the patient|your child|the
 _DOCTOR_IN_TITLE = re.compile(r"\b(?:GP|PCP|primary care(?: physician| provider)?|family doctor)\b",
                               re.IGNORECASE)
 _CALL_IF = re.compile(r"\b(?:call|contact|phone|ring|page)\b[^.;]*?\b(?:if|for|when)\b", re.IGNORECASE)
-_WAS = re.compile(r"\b(?:was|previously|formerly|prev\.?|before|used to take|used to be)\s+(?P<from>\d[\d.,/]*\s*[A-Za-z%]+(?:\s+(?:daily|once daily|twice daily|"
+_WAS = re.compile(r"\b(?:was|previously|formerly|prev\.?|before|used to take|used to be|up from|down from)\s+(?P<from>\d[\d.,/]*\s*[A-Za-z%]+(?:\s+(?:daily|once daily|twice daily|"
                   r"bid|tid|qd|[a-z]+ a day))?)", re.IGNORECASE)
 _NAME_END = re.compile(r"\s+\d|\s*(?:\(|\[|[-–—:,;|]\s|\bx\s*\d)")
 # Clock times: "10 pm", "8:30 a.m.", "22:00".
@@ -620,17 +646,19 @@ _TAKING_NAME = re.compile(r"\b(?:stop|start|keep|continue|resume|restart)\s+taki
 _INSTRUCTION_LEAD = re.compile(r"\s*(?:continue|start|started|stop|resume|restart|hold|take|begin|"
                                r"increase|decrease|reduce|d/c|discontinue)\b", re.IGNORECASE)
 # Relations between two medicines of one line: the one after the word is replaced.
-_REPLACES = re.compile(r"\b(?:replaces|replacing|replaced|in place of|instead of|switched from|"
+_REPLACES = re.compile(r"\b(?:replaces|replacing|(?<!been )(?<!was )(?<!is )replaced(?! with| by)|in place of|"
+                       r"instead of|switched from|"
                        r"changed from|swapped from|substitutes? for|in lieu of)\s*$", re.IGNORECASE)
 _SWITCHED_TO = re.compile(r"\b(?:switch(?:ed)?|chang(?:e|ed)|swap(?:ped)?|convert(?:ed)?)\s+"
                           r"(?:from\s+)?$", re.IGNORECASE)
 # A status said of several medicines at once, after them: "X and Y were prescribed".
-_PLURAL_STATUS = re.compile(r"\b(?:were|are|have been|both|all)\b", re.IGNORECASE)
+_PLURAL_STATUS = re.compile(r"\b(?:were|are|have been|both|all|continue|remain|stay)\b", re.IGNORECASE)
 # What was done in hospital, not what to do at home ("was given IV ceftriaxone").
 _IN_HOSPITAL = re.compile(r"\b(?:in (?:the )?hospital|on admission|in the (?:ed|er|emergency)|during "
                           r"(?:her|his|their|the) (?:stay|admission)|on the ward|(?:was|were) given|"
                           r"received|(?:was|were) treated with|intravenous(?:ly)?|iv|infusion|drip|"
-                          r"loading dose|inpatient|in icu|while (?:in|on)|on hospital day|on hd\d|"
+                          r"loading dose|inpatient|in icu|while (?:in hospital|on the ward|an inpatient|"
+                          r"admitted|in (?:the )?icu)|on hospital day|on hd\d|"
                           r"on pod\d?|(?:was|were) used|(?:was|were) replaced|had been (?:started|taking|"
                           r"on|prescribed|given)|at urgent care|prior to admission|before admission|"
                           r"previously|in clinic last)\b", re.IGNORECASE)
@@ -784,7 +812,16 @@ def medicine_names(text: str, glossary: Glossary | None,
         if vocab.is_medicine_word(match.group(0)) and not any(
                 s <= match.start() < e for s, e, _, _ in found):
             found.append((match.start(), match.end(), match.group(0), match.group(0).lower()))
-    return sorted(found)
+    # "Tylenol #3" (with codeine) is another product than Tylenol: its own name and key.
+    numbered = []
+    for start, end, name, key in found:
+        suffix = re.match(r"\s*#\s?\d\b", text[end:])
+        if suffix:
+            end += suffix.end()
+            name = text[start:end]
+            key = name.lower()
+        numbered.append((start, end, name, key))
+    return sorted(numbered)
 
 
 def medicine_kinds(name: str, key: str, glossary: Glossary | None) -> set[str]:
@@ -830,8 +867,15 @@ def _quantities(text: str, vocab: Vocabulary) -> list[_Quantity]:
     found: list[_Quantity] = []
     concentration = re.compile(rf"(?<![\w.])({number})\s*({unit})\s*/\s*({number})?\s*({unit})(?![\w/])",
                                re.IGNORECASE)
+    # "90 mcg/puff", "50 mcg/spray": the strength of each one taken
+    for m in re.finditer(rf"(?<![\w.])({number})\s*({unit})\s*(?:/|per\s+)(?:puff|spray|actuation|inhalation|"
+                         rf"drop|dose)\b", text, re.IGNORECASE):
+        term = vocab.units[m.group(2).lower()]
+        found.append(_Quantity(m.start(), m.end(), f"{_number_text(m.group(1))} {term.plain}", term.value))
     for m in concentration.finditer(text):
         first, second = vocab.units[m.group(2).lower()], vocab.units[m.group(4).lower()]
+        if any(q.start <= m.start() < q.end for q in found):
+            continue
         if first.value in vocab.dose_units and second.value in ("ml", "l"):
             per = f"{_number_text(m.group(3))} " if m.group(3) else ""
             found.append(_Quantity(m.start(), m.end(),
@@ -990,11 +1034,18 @@ def _status(text: str, vocab: Vocabulary, *, marks: bool = True) -> str:
 
 
 def _until(text: str, order: str) -> str:
+    # The last end date the text gives is the nearest to its dose ("LAST DOSE 04/17: 40 mg
+    # every morning through 04/03" is 04/03 for this step)
+    dates = []
     for ends in _ENDS_ON.finditer(text):
         window = text[ends.end():ends.end() + 45]
         date = next((date_value(m, order) for m in DATE.finditer(window) if date_value(m, order)), None)
         if date:
-            return date
+            dates.append(date)
+    if dates:
+        last = dates[-1]
+        # "through 10/31/2025. Last dose evening of 10/31": the same day, with its year
+        return next((d for d in dates if d[-5:] == last[-5:] and not d.startswith("--")), last)
     match = _UNTIL.search(text) or _RESUME_ON.search(text)
     if not match:
         return ""
@@ -1008,6 +1059,9 @@ def _names_a_medicine(text: str, vocab: Vocabulary) -> bool:
     """Whether brackets hold another name of the medicine ("(Keflex)", "(Infant Tylenol)")
     rather than a reason: a medicine's name in a few capitalised words."""
     words = text.split()
+    if words and all(vocab.is_medicine_word(w.strip(",;")) or w.lower() in ("and", "/", "+")
+                     for w in words):
+        return True  # "(pancrelipase)", "(cyanocobalamin)"
     return (len(words) <= 4 and text.strip()[:1].isupper() and not text.isupper()
             and (bool(vocab.stem_word.search(text)) or all(w[:1].isupper() or w.isupper()
                                                            or w.lower() in ("drops", "hfa", "xl", "er")
@@ -1056,7 +1110,7 @@ def _reason(text: str, vocab: Vocabulary, *, brackets: bool = True) -> str:
         # "for 5 days" and "for some years" are durations, "for pain" a reason.
         if re.match(r"(?:another\s+|a total of\s+|the next\s+|no more than\s+|up to\s+|"
                     r"at most\s+|a further\s+)?\d|\w+\s+(?:more\s+)?(?:days?|weeks?)\b|(?:some|many|"
-                    r"several|a few|a couple of|years|months)\b", why):
+                    r"several|a few|a couple of|years|months|now|the time being|a while)\b", why):
             continue
         why = re.split(r"\s+(?:x\s*\d|until|then|max)\b|\s+[-–—]\s|,\s*(?:to|and|which|who|then|"
                        r"with|but|so|as|if|only|once)\b|\s+(?:you|she|he|they|we)\s+(?:can|may|should|"
@@ -1092,7 +1146,10 @@ def _reason_in_brackets(inside: str, vocab: Vocabulary) -> bool:
                 or lowered in NUMBER_WORDS
                 or lowered.startswith(("until", "through", "x ", "see ", "e.g", "i.e", "or ", "and "))
                 or re.fullmatch(r"(?:on\s+)?(?:mon|tues|wednes|thurs|fri|satur|sun)days?", lowered)
+                or re.fullmatch(r"[A-Za-z][A-Za-z0-9]{0,6}\s*[<>=]?\s*\d[\d.,/]*\s*\S*", inside.strip())
                 or _names_a_medicine(inside, vocab) or not re.search(r"[A-Za-z]{3}", inside)
+                or re.search(r"\b(?:usual|maintenance|starting|loading|total)\s+dose\b|\bbased on\b|"
+                             r"\btotal\b", lowered)
                 or re.fullmatch(r"(?:immediate|extended|modified|slow|sustained|controlled|delayed)"
                                 r"[ -]release|otc|over the counter|ec|er|xl|sr|cr|dr|xr|la", lowered)
                 or vocab.route.fullmatch(lowered))
@@ -1128,16 +1185,24 @@ def _fields(medication: Medication, part: str, vocab: Vocabulary, order: str) ->
     skip = [maximum_span] if maximum_span else []
     if changed:
         skip.append(changed.span("from"))
+    was = _WAS.search(part)
+    if was:
+        skip.append(was.span("from"))  # "home dose was 5 mg" is no dose of today
     quantities = [q for q in _quantities(part, vocab)
                   if not any(a <= q.start < b for a, b in skip)]
     dose, count = _dose_and_count(quantities, vocab)
     route = vocab.route.search(part)
     frequency, as_needed = _frequency(part, vocab)
+    if changed and vocab.timings(part[changed.start("to"):]):
+        # "reduced from 300 mg daily to 100 mg every other day": the new regimen's timing
+        frequency = _frequency(part[changed.start("to"):], vocab)[0]
     duration = _DURATION.search(part) or _DURATION_AFTER.search(part)
     medication.dose, medication.count = dose, count
     medication.route = vocab.routes[route.group(1).lower()].value if route else ""
     if not medication.route and any(q.unit == "puff" for q in quantities):
         medication.route = "inhaled"  # puffs are breathed in
+    if not medication.route and any(q.unit == "patch" for q in quantities):
+        medication.route = "on the skin"
     medication.frequency, medication.as_needed = frequency, as_needed
     medication.time = _clock_times(part)
     medication.maximum = maximum
@@ -1157,7 +1222,10 @@ def _fields(medication: Medication, part: str, vocab: Vocabulary, order: str) ->
         medication.changed_to = _plain_doses(changed.group("to").strip(), vocab)
     elif to_dose:
         medication.status = medication.status or "changed"
-        medication.changed_to = to_dose.group("to").strip()
+        medication.changed_to = _plain_doses(to_dose.group("to").strip(), vocab)
+        was = _FROM_ONLY.search(part) or _WAS.search(part)
+        if was:  # "increased to 1500 mg PO daily (from 1000 mg)"
+            medication.changed_from = _plain_doses(was.group("from").strip(), vocab)
     elif _FROM_ONLY.search(part):
         medication.status = medication.status or "changed"
         medication.changed_from = _FROM_ONLY.search(part).group("from").strip()
@@ -1226,7 +1294,9 @@ def _own_medicines(named: str, names: list[tuple[int, int, str, str]],
         before = named[kept[-1][1]:name[0]]
         after = named[name[1]:name[1] + 16]
         dose = vocab.quantity.match(after.lstrip()) if after.strip() else None
-        if _REPLACES.search(before) or re.search(r"(?:->|→|=>)\s*$", before) \
+        if _REPLACES.search(before) or re.search(r"(?:->|→|=>|\breplaced (?:with|by)|\bswitched to|"
+                                                 r"\bchanged to)(?:\s+(?:regular|the|a|an|oral|po|iv))*\s*$",
+                                                 before, re.IGNORECASE) \
                 or re.search(r"\bto\s*$", before) and re.search(
                 r"\b(?:switch|change|swap|convert)", named[:name[0]], re.IGNORECASE) or (
                 dose and re.search(r"(?:\band|[,;+&]|\bplus)\s*$", before)):
@@ -1278,11 +1348,16 @@ def _unnamed_medicine(named: str, vocab: Vocabulary, *, in_list: bool) -> tuple[
     words = name.split()
     if (not name or len(words) > 4 or not re.search(r"[A-Za-z]{3}", name) or not name[0].isalpha()
             or {w.lower().strip(":,") for w in words} & _INSTRUCTION_WORDS
-            or words[0].lower() in ("more", "less", "than", "about", "approximately", "up", "at", "a",
+            or words[0].lower() in ("taking", "using", "giving", "of", "pill", "pills", "tablet",
+                                    "tablets", "dose", "doses",
+                                    "more", "less", "than", "about", "approximately", "up", "at", "a",
                                     "an", "one", "two", "each", "every", "then", "after", "before",
                                     "these", "this", "those", "medications", "medicines", "meds")):
         return None
     after = rest[cut:]
+    # "Florastor (Saccharomyces boulardii) 250 mg": the brackets hold its other name.
+    after = re.sub(r"^\s*\([^()]{2,40}\)", lambda m: " " * len(m.group(0)), after)
+    after = after[len(after) - len(after.lstrip()):]
     if _quantities(after, vocab)[:1] and _quantities(after, vocab)[0].start <= 4:
         return start, start + len(name)
     if in_list and (vocab.timings(after[:25]) or status is not None and cut == status.start()):
@@ -1312,6 +1387,12 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
         span = taken.span("name")
         if not any(a < span[1] and span[0] < b for a, b, _n, _k in names):
             names = sorted(names + [(span[0], span[1], taken.group("name"), taken.group("name").lower())])
+    if names and names[0][0] > 0 and (in_list or bulleted_plan):
+        # "Panadeine Forte 2 tablets ... has been replaced with regular paracetamol": a
+        # medicine the glossary does not know, before one it knows.
+        span = _unnamed_medicine(named[:names[0][0]], vocab, in_list=True)
+        if span is not None:
+            names = [(span[0], span[1], named[span[0]:span[1]], named[span[0]:span[1]].lower())] + names
     parts = _named_parts(named, _own_medicines(named, names, vocab) if in_list else names)
     if not parts:
         span = _unnamed_medicine(named, vocab, in_list=in_list) if (
@@ -1386,7 +1467,11 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
             # "X ... (replaces Y)": Y is stopped, X is what is taken instead.
             medication.status = medication.status if medication.status in ("stopped", "held") \
                 else "stopped"
-            medication.reason = medication.reason or f"replaced by {found[0].name}"
+            # "Amlodipine 5 mg daily, new, replaces metoprolol, for blood pressure": the
+            # reason after the replaced name is the new medicine's
+            if medication.reason and not found[0].reason and not medication.reason.startswith("replaced"):
+                found[0].reason = medication.reason
+            medication.reason = f"replaced by {found[0].name}"
             found[0].status = found[0].status or "new"
         found.append(medication)
     # "stop taking Sprintec, ..., because the estrogen in it makes clots more likely": a
@@ -1397,25 +1482,46 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
             longer = _reason(_plain_space(owns[index] + said_of[parts[index + 1][1]:parts[index + 1][2]]),
                              vocab)
             found[index].reason = _clean_reason(longer) or found[index].reason
-    # "metoprolol tartrate 25 mg BID -> metoprolol succinate 50 mg daily": X replaced by Y.
-    if len(found) == 2 and re.search(r"(?:->|→|=>)\s*$", said_of[:parts[1][1]]):
+    # "metoprolol tartrate 25 mg BID -> metoprolol succinate 50 mg daily", "X has been
+    # replaced with Y": X replaced by Y.
+    if len(found) == 2 and re.search(r"(?:->|→|=>|\breplaced (?:with|by)|\bswitched to|\bchanged to)"
+                                     r"(?:\s+(?:regular|the|a|an|oral|po|iv))*\s*$",
+                                     said_of[:parts[1][1]], re.IGNORECASE):
         found[0].status = found[0].status if found[0].status in ("stopped", "held") else "stopped"
-        found[0].reason = found[0].reason or f"replaced by {found[1].name}"
+        if not found[0].reason or found[0].reason.lower().startswith("replaced"):
+            found[0].reason = f"replaced by {found[1].name}"
         found[1].status = found[1].status or "new"
-    # "Switched from X to Y": X stopped, Y new.
+    # "Switched from X to Y", "Switch X to Y": X stopped, Y new.
     if len(found) == 2 and re.search(r"\b(?:switch(?:ed)?|chang(?:e|ed)|swap(?:ped)?|convert(?:ed)?)\s+"
-                                     r"(?:\w+\s+)?from\s*$", leads[0], re.IGNORECASE) \
+                                     r"(?:(?:\w+\s+)?from\s*)?$", leads[0], re.IGNORECASE) \
             and re.search(r"\bto\s*$", leads[1] or owns[0], re.IGNORECASE):
         found[0].status, found[1].status = "stopped", found[1].status or "new"
+        found[0].reason = found[0].reason or f"replaced by {found[1].name}"
+        replaced = True
+    else:
+        replaced = len(found) == 2 and found[0].reason.startswith("replaced by")
     # "Hold lisinopril and HCTZ until BMP on 4/16": a bare name in a list of names shares
-    # what is said after the last one.
-    for index, medication in enumerate(found[:-1]):
+    # what is said after the last one (not when one replaces the other).
+    for index, medication in enumerate(found[:-1] if not replaced else []):
         if not (_quantities(owns[index], vocab) or vocab.timings(owns[index])
                 or _status(owns[index], vocab)):
             for key in ("until", "duration", "reason"):
                 setattr(medication, key, getattr(medication, key) or getattr(found[-1], key))
     trailing = named[parts[-1][1]:]
     plural = _status(trailing, vocab) if len(found) > 1 and _PLURAL_STATUS.search(trailing) else ""
+    for index in range(len(found) - 2, -1, -1):
+        # "His amlodipine 10 mg once daily and atorvastatin 20 mg at night continue
+        # unchanged": a plural verb after the second says the first's status too
+        if (not found[index].status and found[index + 1].status
+                and re.search(r"\band\s*$", said_of[parts[index][0][1]:parts[index + 1][1]])
+                and _PLURAL_STATUS.search(owns[index + 1])):
+            found[index].status = found[index + 1].status
+    for index in range(1, len(found)):
+        # "..., as does his paracetamol": as the medicine before it
+        if not found[index].status and re.search(r"\b(?:as does|as do|and so does|as is|likewise)\s+"
+                                                 r"(?:his|her|their|your|the)?\s*$",
+                                                 said_of[:parts[index][1]], re.IGNORECASE):
+            found[index].status = found[index - 1].status
     for index, medication in enumerate(found):
         if index and re.search(r"\b(?:because|since|as|which|that|who|when|if|while|so)\b",
                                said_of[parts[index - 1][0][1]:parts[index][1]], re.IGNORECASE):
@@ -1438,7 +1544,11 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
 
 # "..., then 5 mg twice a day": the next step of a dose that changes on a schedule.
 _THEN_DOSE = re.compile(r"(?:[,;]\s*|\s+)(?:and\s+)?then\s+(?:take\s+|give\s+|(?:reduce|decrease|increase|"
-                        r"go down|go up)\s+to\s+)?(?=\d)", re.IGNORECASE)
+                        r"go down|go up)\s+to\s+)?(?=\d)"
+                        # "1000 mg mane and 500 mg nocte", "10 units in the morning and 6 units
+                        # at bedtime": a dose for each time of day
+                        r"|\s+and\s+(?=\d+(?:\.\d+)?\s*[a-z]+\s+(?:mane|nocte|at\b|in the|every|"
+                        r"with|before|after|qam|qpm|qhs|bd|tds|midday|noon))", re.IGNORECASE)
 
 
 def _steps(own: str, vocab: Vocabulary) -> list[tuple[int, int]]:
@@ -1456,13 +1566,20 @@ def _stepped(first: Medication, own: str, steps: list[tuple[int, int]], vocab: V
     """One medication per step, the later ones taking what they do not say (route, timing,
     status, reason) from the first."""
     made = []
+    # A reason said "for" the whole course ("[NEW - for drug rash]") is every step's; one in
+    # brackets after the last step ("then 5 mg (usual maintenance dose)") is that step's.
+    shared = first.reason if first.reason and re.search(rf"\bfor\s+{re.escape(first.reason)}", own,
+                                                        re.IGNORECASE) else ""
     for number, (a, b) in enumerate(steps, start=1):
         step = Medication(first.name, key=first.key, text=first.text, start=first.start,
                           end=first.end, section=first.section, label=first.label, step=number)
         _fields(step, own[a:b], vocab, order)
-        for key in ("route", "frequency", "time", "status", "reason"):
+        for key in ("route", "frequency", "time", "status"):
             if not getattr(step, key):
                 setattr(step, key, getattr(made[0] if made else first, key))
+        if not step.reason and step.as_needed and made and made[0].as_needed:
+            step.reason = made[0].reason  # "PRN pain x 3 days, then 5 mg q6h PRN x 3 days"
+        step.reason = step.reason or shared
         made.append(step)
     return made
 
@@ -1494,6 +1611,41 @@ def _dash_reason(own: str, vocab: Vocabulary, *, stopped: bool = False) -> str:
             continue
         return _plain_space(text)
     return ""
+
+
+def _dose_line(line: str, medication: Medication, vocab: Vocabulary) -> bool:
+    """A line that is a dose of the medicine above it: its first, when it has none yet, or
+    its next step ("then 15 mg qAM x 7 days")."""
+    doses = [q for q in _quantities(line, vocab) if q.unit not in vocab.dose_forms]
+    if not doses or not vocab.timings(line):
+        return False
+    return (not medication.dose or bool(re.match(r"\s*(?:[-*•]\s*)?then\b", line, re.IGNORECASE))
+            or doses[0].text == medication.dose and medication.step == 0)
+
+
+def _taper_step(facts: SummaryFacts, medication: Medication, line: str, vocab: Vocabulary) -> Medication:
+    """Fill the medicine's first dose from `line`, or add its next step."""
+    step = Medication(medication.name)
+    _fields(step, line, vocab, facts.date_order)
+    if medication.dose and step.dose == medication.dose:
+        # "- 40 mg every morning through 04/03/2025" under "Prednisolone 40 mg ... LAST DOSE
+        # 04/17/2025": the first step's own end
+        medication.until = step.until or medication.until
+        medication.duration = step.duration or medication.duration
+        return medication
+    if not medication.dose:
+        for key in ("dose", "count", "frequency", "time", "maximum", "duration", "until", "route"):
+            setattr(medication, key, getattr(step, key) or getattr(medication, key))
+        medication.as_needed = medication.as_needed or step.as_needed
+        return medication
+    medication.step = medication.step or 1
+    step = dataclasses.replace(medication, dose=step.dose, count=step.count,
+                               frequency=step.frequency or medication.frequency, time=step.time,
+                               maximum=step.maximum, duration=step.duration, until=step.until,
+                               changed_from="", changed_to="", step=medication.step + 1,
+                               text=_plain_space(line))
+    facts.medications.insert(facts.medications.index(medication) + 1, step)
+    return step
 
 
 def _goes_on(medication: Medication, sentence: str, vocab: Vocabulary, order: str,
@@ -1533,6 +1685,9 @@ def _merge(medications: list[Medication], new: Medication) -> None:
         if (known.name.lower() == new.name.lower() or known.key and known.key == new.key
                 and _same_medicine(known.name, new.name)) and same_step:
             known.step = known.step or new.step
+            if known.said_in_hospital and new.status and not new.said_in_hospital:
+                known.status, known.said_in_hospital = new.status, False
+                known.reason = new.reason or known.reason
             for key in ("dose", "count", "route", "frequency", "time", "maximum", "duration",
                         "until", "status", "changed_from", "changed_to", "reason", "label"):
                 if not getattr(known, key) and getattr(new, key):
@@ -1563,6 +1718,8 @@ def _follow_up(text: str, start: int, end: int, vocab: Vocabulary, order: str) -
     if not when:
         relative = _IN_TIME.search(text)
         when = relative.group(0).strip() if relative else ""
+        # as a reader writes it: "in 6-8 wks" is "in 6-8 weeks"
+        when = re.sub(r"\bwks?\b", "weeks", re.sub(r"\bmos?\b", "months", when))
     test = vocab.follow_up_test.search(text)
     return FollowUp(_plain_space(text), who_text, when,
                     test.group(1) if test else "", start, end)
@@ -1645,6 +1802,27 @@ def _status_cell(line: str, header: list[str], vocab: Vocabulary) -> str:
     return ""
 
 
+def _reason_cell(line: str, header: list[str], vocab: Vocabulary) -> str:
+    """The reason a table row's reason or comments column gives ("| anti-rejection; ... |"):
+    its first clause, when that is not what to do."""
+    cells = _cells(line)
+    for name, cell in zip(header, cells):
+        if name in vocab.reason_columns and cell.strip():
+            first = re.split(r";|\.\s", cell)[0].strip()
+            pieces = first.split(",")
+            while len(pieces) > 1 and _status(pieces[-1], vocab) and len(pieces[-1].split()) <= 3:
+                pieces.pop()  # "anti-rejection, no change"
+            first = ",".join(pieces).strip()
+            if (first and not _INSTRUCTION_START.match(first) and not _quantities(first, vocab)
+                    and not (_status(first, vocab) and len(first.split()) <= 3)
+                    and not first.lower().startswith(("see ", "held", "increased", "reduced", "up from",
+                                                      "decreased", "was ", "changed", "plus ", "also ",
+                                                      "mix ", "expect ", "home dose", "max",
+                                                      "no more", "not more"))):
+                return first
+    return ""
+
+
 def read_summary(summary: str, glossary: Glossary | None = None,
                  date_order: str = "mdy") -> SummaryFacts:
     """Every section and fact of `summary`, with offsets into it.  Dates in numbers are
@@ -1716,7 +1894,8 @@ def read_summary(summary: str, glossary: Glossary | None = None,
                 facts.follow_ups.append(follow_up)
             elif vocab.follow_up_cue.search(text) and (
                     DATE.search(text) or _IN_TIME.search(text) or vocab.follow_up_test.search(text)
-                    or _DR.search(text)):
+                    or _DR.search(text)) or vocab.follow_up_test.search(text) and (
+                    DATE.search(text) or _IN_TIME.search(text)) and not medicine_names(text, glossary, vocab):
                 facts.follow_ups += _follow_ups(summary, a, b, vocab, order)
             elif _restriction_kind(text, vocab) and not medicine_names(text, glossary, vocab) \
                     and (kind == "instructions" or vocab.restriction_cue.search(text)):
@@ -1731,6 +1910,7 @@ def read_summary(summary: str, glossary: Glossary | None = None,
                                                    bulleted_plan=bool(_BULLET.match(text))):
                 if in_hospital and medication.status in ("", "new"):
                     continue  # what was done in hospital ("was started on IV ceftriaxone")
+                medication.said_in_hospital = bool(in_hospital)
                 if section.kind in ("problem", "other") and section.parent and section.title:
                     # A problem-based plan ("# HTN - continue amlodipine"): the problem is why.
                     medication.reason = medication.reason or section.title
@@ -1753,7 +1933,25 @@ def read_summary(summary: str, glossary: Glossary | None = None,
             before = [m for m in facts.medications
                       if any(m.name.lower() == n[2].lower() or m.key == n[3] for n in named)] \
                 if named else before
+    _fill_steps(facts, vocab)
     return facts
+
+
+def _fill_steps(facts: SummaryFacts, vocab: Vocabulary) -> None:
+    """A later step takes the route, timing and status of its first step when it gives
+    none, even when the two were read from different lines (a table row, a taper below);
+    a status taken from another line comes with its word, so a quote of this line says it."""
+    for medication in facts.medications:
+        if medication.step > 1:
+            first = next((m for m in facts.medications if m.step == 1 and m.name.lower() ==
+                          medication.name.lower()), None)
+            if first is None:
+                continue
+            if not medication.status and first.status and first.text != medication.text:
+                medication.label = medication.label or next(
+                    plain for value, plain, _forms in vocab.statuses if value == first.status)
+            for key in ("route", "frequency", "status"):
+                setattr(medication, key, getattr(medication, key) or getattr(first, key))
 
 
 def _continued(facts: SummaryFacts, medication: Medication, sentence: str, vocab: Vocabulary,
@@ -1792,20 +1990,33 @@ def _read_medication_list(summary: str, section: SummarySection, items: list[tup
         if section.effective_kind != "medications" and not header:
             continue
         column = _status_cell(line, header, vocab) if header else ""
-        if (line.rstrip().endswith(":") and len(line.split()) <= 8 and _status(line, vocab)
-                and not _quantities(line, vocab)):
-            # A label over the lines below it: "Stopped:", "STOP taking these medications:"
+        if (len(line.split()) <= 8 and _status(line, vocab) and not _quantities(line, vocab)
+                and (line.rstrip().endswith(":") or not medicine_names(line, glossary, vocab)
+                     and not _BULLET.match(line) and not vocab.timings(line))):
+            # A label over the lines below it: "Stopped:", "STOP taking these medications:",
+            # "** NEW **"
             listed_status = _status(line, vocab)
-            label = line.strip().rstrip(":").strip()
+            label = line.strip().strip("*#=- ").rstrip(":").strip()
             last = []
             continue
         medications = _medications_of_line(line, a, b, section.title, glossary, vocab,
                                            facts.date_order, in_list=True, status_column=column)
+        if header and medications:
+            why = _reason_cell(line, header, vocab)
+            if why and not medications[0].reason.startswith("replaced") and not (
+                    medications[0].as_needed and medications[0].reason):
+                medications[0].reason = why  # the row's own column says why
         if not medications:
             if line.rstrip().endswith(":") and len(line.split()) <= 6:
                 listed_status = _status(line, vocab)
                 label = line.strip().rstrip(":").strip() if listed_status else ""
                 last = []
+            elif len(last) == 1 and not medicine_names(line, glossary, vocab) and _dose_line(
+                    line, last[0], vocab):
+                # A taper under its medicine: "20 mg qAM x 7 days", "then 15 mg qAM x 7 days"
+                step = _taper_step(facts, last[0], line, vocab)
+                last = [step]
+                continue
             elif len(last) == 1 and not medicine_names(line, glossary, vocab):
                 if condition_for is not None and not condition_for.reason:
                     # "Give 1 spray if:" then "* a seizure lasts 5 minutes or longer, OR"

@@ -95,6 +95,7 @@ class Vocabulary:
     procedure_kinds: tuple[ProcedureKind, ...] = ()
     table_header_words: frozenset[str] = frozenset()
     status_columns: frozenset[str] = frozenset()
+    reason_columns: frozenset[str] = frozenset()
     letter_greetings: tuple[str, ...] = ()
     letter_references: tuple[str, ...] = ()
     letter_closings: tuple[str, ...] = ()
@@ -418,6 +419,7 @@ def vocabulary() -> Vocabulary:
                 for k in data["procedure_kind"]),
             table_header_words=frozenset(w.lower() for w in data["table"]["header_words"]),
             status_columns=frozenset(w.lower() for w in data["table"]["status_columns"]),
+            reason_columns=frozenset(w.lower() for w in data["table"]["reason_columns"]),
             letter_greetings=tuple(data["letter"]["greetings"]),
             letter_references=tuple(data["letter"]["references"]),
             letter_closings=tuple(data["letter"]["closings"]),
