@@ -85,7 +85,7 @@ def test_your_medicines_holds_every_medicine_of_the_facts(expected, glossary):
     for medicine in expected.medications:
         assert any(same_name(medicine["name"], row) for row in rows), (medicine["name"], rows)
     statuses = {"new": "NEW", "changed": "CHANGED", "stopped": "STOP", "held": "ON HOLD",
-                "resume": "RESTART"}
+                "resume": "RESTART", "unchanged": "NO CHANGE"}
     for row, medication in zip(handout.medicines, facts.medications):
         assert row.change == ("ASK" if medication.doubt else statuses.get(medication.status, ""))
 

@@ -53,7 +53,7 @@ MAX_WORDS_TO_KNOW = 30
 SECTION_CHARS = 1200  # a longer narrative section is rewritten in pieces of about this size
 LIST_KINDS = ("medications", "follow_up", "warning_signs", "restrictions")
 CHANGE_LABELS = {"new": "NEW", "changed": "CHANGED", "stopped": "STOP", "held": "ON HOLD",
-                 "resume": "RESTART"}
+                 "resume": "RESTART", "unchanged": "NO CHANGE"}
 DOUBT_LABEL = "ASK"
 COPIED_NOTE = ("Copied from your summary word for word, because the handout above did not "
                "hold it (please ask your care team about these):")

@@ -1,23 +1,32 @@
 """Facts of a discharge summary, read without a model.
 
-A summary is split into sections by its headings, in the usual styles ("Hospital
-Course:", "DISCHARGE MEDICATIONS", "1. Pneumonia:", "## Follow-up"), each with a kind
-(medications, follow_up, warning_signs, restrictions, instructions, hospital_course,
-diagnoses, history, results, allergies, header, other).  One-line record fields
-("Attending: Cardiology") are sections of their own and never take the text after them.
+A summary is split into sections by its headings in the styles hospitals use ("Hospital
+Course:", "DISCHARGE MEDICATIONS", "1. Pneumonia:", "## Follow-up", "Discharge
+medications" alone on its line, "S:" of a progress note, a dictated run-on's
+"MEDICATIONS:,1. ...,2. ..."), each with a kind (medications, follow_up, warning_signs,
+restrictions, instructions, for_doctor, hospital_course, diagnoses, history, results,
+allergies, header, and the two that hold no patient content: letter (a letter's head,
+greeting, closing, signature) and identifier (MRN, DOB, NHS number)).  One-line record
+fields ("Attending: Cardiology") never take the text after them; a table's header row
+names its columns and is never a fact.
 
 From the sections come structured facts, each with its character offsets:
 
-- medications: name, dose, route, frequency, duration or end date, and status (new,
-  changed from → to, stopped, held, resume, unchanged) with the reason when written;
+- medications: name, strength and count, route, frequency, clock time, daily maximum,
+  duration or end date, status (new, changed from → to, stopped, held, resume,
+  unchanged) from the medicine's own clause, the label it sat under, the reason, and
+  `doubt` where its status can only be guessed from another medicine's words; a dose that
+  changes on a schedule is one medication per step;
 - follow-ups: who, when, which test;
 - warning signs: when to call or come back;
 - restrictions: activity, diet, fluids, bathing.
 
-Medicine names come from the glossary's medicines, the name stems of
-resources/summary_vocabulary.toml (-olol, -pril, -xaban, ...) and the lines of a
-medications section.  Everything Lumen knows of units, timings, routes and status words
-is in that vocabulary file.
+Medicine names come from the glossary's medicines, the name stems and names of
+resources/summary_vocabulary.toml (-olol, -pril, -xaban, co-amoxiclav, ...) and the lines
+of a medications section.  Units, timings, routes, status words, headings, table columns,
+letter and record cues are in that vocabulary file; the patterns of how they combine in a
+sentence are here.  `patient_text` takes the record's fields out of what a patient is
+shown.  tests/data/layouts holds the summaries it is measured on (bench/bench_facts.py).
 """
 
 from __future__ import annotations
