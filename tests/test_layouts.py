@@ -58,7 +58,7 @@ def test_every_medicine_with_every_field(expected, glossary):
     problems = ([f"missing {name}" for name in comparison.missing]
                 + [f"extra {name}" for name in comparison.extra]
                 + comparison.wrong + compare_other(expected, facts.to_dict()))
-    known = expected.facts.get("known", {}).get("misses", [])
+    known = [k for k in expected.facts.get("known", {}).get("misses", []) if not k.startswith("heading ")]
     unexplained = [p for p in problems if not any(p.startswith(k) for k in known)]
     fixed = [k for k in known if not any(p.startswith(k) for p in problems)]
     assert unexplained == [] and fixed == [], (unexplained, fixed)
@@ -68,11 +68,15 @@ def test_every_medicine_with_every_field(expected, glossary):
 def test_the_headings_a_reader_sees(expected, glossary):
     facts = read(expected, glossary)
     found = {s.title.lower(): {s.kind, s.effective_kind} for s in facts.sections}
+    known = {k[len("heading "):].strip("'\"").lower() for k in expected.facts.get("known", {}).get("misses", [])
+             if k.startswith("heading ")}
     for section in expected.facts.get("section", []):
         if section["kind"] in ("other", "header"):
             continue  # a document's title, a record field: not a section a reader relies on
         kinds = found.get(section["title"].lower())
-        assert kinds is not None and section["kind"] in kinds, (section, kinds)
+        read_right = kinds is not None and section["kind"] in kinds
+        # a heading the facts file lists as a known miss must still be missed
+        assert read_right != (section["title"].lower() in known), (section, kinds)
 
 
 @pytest.mark.parametrize("expected", CORPUS, ids=IDS)
@@ -110,7 +114,8 @@ STATUS_WORDS = {
     "changed": r"chang|increas|decreas|reduc|was \d|from .* to|adjust|lower|rais|modif|titrat|->|halv|doubl|"
                r"used to",
     "resume": r"resume|restart|start .* again|start again",
-    "unchanged": r"continu|no change|unchanged|same|keep taking|as before",
+    "unchanged": r"continu|\bcont\b|cont'?d|no change|unchanged|same|keep (?:taking|giving|using)|"
+                 r"(?:as|like) before",
 }
 
 

@@ -139,7 +139,7 @@ def evidence_units(summary: str, facts: SummaryFacts) -> list[Unit]:
             if (not re.search(r"[A-Za-z0-9]", text) or reads_like_instruction(text)
                     or _TABLE_HEADING.match(text)):
                 continue
-            medication = facts.medication_at(start, end) if kind == "medications" else None
+            medication = facts.medication_at(start, end)
             if medication is not None and medication.label and \
                     medication.label.lower() not in text.lower():
                 text = f"{medication.label}: {text}"

@@ -167,8 +167,14 @@ def _heading(line: str, vocab: Vocabulary, inside: str, *, shouting: bool = Fals
     if match:
         title = match.group("title").strip()
         return title, vocab.section_kind(title), len(line)
+    aside = re.match(r"^(?P<head>[^()]+?)\s*\([^()]{2,80}\)\s*:?\s*$", line)
+    if aside and _CAPS.match(aside.group("head")) and vocab.section_kind(aside.group("head")) != "other":
+        # "MEDICATIONS ON DISCHARGE (14 days supplied; dosette by community pharmacy)"
+        return line.strip().rstrip(":").strip(), vocab.section_kind(aside.group("head")), len(line)
     match = _CAPS.match(line)
-    if match and len(match.group("title").split()) <= 8 and not _reads_as_item(match.group("title"), vocab):
+    if match and (len(match.group("title").split()) <= 8 or len(match.group("title").split()) <= 12
+                  and vocab.section_kind(match.group("title")) != "other") \
+            and not _reads_as_item(match.group("title"), vocab):
         title = match.group("title").strip()
         kind = vocab.section_kind(title)
         if not shouting or kind != "other" or line.rstrip().endswith(":"):
@@ -183,8 +189,14 @@ def _heading(line: str, vocab: Vocabulary, inside: str, *, shouting: bool = Fals
     if match:
         title, rest = match.group("title").strip(), match.group("rest")
         kind = vocab.section_kind(title)
+        if title[:1].islower() and not any(title.lower() == heading for _kind, _plain, headings
+                                           in vocab.sections for heading in headings):
+            return None  # "... Repeat on 19/02\nafter medication changes: drop 12/4": prose
         if kind == "other" and inside in _LIST_SECTIONS:
             return None  # "STOP: naproxen", "Monday: clinic" are items of the list
+        if kind == "medications" and inside == "medications" and any(
+                vocab.is_medicine_word(word) for word in title.split()):
+            return None  # "Prednisone taper:" over its steps, in the list of medicines
         words = len(title.split())
         if kind != "other" and (words <= 6 or words <= 10 and not rest.strip()
                                 or kind == "warning_signs" and words <= 20 and not rest.strip()):
@@ -203,6 +215,9 @@ def _heading(line: str, vocab: Vocabulary, inside: str, *, shouting: bool = Fals
         kind = vocab.section_kind(title, exact=True)
         if kind != "other" and len(title.split()) <= 8 and not _reads_as_item(title, vocab):
             return title, kind, len(line)
+        if kind == "medications" and after_blank and re.search(
+                r"\b(?:plan|schedule|taper|dosing|regimen)$", title, re.IGNORECASE):
+            return title, kind, len(line)  # "Amantadine plan" over the steps of its dose
         if (after_blank and not shouting
                 and len(title.split()) <= 6 and not re.search(r"\d", title)
                 and not _reads_as_item(title, vocab) and not next_line[:1].islower()
@@ -249,7 +264,7 @@ _DEMOGRAPHIC = re.compile(r"\b(?:y/?o|yo|yrs?|years?|old|year-old|female|male|wo
 # A clinician's name with a credential or post: "L. Haverford, MD, PGY-3 OB/GYN",
 # "Dr T. Ngata, Surgical Registrar", "Resident: Priya Aldana-Moss, MD (PGY-2)".
 _CREDENTIAL = (r"(?:MD|M\.D\.|DO|PA-C|PA|NP|RN|MBBS|MBChB|MB BCh|FRCP|FRCS|FRACP|FRACS|MRCP|PhD|CNS|"
-               r"PGY-?\d|FY\d|SHO|[Rr]egistrar|[Cc]onsultant|[Rr]esident|[Ff]ellow|[Hh]ouse [Oo]fficer|"
+               r"PGY-?\d|FY\d|SHO|SpR|StR|ST\d|CT\d|MPharm|PharmD|RPh|[Rr]egistrar|[Cc]onsultant|[Rr]esident|[Ff]ellow|[Hh]ouse [Oo]fficer|"
                r"[Nn]urse [Pp]ractitioner|[Pp]hysician [Aa]ssistant|[Hh]ospitalist|[Aa]ttending)")
 _SIGNATURE = re.compile(rf"^\s*(?:[A-Za-z ]{{2,30}}:\s*)?(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?(?:[A-Z][\w.'’-]*\s+){{0,3}}"
                         rf"[A-Z][\w'’-]+,?\s+(?:[A-Z][\w.'-]*,?\s+)?{_CREDENTIAL}\b")
@@ -286,6 +301,12 @@ def patient_text(text: str, vocab: Vocabulary | None = None) -> str:
     # signature: ______"
     text = re.sub(r"(?i:\b(?:total\s+)?time spent\b[^.]*\.?)|(?i:\b\w+\s+signature)\s*:\s*_+"
                   r"|(?i:[>≥]?\s*\d+\s*min(?:utes|s)?\s+(?:were\s+)?spent\b[^.]*\.?)", " ", text)
+    # "born xx/xx/1945", "Page 1 of 1", and the notes of how the instructions were given
+    # ("teach-back done with the dosing syringe", "verbalized understanding")
+    text = re.sub(r"(?i:\bborn\s+(?:on\s+)?(?:xx|\d{1,2})[/.-](?:xx|\d{1,2})[/.-](?:x{2,4}|\d{2,4}))"
+                  r"|(?i:\bpage\s+\d+\s+of\s+\d+\b)"
+                  r"|(?i:[^.;]*\b(?:teach[- ]back|verbali[sz]ed (?:good )?understanding)\b[^.]*\.?)",
+                  " ", text)
     return re.sub(r"\s{2,}", " ", re.sub(r"\s+([,.;])", r"\1", text)).strip(" ,;")
 
 
@@ -548,7 +569,7 @@ _ENDS_ON = re.compile(r"\b(?:(?:to|until|till|through|thru|stop|resume|restart|u
                       r"[A-Z][a-z]{2,8}\.?\s+\d{1,2}\b|\d{1,2}\s+[A-Z][a-z]{2,8}\b)|ending|ends|"
                       r"finishing|finish(?:es)?|last (?:\w+ )?dose|last day|final dose)\b", re.IGNORECASE)
 _RESUME_ON = re.compile(r"(?<!not )(?<!n't )(?<!never )\b(?:resume|restart)\w*\b[^;.()]*?\b(?:on|after)\s+"
-                        r"(?P<what>[^;,.()]{2,40})", re.IGNORECASE)
+                        r"(?!being\b)(?P<what>[^;,.()]{2,40})", re.IGNORECASE)
 _REASON_CUE = re.compile(r"(?:\bfor\b|\bbecause(?: of)?\b|\bdue to\b|\bd/t\b|\bgiven\b|"
                          r"\b(?:discontinued|stopped|ceased|held|reduced|increased|lowered|changed)\s+as\b|"
                          r",\s*as\s+(?!needed|required|directed|before|well|usual|prescribed|tolerated|"
@@ -577,6 +598,10 @@ _STATUS_THEN_WHY = re.compile(r"\b(?:continue|new|start(?:ed)?|changed?|stop(?:p
 _DASH_REASON = re.compile(r"\s[-–—:]\s*(?P<why>(?:no longer|not needed|not required|causes?|caused|causing|"
                           r"raises|risk|interacts|too (?:low|high)|led to)\b[^.;|()]{3,80})", re.IGNORECASE)
 # "It lowers cholesterol.", "It has been replaced by furosemide.", "It can harm your kidneys."
+# "It caused ankle swelling, so we have stopped it": a sentence about the medicine before.
+_IT = re.compile(r"\b(?:it|this medicine|this medication|this tablet)\b", re.IGNORECASE)
+_CAUSED = re.compile(r"\b(?:it|this)\s+(?:caused|causes|was causing|has caused|gave (?:her|him|them))\s+"
+                     r"(?P<why>[^,;.()]{3,60})", re.IGNORECASE)
 _IT_DOES = re.compile(r"\b(?:it|this)\s+(?P<why>(?:helps|protects|lowers|prevents|treats|thins|reduces|"
                       r"controls|eases|relieves|keeps|can harm|can cause|can damage|may harm|may cause|"
                       r"raises|increases|has been replaced (?:by|with)|was replaced (?:by|with)|"
@@ -821,6 +846,9 @@ def medicine_names(text: str, glossary: Glossary | None,
         if vocab.is_medicine_word(match.group(0)) and not any(
                 s <= match.start() < e for s, e, _, _ in found):
             found.append((match.start(), match.end(), match.group(0), match.group(0).lower()))
+    # "Coloxyl with Senna" is one product: a name inside a longer one is part of it.
+    found = [f for f in found if not any(o[0] <= f[0] and f[1] <= o[1] and o[1] - o[0] > f[1] - f[0]
+                                         for o in found)]
     # "Tylenol #3" (with codeine) is another product than Tylenol: its own name and key.
     numbered = []
     for start, end, name, key in found:
@@ -891,13 +919,17 @@ def _quantities(text: str, vocab: Vocabulary) -> list[_Quantity]:
                                    f"{_number_text(m.group(1))} {first.plain}/{per}{second.plain}",
                                    second.value, True))
     words = "|".join(NUMBER_WORDS)
-    ranged = re.compile(rf"(?<![\w.])({number}|{words})\s*(?:-|–|to|or)\s*({number}|{words})\s*-?\s*"
-                        rf"({unit})(?![\w/])", re.IGNORECASE)
+    # "2-4 puffs", and "2.5ml to 5ml" with the unit written twice (the same unit)
+    ranged = re.compile(rf"(?<![\w.])({number}|{words})\s*(?P<first>{unit})?\s*(?:-|–|to|or)\s*({number}|{words})"
+                        rf"\s*-?\s*({unit})(?![\w/])", re.IGNORECASE)
     for m in ranged.finditer(text):
-        term = vocab.units[m.group(3).lower()]
+        term = vocab.units[m.group(4).lower()]
+        if m.group("first") and (vocab.units[m.group("first").lower()].value != term.value
+                                 or re.search(r"\bfrom\s*$", text[:m.start()], re.IGNORECASE)):
+            continue  # "reduced from 40 mg to 20 mg" is a change, not a range
         if not any(q.start <= m.start() < q.end for q in found):
             found.append(_Quantity(m.start(), m.end(),
-                                   f"{_number_text(m.group(1))}-{_number_text(m.group(2))} {term.plain}",
+                                   f"{_number_text(m.group(1))}-{_number_text(m.group(3))} {term.plain}",
                                    term.value))
     for m in vocab.quantity.finditer(text):
         if any(q.start <= m.start() < q.end or q.start < m.end() <= q.end for q in found):
@@ -946,7 +978,8 @@ def _dose_and_count(quantities: list[_Quantity], vocab: Vocabulary) -> tuple[str
 
 def _maximum(text: str, vocab: Vocabulary) -> tuple[str, tuple[int, int] | None]:
     """The most to take in a day, as written ("3000 mg per day"), and where it is."""
-    pattern = re.compile(rf"{_MAXIMUM_LEAD}(?P<amount>\d[\d,.]*(?:\s*(?:-|to)\s*\d+)?\s*-?\s*"
+    words = "|".join(sorted(NUMBER_WORDS, key=len, reverse=True))  # "no more than four tablets"
+    pattern = re.compile(rf"{_MAXIMUM_LEAD}(?P<amount>(?:\d[\d,.]*|(?:{words})\b)(?:\s*(?:-|to)\s*\d+)?\s*-?\s*"
                          rf"(?:{vocab.unit_pattern}))(?!\w)(?:{_PER_DAY})?", re.IGNORECASE)
     for m in pattern.finditer(text):
         lead = m.group(0)[:m.start("amount") - m.start()].lower()
@@ -984,10 +1017,14 @@ def _frequency(text: str, vocab: Vocabulary) -> tuple[str, bool]:
     """(frequency, as needed) of a line: its first regular timing, where a time of day
     ("at night", "every morning") says more than "once a day"; "as needed" when it gives
     no other."""
+    # "to be taken regularly rather than when needed"
+    text = re.sub(r"\b(?:rather than|instead of|not)\s+(?:only\s+)?(?:(?:when|as|if)\s+(?:needed|required)|prn)\b",
+                  " ", text, flags=re.IGNORECASE)
     timings = vocab.timing_values(text)
     regular = [t for t in timings if t != "as needed"]
     specific = [t for t in regular if t in ("morning", "bedtime")]
-    if specific and all(t in ("1/day", "morning", "bedtime") for t in regular):
+    # "once each morning": "once" there is how many times a day, not a single dose
+    if specific and all(t in ("1/day", "once", "morning", "bedtime") for t in regular):
         frequency = specific[0]
     else:
         frequency = regular[0] if regular else (timings[0] if timings else "")
@@ -1020,6 +1057,24 @@ def _marked_status(text: str, vocab: Vocabulary) -> str:
     return ""
 
 
+# Status words in another sense: "may have added to her confusion", "new-onset AF", "at
+# the start of each meal", "to reduce her risk"; and statuses said of the past or only
+# on a condition.
+_NOT_A_STATUS = re.compile(r"\badded\s+to\s+(?:her|his|their|the|your|this|that|its|it|a)\b|\bnew[- ]onset\b|"
+                           r"\bnew(?:ly)?\s+diagnos\w*|\b(?:the|a)\s+(?:new\s+)?start\s+of\b|\b(?:at|from)\s+the\s+start\b|"
+                           # "to reduce her risk of a clot": what it is for, not a new dose
+                           r"\bto\s+(?:reduce|lower|increase|decrease|raise)\s+(?!(?:the|her|his|your|its|this)?\s*"
+                           r"(?:dose|dosage|to\b|from\b|by\b|\d))|"
+                           # "reducing and then stopping": the end of a taper's last step
+                           r"\b(?:and\s+)?then\s+stop(?:ping|s)?\b|"
+                           # "RESTARTED 08/02 after being held": what happened before
+                           r"\bafter\s+being\s+(?:held|withheld|stopped|paused|omitted)\b|"
+                           # "no supplement started"; "do not give aspart if she is not eating"
+                           r"\b(?:no|not|never)\s+(?:\w+\s+)?(?:started|commenced|initiated|added)\b|"
+                           r"\b(?:do not|don't|never)\s+(?:give|take|use)\s+(?:[\w-]+\s+){0,3}?(?:if|when|unless)\b",
+                           re.IGNORECASE)
+
+
 def _status(text: str, vocab: Vocabulary, *, marks: bool = True) -> str:
     """The status a line states: a marked one first ("[NEW]", "(CONTINUE)"), its prefix
     ("STOP:"), else its words, where a longer
@@ -1027,6 +1082,7 @@ def _status(text: str, vocab: Vocabulary, *, marks: bool = True) -> str:
     not "restart") and, between phrases that do not overlap, the vocabulary's order decides
     ("hold" before "stop")."""
     text = _NEGATED_STOP.sub(" ", _without_discharge_dc(text, vocab))  # "do not stop" says to continue
+    text = _NOT_A_STATUS.sub(" ", text)
     marked = _marked_status(text, vocab) if marks else ""
     if marked:
         return marked
@@ -1299,8 +1355,28 @@ def _own_medicines(named: str, names: list[tuple[int, int, str, str]],
     any it replaces ("replaces lisinopril") or gives a dose of its own ("and glipizide
     5 mg daily"); others are mentioned in passing ("until you finish the enoxaparin")."""
     kept = names[:1]
+    # "We have started co-codamol and Oramorph for the pain, Laxido to prevent constipation
+    # from the codeine, and Fultium-D3": what to do, said before a list of medicines, is
+    # said of every one the list goes on to (not of one named in passing: "the codeine").
+    lead_says = bool(_status(named[:names[0][0]], vocab)) if names else False
+    for previous, name in zip(names, names[1:]):
+        between = named[previous[1]:name[0]]
+        if re.fullmatch(r"\s*(?:,|;|&|\+|and|or|plus|,\s*and|,\s*or)\s*", between, re.IGNORECASE):
+            # "Levothyroxine, amlodipine and atorvastatin are unchanged": a list of names
+            # goes on as long as the one before it was kept.
+            # After a medicine named in passing ("from the codeine and morphine, and
+            # Fultium-D3"), a comma goes back to the list the lead began.
+            if name not in kept and (previous in kept or lead_says and "," in between):
+                kept.append(name)
+            continue
+        if lead_says and re.search(r",\s*(?:and\s+)?$", between) and not re.search(
+                r"\b(?:the|from|of|with|than|instead of|until|unlike|like)\s*$", between,
+                re.IGNORECASE) and name not in kept:
+            kept.append(name)
     for name in names[1:]:
-        before = named[kept[-1][1]:name[0]]
+        if name in kept:
+            continue
+        before = named[max((k[1] for k in kept if k[1] <= name[0]), default=name[0]):name[0]]
         after = named[name[1]:name[1] + 16]
         dose = vocab.quantity.match(after.lstrip()) if after.strip() else None
         if _REPLACES.search(before) or re.search(r"(?:->|→|=>|\breplaced (?:with|by)|\bswitched to|"
@@ -1310,7 +1386,7 @@ def _own_medicines(named: str, names: list[tuple[int, int, str, str]],
                 r"\b(?:switch|change|swap|convert)", named[:name[0]], re.IGNORECASE) or (
                 dose and re.search(r"(?:\band|[,;+&]|\bplus)\s*$", before)):
             kept.append(name)
-    return kept
+    return sorted(kept)
 
 
 def _list_name(named: str, found: tuple[int, int, str, str] | None) -> str:
@@ -1323,6 +1399,9 @@ def _list_name(named: str, found: tuple[int, int, str, str] | None) -> str:
         return before_dose.strip()
     lead = named[:found[0]]
     words = lead.split()
+    release = _RELEASE.match(named, found[1])  # "Co-careldopa CR 50/200 mg"
+    if release:
+        found = (found[0], release.end(), named[found[0]:release.end()], found[3])
     if lead.strip() and found[0] <= len(before_dose) and len(words) <= 3 and words[0][:1].isupper() \
             and not {w.lower().strip(":,") for w in words} & (_INSTRUCTION_WORDS - {"with", "and"}) \
             and words[0].lower() not in ("her", "his", "their", "my", "our", "its", "a", "an", "this",
@@ -1374,6 +1453,29 @@ def _unnamed_medicine(named: str, vocab: Vocabulary, *, in_list: bool) -> tuple[
     return None
 
 
+_TREATS = re.compile(r"\b(?:for|treat|treats|prevent|replace|because of|due to)\s+(?:the\s+|her\s+|his\s+|their\s+|"
+                     r"your\s+|a\s+|an\s+)?(?:low|high|raised|lack of|deficient|deficiency of)\s+$",
+                     re.IGNORECASE)
+
+
+_SCALE = re.compile(r"\b(?:correction|sliding)[- ]scale|\bper\s+(?:the\s+)?scale\b|\baccording to (?:the\s+|a\s+)?scale",
+                    re.IGNORECASE)
+
+
+def _in_brackets(named: str, position: int, names: list[tuple[int, int, str, str]],
+                 vocab: Vocabulary) -> bool:
+    """Whether `position` is inside brackets, after words ("(norgestimate/ethinyl
+    estradiol)" is one name), that follow another medicine's name and do not begin with a
+    status or a replacement of their own."""
+    opened = named.rfind("(", 0, position)
+    if opened < 0 or ")" in named[opened:position]:
+        return False
+    inside = named[opened + 1:position]
+    first_words = " ".join(inside.split()[:1])  # "(new, replaces Y", "(stop aspirin"
+    return bool(re.search(r"[A-Za-z]{2,}\s+\S", inside.rstrip())) and any(n[1] <= opened for n in names) \
+        and not (_REPLACES.search(inside) or _status(first_words, vocab))
+
+
 def _medications_of_line(text: str, start: int, end: int, section: str, glossary: Glossary | None,
                          vocab: Vocabulary, order: str, *, in_list: bool,
                          status_column: str = "", bulleted_plan: bool = False) -> list[Medication]:
@@ -1402,6 +1504,15 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
         span = _unnamed_medicine(named[:names[0][0]], vocab, in_list=True)
         if span is not None:
             names = [(span[0], span[1], named[span[0]:span[1]], named[span[0]:span[1]].lower())] + names
+    # "D/C glipizide 10 mg BID (hypoglycemia risk w/ insulin)": a medicine named inside the
+    # brackets of another's line is why, not one to take; except one it replaces, one given
+    # a status there, and another name right after the bracket ("apixaban (ELIQUIS)").
+    passing = [n for n in names if _in_brackets(named, n[0], names, vocab)]
+    # "We have also started cholecalciferol 1000 units once daily for the low vitamin D":
+    # a medicine named as what another treats.
+    treated = [n for n in names[1:] if _TREATS.search(named[:n[0]])
+               and not _quantities(named[n[1]:n[1] + 20], vocab)]
+    names = [n for n in names if n not in passing and n not in treated]
     parts = _named_parts(named, _own_medicines(named, names, vocab) if in_list else names)
     if not parts:
         span = _unnamed_medicine(named, vocab, in_list=in_list) if (
@@ -1413,6 +1524,15 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
     prefix_status = _status(prefix.group("word"), vocab) if prefix else ""
     # Status words are read with "D/C home" blanked: its meaning shows only in the whole line.
     said_of = _without_discharge_dc(named, vocab)
+    for mentioned in passing:
+        # "(course started w/ ceftriaxone 9/28; azithromycin x3d completed in house)" tells of
+        # other medicines, and its words are not this line's; "(hypoglycemia risk w/
+        # insulin)" says why.
+        opened = named.rfind("(", 0, mentioned[0])
+        closed = named.find(")", mentioned[1])
+        closed = len(named) if closed < 0 else closed + 1
+        if DATE.search(named[opened:closed]) or _status(named[opened:closed], vocab):
+            said_of = said_of[:opened] + " " * (closed - opened) + said_of[closed:]
     # Each medicine's lead (the words before its name that say what to do) and own words.
     leads, owns = [], []
     lead_start = 0
@@ -1433,6 +1553,11 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
                                 end=end if index == len(parts) - 1 else start + shift + part_end,
                                 section=section)
         _fields(medication, own, vocab, order)
+        scale = _SCALE.search(own)
+        if scale and not _quantities(own[:scale.start()], vocab):
+            # "insulin lispro before meals per correction scale below": the scale's rows
+            # ("BG 200-249 -> 2 units") are no dose of it
+            medication.dose = medication.count = ""
         if index == 0 and not medication.reason and lead.strip():
             # "For aches and pains she may take X"
             medication.reason = _reason(_plain_space(lead), vocab, brackets=False)
@@ -1522,7 +1647,9 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
         # "His amlodipine 10 mg once daily and atorvastatin 20 mg at night continue
         # unchanged": a plural verb after the second says the first's status too
         if (not found[index].status and found[index + 1].status
-                and re.search(r"\band\s*$", said_of[parts[index][0][1]:parts[index + 1][1]])
+                and re.search(r"(?:\band|\btogether with|\balong with|\bas well as|\bplus)"
+                              r"(?:\s+(?:one|two|three|\d+|the|her|his|their|your))?\s*$",
+                              said_of[parts[index][0][1]:parts[index + 1][1]])
                 and _PLURAL_STATUS.search(owns[index + 1])):
             found[index].status = found[index + 1].status
     for index in range(1, len(found)):
@@ -1532,8 +1659,9 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
                                                  said_of[:parts[index][1]], re.IGNORECASE):
             found[index].status = found[index - 1].status
     for index, medication in enumerate(found):
-        if index and re.search(r"\b(?:because|since|as|which|that|who|when|if|while|so)\b",
-                               said_of[parts[index - 1][0][1]:parts[index][1]], re.IGNORECASE):
+        if index and re.search(r"\b(?:because|since|as|which|that|who|when|if|while|so)\b", re.sub(
+                r"\b(?:when|if|as)\s+(?:needed|required|necessary)\b", " ",
+                said_of[parts[index - 1][0][1]:parts[index][1]], flags=re.IGNORECASE), re.IGNORECASE):
             continue  # "stop Sprintec, because the estrogen in it ...": not a list of medicines
         medication.status = medication.status or shared or plural
     if len(found) > 1:
@@ -1636,7 +1764,7 @@ def _taper_step(facts: SummaryFacts, medication: Medication, line: str, vocab: V
     """Fill the medicine's first dose from `line`, or add its next step."""
     step = Medication(medication.name)
     _fields(step, line, vocab, facts.date_order)
-    if medication.dose and step.dose == medication.dose:
+    if medication.dose and step.dose == medication.dose and step.frequency in ("", medication.frequency):
         # "- 40 mg every morning through 04/03/2025" under "Prednisolone 40 mg ... LAST DOSE
         # 04/17/2025": the first step's own end
         medication.until = step.until or medication.until
@@ -1685,25 +1813,44 @@ def _same_medicine(one: str, other: str) -> bool:
     return not a & b or a <= b or b <= a
 
 
-def _merge(medications: list[Medication], new: Medication) -> None:
-    """Add `new`, or fill what an earlier mention of the same medicine left unsaid."""
+# How a tablet releases its medicine, written after the name: another product of it.
+_RELEASE_FORMS = frozenset({"cr", "sr", "xr", "er", "xl", "la", "mr", "odt", "dr", "ec", "cd",
+                            "retard", "continus", "prolonged-release", "modified-release",
+                            "extended-release", "sustained-release", "controlled-release"})
+_RELEASE = re.compile(r"\s+(?:" + "|".join(sorted((f.upper() if len(f) <= 3 else f"(?i:{f})")
+                                                   for f in _RELEASE_FORMS)) + r")(?![\w-])")
+
+
+def _merge(medications: list[Medication], new: Medication) -> Medication:
+    """Add `new`, or fill what an earlier mention of the same medicine left unsaid; the
+    medication it went into."""
     for known in medications:
         # A mention without steps fills the first step of one with steps, and the other way.
         same_step = known.step == new.step or new.step == 0 and known.step == 1 or \
             known.step == 0 and new.step == 1
+        # "Co-careldopa 25/100 mg" and "Co-careldopa CR 50/200 mg", each with its dose, are
+        # two products; "metoprolol succinate" named again is "Metoprolol succinate ER".
+        two_products = bool((set(known.name.lower().split()) ^ set(new.name.lower().split()))
+                            & _RELEASE_FORMS and known.dose and new.dose)
         if (known.name.lower() == new.name.lower() or known.key and known.key == new.key
-                and _same_medicine(known.name, new.name)) and same_step:
+                and _same_medicine(known.name, new.name)) and same_step and not two_products:
             known.step = known.step or new.step
             if known.said_in_hospital and new.status and not new.said_in_hospital:
                 known.status, known.said_in_hospital = new.status, False
                 known.reason = new.reason or known.reason
+            if not known.status and new.status and not known.label and new.text != known.text:
+                # The status another line gives ("Started this admission: Entresto, ...")
+                # travels with this line's quote.
+                known.label = new.label or next(plain for value, plain, _forms in vocabulary().statuses
+                                                if value == new.status).capitalize()
             for key in ("dose", "count", "route", "frequency", "time", "maximum", "duration",
                         "until", "status", "changed_from", "changed_to", "reason", "label"):
                 if not getattr(known, key) and getattr(new, key):
                     setattr(known, key, getattr(new, key))
             known.as_needed = known.as_needed or new.as_needed
-            return
+            return known
     medications.append(new)
+    return new
 
 
 def _follow_up(text: str, start: int, end: int, vocab: Vocabulary, order: str) -> FollowUp:
@@ -1762,7 +1909,7 @@ def _warning(text: str, start: int, end: int, in_list: bool) -> WarningSign:
 
 
 _RESTRICTION_CLAUSE = re.compile(r";\s*|,\s*(?:and\s+)?(?=(?:to|do not|don't|avoid|no|limit|keep|drink|eat|"
-                                 r"do|never|only)\b)|\s+and\s+(?=(?:to|do not|don't|avoid|no|limit|keep|"
+                                 r"do|never|only|should|must|try|aim)\b)|\s+and\s+(?=(?:to|do not|don't|avoid|no|limit|keep|"
                                  r"drink|eat|never)\b)", re.IGNORECASE)
 
 
@@ -1811,12 +1958,28 @@ def _status_cell(line: str, header: list[str], vocab: Vocabulary) -> str:
     return ""
 
 
+def _without_record_cells(line: str, header: list[str], vocab: Vocabulary) -> str:
+    """A table row with the cells of its record columns blanked (offsets kept)."""
+    bars = [m.start() for m in re.finditer(r"\|", line)]
+    if line.lstrip().startswith("|"):
+        bars = bars[1:]
+    start = line.index("|") + 1 if line.lstrip().startswith("|") else 0
+    cells = []
+    for bar in bars + [len(line)]:
+        cells.append((start, bar))
+        start = bar + 1
+    for name, (a, b) in zip(header, cells):
+        if name in vocab.record_columns:
+            line = line[:a] + " " * (b - a) + line[b:]
+    return line
+
+
 def _reason_cell(line: str, header: list[str], vocab: Vocabulary) -> str:
     """The reason a table row's reason or comments column gives ("| anti-rejection; ... |"):
     its first clause, when that is not what to do."""
     cells = _cells(line)
     for name, cell in zip(header, cells):
-        if name in vocab.reason_columns and cell.strip():
+        if name in vocab.reason_columns and re.search(r"[A-Za-z]", cell):
             first = re.split(r";|\.\s", cell)[0].strip()
             pieces = first.split(",")
             while len(pieces) > 1 and _status(pieces[-1], vocab) and len(pieces[-1].split()) <= 3:
@@ -1861,8 +2024,11 @@ def read_summary(summary: str, glossary: Glossary | None = None,
                 bulleted = bool(_BULLET.match(summary[item[0]:item[1]]))
                 for a, b in [item] if bulleted else _sentences(summary, *item):
                     text = summary[a:b]
+                    # "BG over 350 ..., vomiting and unable to keep fluids down" is a sign;
+                    # what to do says so first ("Stand up slowly", "Avoid ...")
                     if (not bulleted and _restriction_kind(text, vocab)
-                            and vocab.restriction_cue.search(text)
+                            and vocab.restriction_cue.search(text) and (
+                                vocab.restriction_cue.search(text[:30]) or _ADVISED.search(text))
                             and not (vocab.warning_cue.search(text) or _CALL_IF.search(text)
                                      or _IF_DEVELOPS.search(text) or _IF.search(text))):
                         facts.restrictions += _restrictions(summary, a, b, vocab)
@@ -1907,7 +2073,8 @@ def read_summary(summary: str, glossary: Glossary | None = None,
                     DATE.search(text) or _IN_TIME.search(text)) and not medicine_names(text, glossary, vocab):
                 facts.follow_ups += _follow_ups(summary, a, b, vocab, order)
             elif _restriction_kind(text, vocab) and not medicine_names(text, glossary, vocab) \
-                    and (kind == "instructions" or vocab.restriction_cue.search(text)):
+                    and (kind == "instructions" or vocab.restriction_cue.search(text)
+                         or _ADVISED.search(text)):  # "We have asked her to drink 1.5 litres"
                 facts.restrictions += _restrictions(summary, a, b, vocab)
             if warning:
                 before = []
@@ -1932,6 +2099,23 @@ def read_summary(summary: str, glossary: Glossary | None = None,
                     and medicine_names(text, glossary, vocab)):
                 facts.restrictions += _restrictions(summary, a, b, vocab)
             named = medicine_names(text, glossary, vocab)
+            # up to the first medicine it names ("It caused ankle swelling, so we have stopped
+            # it, and ... once the perindopril is back on board")
+            about_it = text[:named[0][0]] if named else text
+            said_of_it = _status(about_it, vocab) if len(before) == 1 and (
+                not named and _IT.search(text) or named and re.match(r"\s*(?:it|this)\b", text, re.IGNORECASE)
+                and _IT.search(about_it, 3)) else ""
+            if said_of_it and not before[0].status and said_of_it != "new":
+                # "We have reviewed the lercanidipine she took. It caused ankle swelling, so we
+                # have stopped it.": what is done with "it" is done with the medicine before.
+                before[0].status = said_of_it
+                before[0].label = next(plain for value, plain, _forms in vocab.statuses
+                                       if value == said_of_it).capitalize()  # its quote says it
+                why = _CAUSED.search(about_it)
+                before[0].reason = before[0].reason or (why.group("why").strip() if why else "") \
+                    or _reason(_plain_space(about_it), vocab, brackets=False)
+                if not named:
+                    continue
             if not named and len(before) == 1 and _quantities(text, vocab) and vocab.timings(text):
                 # "For the first week the dose is higher: take 10 mg twice a day for 7 days,
                 # then 5 mg twice a day" goes on about the medicine named just before.
@@ -1942,8 +2126,44 @@ def read_summary(summary: str, glossary: Glossary | None = None,
             before = [m for m in facts.medications
                       if any(m.name.lower() == n[2].lower() or m.key == n[3] for n in named)] \
                 if named else before
+    _from_the_course(summary, facts, glossary, vocab)
     _fill_steps(facts, vocab)
     return facts
+
+
+# "... and it should not be restarted": a stop in hospital that holds after it.
+_NEVER_AGAIN = re.compile(r"\b(?:should not|must not|not to|do not|don't|never|cannot)\s+(?:be\s+)?"
+                          r"(?:restart|resume|re-?start|recommence|re-?introduce)\w*|\bpermanently\b|"
+                          r"\bfor good\b", re.IGNORECASE)
+
+
+_ADVISED = re.compile(r"\b(?:advised|asked|told|should|must|please|try to)\b", re.IGNORECASE)
+
+
+def _from_the_course(summary: str, facts: SummaryFacts, glossary: Glossary | None,
+                     vocab: Vocabulary) -> None:
+    """What the hospital course says that holds after discharge: a medicine of the
+    discharge list the list gives no status was started in hospital ("She was commenced on
+    bisoprolol"), so it is new to the patient; a medicine stopped in hospital "and it should
+    not be restarted" is stopped, listed or not.  Any other status in the course is what
+    was done on the ward."""
+    for section in facts.sections:
+        if section.effective_kind != "hospital_course" or not section.is_content:
+            continue
+        for a, b in section_items(summary, section):
+            text = summary[a:b]
+            for medication in _medications_of_line(text, a, b, section.title, glossary, vocab,
+                                                   facts.date_order, in_list=False):
+                listed = next((m for m in facts.medications if m.name.lower() == medication.name.lower()
+                               or m.key and m.key == medication.key), None)
+                if medication.status == "new" and listed is not None and not listed.status:
+                    listed.status, listed.label = "new", "New"
+                elif medication.status == "stopped" and _NEVER_AGAIN.search(text):
+                    if listed is None:
+                        facts.medications.append(medication)
+                    elif not listed.status:
+                        listed.status, listed.label = "stopped", "Stopped"
+                        listed.reason = listed.reason or medication.reason
 
 
 def _fill_steps(facts: SummaryFacts, vocab: Vocabulary) -> None:
@@ -1990,6 +2210,11 @@ def _read_medication_list(summary: str, section: SummarySection, items: list[tup
     listed_status = _status(section.title, vocab) if section.effective_kind == "medications" else ""
     label = section.title if listed_status else ""
     last: list[Medication] = []  # the medicines of the item before
+    # "Amantadine plan" below the list: its lines of doses are that medicine's steps.
+    titled = medicine_names(section.title, glossary, vocab)
+    if len(titled) == 1:
+        last = [m for m in facts.medications if m.name.lower() == titled[0][2].lower()
+                or m.key == titled[0][3]][-1:]
     condition_for: Medication | None = None  # a medicine given "if:" what the next line says
     for a, b in items:
         line = summary[a:b]
@@ -2008,6 +2233,8 @@ def _read_medication_list(summary: str, section: SummarySection, items: list[tup
             label = line.strip().strip("*#=- ").rstrip(":").strip()
             last = []
             continue
+        if header:  # the record's own columns ("| Last dose given | 06/12 08:00 |") are not read
+            line = _without_record_cells(line, header, vocab)
         medications = _medications_of_line(line, a, b, section.title, glossary, vocab,
                                            facts.date_order, in_list=True, status_column=column)
         if header and medications:
@@ -2023,6 +2250,10 @@ def _read_medication_list(summary: str, section: SummarySection, items: list[tup
             elif len(last) == 1 and not medicine_names(line, glossary, vocab) and _dose_line(
                     line, last[0], vocab):
                 # A taper under its medicine: "20 mg qAM x 7 days", "then 15 mg qAM x 7 days"
+                if len(_steps(line, vocab)) > 1 and not last[0].dose:
+                    _continued(facts, last[0], line, vocab, facts.date_order)  # several at once
+                    last = []
+                    continue
                 step = _taper_step(facts, last[0], line, vocab)
                 last = [step]
                 continue
@@ -2040,10 +2271,10 @@ def _read_medication_list(summary: str, section: SummarySection, items: list[tup
                     condition_for = last[0]
             continue
         condition_for = None
-        last = medications
+        last = []
         for medication in medications:
             if not medication.status and listed_status:
                 medication.status, medication.label = listed_status, label
                 if medication.status in ("stopped", "held") and not medication.reason:
                     medication.reason = _dash_reason(_plain_space(line), vocab, stopped=True)
-            _merge(facts.medications, medication)
+            last.append(_merge(facts.medications, medication))

@@ -96,6 +96,7 @@ class Vocabulary:
     table_header_words: frozenset[str] = frozenset()
     status_columns: frozenset[str] = frozenset()
     reason_columns: frozenset[str] = frozenset()
+    record_columns: frozenset[str] = frozenset()
     letter_greetings: tuple[str, ...] = ()
     letter_references: tuple[str, ...] = ()
     letter_closings: tuple[str, ...] = ()
@@ -218,6 +219,18 @@ class Vocabulary:
         if re.search(r"\b(?:call|return|come back|seek|go to|get help|contact|phone|ring)\b.*\b(?:if|for|when)"
                      r"(?:\s+(?:you|she|he|they)\s+(?:see|notice|have|get))?$", name):
             return "warning_signs"
+        # "Requests for GP", "Suggested actions for the family doctor": what the writer asks
+        # the family doctor to do.
+        if re.search(r"\b(?:gp|pcp|primary care|family doctor|general practitioner)\b", name) \
+                and re.search(r"\b(?:actions?|requests?|recommend\w*|notes?|to do|for|to|suggest\w*|"
+                              r"plan|asks?|advice)\b", name):
+            return "for_doctor"
+        # "Amantadine plan", "Prednisone taper": how to take one medicine
+        words = name.split()
+        if 2 <= len(words) <= 4 and words[-1] in ("plan", "schedule", "taper", "dosing", "regimen",
+                                                  "instructions", "doses") \
+                and any(self.is_medicine_word(word) for word in words[:-1]):
+            return "medications"
         # "Medicines that have changed", "Pills to stop", "Rescue medicine": a list of
         # medicines ("Department of Medicine", "Hospital Medicine" are services)
         if re.search(r"\b(?:medicines|medications?|meds|drugs|prescriptions?|pills|tablets)\b"
@@ -420,6 +433,7 @@ def vocabulary() -> Vocabulary:
             table_header_words=frozenset(w.lower() for w in data["table"]["header_words"]),
             status_columns=frozenset(w.lower() for w in data["table"]["status_columns"]),
             reason_columns=frozenset(w.lower() for w in data["table"]["reason_columns"]),
+            record_columns=frozenset(w.lower() for w in data["table"]["record_columns"]),
             letter_greetings=tuple(data["letter"]["greetings"]),
             letter_references=tuple(data["letter"]["references"]),
             letter_closings=tuple(data["letter"]["closings"]),
