@@ -5,9 +5,11 @@ The parser of two commits (`--before`, and `--after`, HEAD by default) is run ov
 layout corpora, each commit checked out into a temporary git worktree and run in a child
 process, on the same machine in one run:
 
-- `tests/data/layouts`: the corpus the parser was tuned on (19 summaries, 10 layouts);
-- `bench/data/layouts-heldout`: 10 summaries in the same layouts written by someone who
-  never saw the parser, and never read while tuning it: the honest figure.
+- `tests/data/layouts`: the corpus the parser was tuned on (46 summaries, 10 layouts);
+- `bench/data/layouts-heldout`: 22 summaries in the same layouts written by someone who
+  never saw the parser, and never read while tuning it: the honest figure.  With
+  `--newer-than N` the held-out summaries numbered above N (a set written after the last
+  tuning round) are also scored apart.
 
 Each summary has a hand-written facts file (tests/data/layouts/README.md).  Both commits'
 output is scored here with this checkout's tests/layout_corpus.py: per medicine field
@@ -17,7 +19,7 @@ and the share of summaries in which every medicine is found; then the share of e
 follow-ups, warning signs and restrictions found.  Speed is reported as milliseconds per
 summary for each commit (the parser uses no model, so there is no raw engine to compare).
 
-    python bench/bench_facts.py [--before 6b3e806] [--after HEAD] [--json out.json]
+    python bench/bench_facts.py [--before 6b3e806] [--after HEAD] [--newer-than 69] [--json out.json]
 """
 
 from __future__ import annotations
@@ -76,12 +78,13 @@ def run_child(tree: Path, folders: list[Path]) -> dict:
         out.unlink(missing_ok=True)
 
 
-def score(folder: Path, run: dict) -> dict:
+def score(folder: Path, run: dict, newer_than: int = 0) -> dict:
+    """Field counts over the summaries of `folder` (those numbered above `newer_than`)."""
     from layout_corpus import FieldCounts, compare_medications, compare_other, load
 
     fields: dict[str, FieldCounts] = {}
     every, others, other_found, layouts = 0, 0, 0, {}
-    corpus = load(folder)
+    corpus = [e for e in load(folder) if int(e.name.split("-")[0]) > newer_than]
     for expected in corpus:
         facts = run["facts"][f"{folder.name}/{expected.name}"]
         comparison = compare_medications(expected.medications, facts["medications"])
@@ -120,6 +123,9 @@ def main() -> int:
     parser.add_argument("--before", default="6b3e806", help="the commit to compare with")
     parser.add_argument("--after", default="HEAD", help="the commit measured as 'after'")
     parser.add_argument("--json", help="also write the results to this file")
+    parser.add_argument("--newer-than", type=int, default=0,
+                        help="also score apart the held-out summaries numbered above this one "
+                             "(a set written after the last tuning round, measured once)")
     parser.add_argument("--child")
     parser.add_argument("--out")
     parser.add_argument("folders", nargs="*")
@@ -150,6 +156,10 @@ def main() -> int:
         scores = {name: score(folder, results[name]) for name in ("before", "after")}
         print_table(title, scores["before"], scores["after"])
         report[folder.name] = scores
+    if args.newer_than:
+        scores = {name: score(HELD_OUT, results[name], args.newer_than) for name in ("before", "after")}
+        print_table(f"Held out, numbered above {args.newer_than}", scores["before"], scores["after"])
+        report[f"{HELD_OUT.name}-above-{args.newer_than}"] = scores
     for name in ("before", "after"):
         run = results[name]
         print(f"\n{name}: {1000 * run['seconds'] / run['summaries']:.1f} ms per summary "
