@@ -140,6 +140,8 @@ def evidence_units(summary: str, facts: SummaryFacts) -> list[Unit]:
                     or _TABLE_HEADING.match(text)):
                 continue
             medication = facts.medication_at(start, end)
+            if medication is not None and medication.said_elsewhere:
+                text = f"{text} {medication.said_elsewhere}"  # "It caused ..., so we have stopped it."
             if medication is not None and medication.label and \
                     medication.label.lower() not in text.lower():
                 text = f"{medication.label}: {text}"

@@ -451,6 +451,10 @@ class Medication:
     # The words outside its own line that the status was read from: a label line
     # ("Stopped:") or a sub-heading ("Medicines to stop"); '' when the line says it.
     label: str = ""
+    # The summary's words elsewhere that give its status, quoted after its line: the next
+    # sentence, said of "it" ("It caused ankle swelling, so we have stopped it."), or "… "
+    # and another line that names it ("… Started this admission: Entresto, spironolactone").
+    said_elsewhere: str = ""
     key: str = ""           # its glossary entry (a brand and its generic name share one)
     # Read from what was done in hospital ("naproxen was held on admission"): a later
     # instruction ("must be stopped") says its status at discharge.
@@ -474,9 +478,10 @@ class Medication:
     @property
     def quote(self) -> str:
         """Its line as written, with the label its status came from ("Stopped: W (rash)")."""
+        text = f"{self.text} {self.said_elsewhere}" if self.said_elsewhere else self.text
         if self.label and self.label.lower() not in self.text.lower():
-            return f"{self.label}: {self.text}"
-        return self.text
+            return f"{self.label}: {text}"
+        return text
 
 
 @dataclass
@@ -1560,7 +1565,7 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
             medication.dose = medication.count = ""
         if index == 0 and not medication.reason and lead.strip():
             # "For aches and pains she may take X"
-            medication.reason = _reason(_plain_space(lead), vocab, brackets=False)
+            medication.reason = _clean_reason(_reason(_plain_space(lead), vocab, brackets=False))
         if index == 0 and not medication.count:
             taken = [q for q in _quantities(lead[-30:], vocab) if q.unit in vocab.dose_forms]
             if taken:
@@ -1722,8 +1727,12 @@ def _stepped(first: Medication, own: str, steps: list[tuple[int, int]], vocab: V
 
 
 def _clean_reason(reason: str) -> str:
-    """A reason without the joining words its medicine's part ends on ("pain and")."""
-    return re.sub(r"(?:[\s,;:–—-]+|\b(?:and|or|but|then|with|plus)\b)+$", "", reason).strip()
+    """A reason without the joining words its medicine's part ends on ("pain and", "reflux
+    and her"), or the words of whoever takes it ("prevent constipation she should take")."""
+    reason = re.sub(r"\s+(?:she|he|they|you|we)\s+(?:should|must|will|can|may|is|are|needs?|has|have)\b.*$",
+                    "", reason, flags=re.IGNORECASE)
+    return re.sub(r"(?:[\s,;:–—-]+|\b(?:and|or|but|then|with|plus|her|his|their|your|the)\b)+$", "",
+                  reason).strip()
 
 
 # Words after a dash or a status that say what to do, not why ("- do not stop", "- take 1").
@@ -1840,9 +1849,8 @@ def _merge(medications: list[Medication], new: Medication) -> Medication:
                 known.reason = new.reason or known.reason
             if not known.status and new.status and not known.label and new.text != known.text:
                 # The status another line gives ("Started this admission: Entresto, ...")
-                # travels with this line's quote.
-                known.label = new.label or next(plain for value, plain, _forms in vocabulary().statuses
-                                                if value == new.status).capitalize()
+                # travels with this line's quote, in that line's words.
+                known.said_elsewhere = f"… {new.quote}"
             for key in ("dose", "count", "route", "frequency", "time", "maximum", "duration",
                         "until", "status", "changed_from", "changed_to", "reason", "label"):
                 if not getattr(known, key) and getattr(new, key):
@@ -2108,9 +2116,8 @@ def read_summary(summary: str, glossary: Glossary | None = None,
             if said_of_it and not before[0].status and said_of_it != "new":
                 # "We have reviewed the lercanidipine she took. It caused ankle swelling, so we
                 # have stopped it.": what is done with "it" is done with the medicine before.
-                before[0].status = said_of_it
-                before[0].label = next(plain for value, plain, _forms in vocab.statuses
-                                       if value == said_of_it).capitalize()  # its quote says it
+                before[0].status, before[0].said_elsewhere = said_of_it, _plain_space(text)
+                before[0].doubt = "its status is said of 'it' in the sentence after its own"
                 why = _CAUSED.search(about_it)
                 before[0].reason = before[0].reason or (why.group("why").strip() if why else "") \
                     or _reason(_plain_space(about_it), vocab, brackets=False)
@@ -2157,12 +2164,12 @@ def _from_the_course(summary: str, facts: SummaryFacts, glossary: Glossary | Non
                 listed = next((m for m in facts.medications if m.name.lower() == medication.name.lower()
                                or m.key and m.key == medication.key), None)
                 if medication.status == "new" and listed is not None and not listed.status:
-                    listed.status, listed.label = "new", "New"
+                    listed.status, listed.said_elsewhere = "new", f"… {_plain_space(text)}"
                 elif medication.status == "stopped" and _NEVER_AGAIN.search(text):
                     if listed is None:
                         facts.medications.append(medication)
                     elif not listed.status:
-                        listed.status, listed.label = "stopped", "Stopped"
+                        listed.status, listed.said_elsewhere = "stopped", f"… {_plain_space(text)}"
                         listed.reason = listed.reason or medication.reason
 
 
