@@ -1729,7 +1729,7 @@ def _stepped(first: Medication, own: str, steps: list[tuple[int, int]], vocab: V
 def _clean_reason(reason: str) -> str:
     """A reason without the joining words its medicine's part ends on ("pain and", "reflux
     and her"), or the words of whoever takes it ("prevent constipation she should take")."""
-    reason = re.sub(r"\s+(?:she|he|they|you|we)\s+(?:should|must|will|can|may|is|are|needs?|has|have)\b.*$",
+    reason = re.sub(r"\s+(?:she|he|they|you|we)\s+(?:should|must|will|can|may)\s+(?:take|use|have|give)\b.*$",
                     "", reason, flags=re.IGNORECASE)
     return re.sub(r"(?:[\s,;:–—-]+|\b(?:and|or|but|then|with|plus|her|his|their|your|the)\b)+$", "",
                   reason).strip()
