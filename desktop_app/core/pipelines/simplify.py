@@ -255,8 +255,8 @@ def medicine_row(medication: Medication, explainer: Explainer) -> MedicineRow:
         # Which medicine the line's status is for cannot be told: its own words, whole.
         return MedicineRow(m.name, explainer.meaning(m.name), how_much,
                            " ".join(filter(None, [m.route, when])), until, DOUBT_LABEL,
-                           f'Your summary says: "{m.quote}". Please ask your care team what '
-                           "this means for this medicine.", m.text)
+                           f'Your summary says: "{m.quote.rstrip(".")}". Please ask your care team '
+                           "what this means for this medicine.", m.text)
     why = []
     if m.status == "changed" and m.changed_from:
         why.append(f"Was {m.changed_from}.")

@@ -947,6 +947,16 @@ def _quantities(text: str, vocab: Vocabulary) -> list[_Quantity]:
         found.append(_Quantity(m.start(), m.end(), f"{_number_text(m.group(1))}"
                                                    f"{'' if written == '%' else ' '}{written}",
                                term.value))
+    # "2 x 500 mg tablets": how many of the strength, written as a multiplication
+    for m in re.finditer(rf"(?<![\w.])(\d{{1,2}})\s*[x×]\s*{number}\s*(?:{unit})\s+({unit})\b", text,
+                         re.IGNORECASE):
+        form = vocab.units.get(m.group(2).lower())
+        if form is not None and form.value in vocab.dose_forms and not any(
+                q.unit in vocab.dose_forms and q.start >= m.start() and q.end <= m.end() for q in found):
+            count = int(m.group(1))
+            found = [q for q in found if not (q.unit == form.value and m.start() <= q.start < m.end())]
+            found.append(_Quantity(m.start(), m.start() + len(m.group(1)),
+                                   f"{count} {form.written(count)}", form.value))
     found.sort(key=lambda q: q.start)
     # A dose by ratio: "1 unit per 12 g (of carbohydrate)", "1 unit/10 g".
     for first, second in zip(found, found[1:]):
