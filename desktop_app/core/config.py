@@ -348,6 +348,13 @@ class Settings:
         700, "Longest handout section (tokens)",
         "Most tokens for one rewritten section of a handout.", group="Ask",
         minimum=64, maximum=4096)
+    plain_words: bool = _setting(
+        True, "Plain words for patients",
+        "On: every sentence a patient reads (answers, handouts) has clinical words in the "
+        "patient's words (resources/plain_words.toml), the patient as \"you\" and long "
+        "sentences cut, and is shown so only where it keeps every dose, timing, date, "
+        "medicine, number and negation of its line. Off: the summary's own words, with "
+        "shorthand written out and medical words explained.", group="Ask")
     rewrite_easy_sections: bool = _setting(
         False, "Rewrite handout sections that already read easily",
         "Off: a handout section whose own words, with shorthand written out and medical "

@@ -43,6 +43,7 @@ from ..glossary.glossary import Glossary
 from ..glossary.names import ends_no_sentence
 from .checks import answer_rules, question_kinds
 from .grounding import missing_facts, unsupported_facts
+from .plain import Reader, lay_words, lost_facts, record_shorthand, shorter_sentences
 from .safety import reads_like_instruction
 from .summary_facts import (Medication, SummaryFacts, medicine_kinds, medicine_names,
                             medicines_of_kinds, patient_text, read_summary, section_items)
@@ -368,11 +369,19 @@ class Explainer:
     glossed once each (at most GLOSSES_PER_ANSWER per answer), and never a gloss that
     brings a fact of its own (a medicine, a dose) the summary does not hold."""
 
-    def __init__(self, glossary: Glossary | None, summary: str = "", date_order: str = "") -> None:
+    def __init__(self, glossary: Glossary | None, summary: str = "", date_order: str = "",
+                 plain: bool = True) -> None:
         self.glossary = glossary
         self.summary = summary
         self.vocab = vocabulary()
         self.glossed: set[str] = set()
+        # Plain words (plain.py): shown only where they keep every fact of the line; the
+        # lines where they would not are counted, for the benchmark and the trace.
+        self.plain = plain
+        self.reader = Reader.of(summary) if plain else Reader((), ())
+        self.plain_kept = 0
+        self.named: set[str] = set()  # conditions named once beside their plain words
+        self.plain_refused: list[list[str]] = []
         # Dates are written back in the order the summary writes them (24/03 stays 24/03).
         self.date_order = date_order or date_order_of(summary)
 
@@ -409,17 +418,58 @@ class Explainer:
         self.glossed.add(entry.key)
         return gloss
 
-    def explain(self, text: str) -> str:
+    def explain(self, text: str, *, to_reader: bool = True) -> str:
+        """`text` as plain sentences; `to_reader` False for words meant for the care team
+        ("Please check her potassium" stays so)."""
+        if not self.plain:
+            return self._explain(text)
+        glossed = set(self.glossed)
+        rendered, replaced, named = self._explain_plain(text, to_reader)
+        glossed_plain, self.glossed = self.glossed, glossed
+        explained = self._explain(text)
+        if rendered == explained:
+            return explained
+        # What the plain steps lost of the line, over what explaining alone does
+        # (writing "q6h" out loses nothing either way).
+        lost = set(lost_facts(text, rendered, self.glossary, replaced)) - set(
+            lost_facts(text, explained, self.glossary))
+        if lost:
+            self.plain_refused.append(sorted(lost))
+            return explained
+        self.plain_kept += 1
+        self.glossed, self.named = glossed_plain, named
+        return rendered
+
+    def _explain_plain(self, text: str, to_reader: bool) -> tuple[str, list[str], set[str]]:
+        replaced: list[str] = []
+        named = set(self.named)
+
+        def plain(text: str) -> str:
+            text = shorter_sentences(text)
+            if to_reader:
+                text = self.reader.turn(text)
+            text = record_shorthand(text)
+            kept = [(m.start(), m.end()) for m in self.vocab.quantity.finditer(text)]
+            kept += [(m.start(), m.end()) for m in DATE.finditer(text)]
+            kept += [(m.start(), m.end()) for m in _MARKED.finditer(text)]
+            text, words = lay_words(text, self.glossary, kept, (_OPEN, _CLOSE), named)
+            replaced.extend(words)
+            return text
+        return self._explain(text, plain), replaced, named
+
+    def _explain(self, text: str, plain: Callable[[str], str] | None = None) -> str:
         text = _BULLET.sub("", text, count=1).strip()
         if text.count("|") >= 2:  # a table row: its cells, one after another
             text = ", ".join(c.strip() for c in text.strip("| ").split("|") if c.strip())
         text = self._shorthand(text)
-        text, unread = self._dc(text)
+        text = self._dc(text)
+        if plain is not None:
+            text = plain(text)
         if self.glossary is None:
             return _sentence(_unmarked(text))
         # Doses and dates stay as written ("5.6 mEq/L" is not "5.6 milliequivalent/L"), and
         # so does what Lumen wrote out itself, and a "D/C" whose sense cannot be told.
-        kept = [(m.start(), m.end()) for m in self.vocab.quantity.finditer(text)] + unread
+        kept = [(m.start(), m.end()) for m in self.vocab.quantity.finditer(text)]
         kept += [(m.start(), m.end()) for m in DATE.finditer(text)]
         kept += [(m.start(), m.end()) for m in _MARKED.finditer(text)]
         explain = {m.start for m, _e in self.glossary.terms_to_explain(text, limit=40)}
@@ -454,26 +504,26 @@ class Explainer:
         written = re.sub(r"\s*\(\s*\)", "", _unmarked("".join(out)))
         return " ".join([_sentence(written), *meanings])
 
-    def _dc(self, text: str) -> tuple[str, list[tuple[int, int]]]:
+    def _dc(self, text: str) -> str:
         """"D/C" is read both ways: in a medicine's line it means stop, and is written so;
         before "home", a date and the like it means discharge (the glossary's sense);
-        elsewhere it is left as written, and the spans to leave alone are returned."""
+        elsewhere it is left as written, marked so that nothing explains it."""
         if not self.vocab.dc.search(text):
-            return text, []
+            return text
         names_medicine = bool(medicine_names(text, self.glossary))
-        out, unread, position = [], [], 0
+        out, position = [], 0
         for match in self.vocab.dc.finditer(text):
             discharge = self.vocab.dc_means_discharge(text, match)
             out.append(text[position:match.start()])
             if names_medicine and not discharge:
                 out.append(f"{_OPEN}stop{_CLOSE}")
-            else:
-                if not discharge:
-                    unread.append((sum(map(len, out)), sum(map(len, out)) + len(match.group(0))))
+            elif discharge:
                 out.append(match.group(0))
+            else:
+                out.append(f"{_OPEN}{match.group(0)}{_CLOSE}")
             position = match.end()
         out.append(text[position:])
-        return "".join(out), unread
+        return "".join(out)
 
     def meaning(self, name: str) -> str:
         """What a word means, from the glossary ('' when it has no gloss worth giving)."""
@@ -583,12 +633,12 @@ def answer_lines(evidence: list[EvidenceLine], count: int = ANSWER_LINES) -> lis
 
 def evidence_answer(evidence: list[EvidenceLine], facts: SummaryFacts,
                     glossary: Glossary | None, summary: str = "",
-                    count: int = ANSWER_LINES) -> str:
+                    count: int = ANSWER_LINES, plain: bool = True) -> str:
     """The top evidence as plain sentences, without a model; when no line scores at least
     EVIDENCE_FLOOR, a sentence saying that the summary does not seem to answer."""
     if not evidence or evidence[0].score < EVIDENCE_FLOOR:
         return NO_EVIDENCE
-    explainer = Explainer(glossary, summary, facts.date_order)
+    explainer = Explainer(glossary, summary, facts.date_order, plain)
     sentences = []
     for line in answer_lines(evidence, count):
         medications = _medications_of(line, facts)
@@ -600,5 +650,6 @@ def evidence_answer(evidence: list[EvidenceLine], facts: SummaryFacts,
             quoted = _BULLET.sub("", line.text, count=1).strip()
             sentences.append(f'Your summary says: "{quoted}" {UNCERTAIN_LINE}')
         else:
-            sentences.append(explainer.explain(line.text))
+            sentences.append(explainer.explain(line.text,
+                                               to_reader=line.section_kind != "for_doctor"))
     return " ".join(s for s in sentences if s)

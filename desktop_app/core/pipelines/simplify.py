@@ -276,11 +276,11 @@ def _fact_spans(facts: SummaryFacts) -> list[tuple[int, int]]:
                                        *facts.warning_signs, *facts.restrictions)]
 
 
-def handout_tables(summary: str, facts: SummaryFacts, glossary: Glossary | None, trace: Trace
-                   ) -> Handout:
+def handout_tables(summary: str, facts: SummaryFacts, glossary: Glossary | None, trace: Trace,
+                   plain: bool = True) -> Handout:
     """The handout's tables, read from the facts without a model: every medicine, follow-up,
     warning sign and restriction, and the lines of the list sections no fact covers."""
-    explainer = Explainer(glossary, summary, facts.date_order)
+    explainer = Explainer(glossary, summary, facts.date_order, plain)
     medicines = [medicine_row(m, explainer) for m in facts.medications]
     # What the patient reads holds no field of the record ("MRN: ...", "Attending: Dr ...").
     appointments = [HandoutItem(explainer.explain(patient_text(f.text)), f.text, f.who,
@@ -339,6 +339,70 @@ def narrative_pieces(summary: str, facts: SummaryFacts) -> list[tuple[SummarySec
     return pieces
 
 
+def explained_lines(original: str, summary: str, section: SummarySection,
+                    glossary: Glossary | None, plain: bool = True) -> str:
+    """A section's own lines explained, in plain words where they keep every fact; words
+    for the care team ("Please check her potassium") are not turned to the patient."""
+    explainer = Explainer(glossary, summary, plain=plain)
+    to_reader = section.effective_kind != "for_doctor"
+    return "\n".join(explainer.explain(line, to_reader=to_reader)
+                     for line in original.split("\n") if line.strip())
+
+
+def still_missing(summary: str, handout: Handout, glossary: Glossary | None) -> list[str]:
+    """The summary's lines holding a dose, timing, date or medicine the handout lacks, as
+    written (never a line that reads like an instruction to an AI)."""
+    text = handout.to_text()
+    copied: list[str] = []
+    for fact in missing_facts(summary, text, glossary):
+        line_start = summary.rfind("\n", 0, fact.start) + 1
+        line_end = summary.find("\n", fact.end)
+        line = summary[line_start:line_end if line_end >= 0 else len(summary)].strip()
+        if line and line not in copied and not reads_like_instruction(line):
+            copied.append(line)
+    return copied
+
+
+def words_to_know(handout: Handout, glossary: Glossary) -> list[dict[str, str]]:
+    """The glossary's definitions of the hard words the handout still holds (a word the
+    plain words replaced is not listed)."""
+    handout.words_to_know = []
+    return [{"term": entry.term, "definition": entry.definition}
+            for _match, entry in glossary.terms_to_explain(handout.to_text(), MAX_WORDS_TO_KNOW)]
+
+
+def handout_without_model(summary: str, glossary: Glossary, *, date_order: str = "",
+                          plain: bool = True) -> Handout:
+    """The handout Lumen gives when no model's rewrite is used: the tables, and every
+    narrative section as its own lines explained (in plain words where they keep every
+    fact).  What the benchmark measures and what a handout falls back to."""
+    trace = Trace(kind="simplify", method="plain" if plain else "explained", variant="",
+                  prompt_version="", app_version=__version__, models={},
+                  settings={"plain_words": plain, "summary_date_order": date_order},
+                  summary_sha256=sha256_text(summary))
+    facts = read_summary(summary, glossary, date_order)
+    handout = handout_tables(summary, facts, glossary, trace, plain)
+    for section, text in narrative_pieces(summary, facts):
+        if section.kind == "header":
+            handout.sections.append(HandoutSection(section.title, section.title, text, text,
+                                                   "record"))
+        else:
+            handout.sections.append(HandoutSection(
+                section.title, plain_title(section), text,
+                explained_lines(text, summary, section, glossary, plain), "explained"))
+    handout.copied = still_missing(summary, handout, glossary)
+    handout.words_to_know = words_to_know(handout, glossary)
+    return handout
+
+
+def plain_title(section: SummarySection) -> str:
+    """A section's title in the patient's words, with the summary's own in brackets."""
+    plain = vocabulary().section_plain(section.effective_kind) or section.title or "From your summary"
+    if section.title and section.title.lower() != plain.lower():
+        plain = f"{plain} ({section.title})" if section.kind != "problem" else section.title
+    return plain
+
+
 # ---- the pipeline ---------------------------------------------------------------------
 
 
@@ -369,7 +433,7 @@ class SimplifyPipeline(Pipeline):
         trace.safety = inspect_document(summary).to_dict()
         report(progress, 0, 1, "Reading the summary's facts")
         facts = read_summary(summary, self.glossary, s.summary_date_order)
-        handout = handout_tables(summary, facts, self.glossary, trace)
+        handout = handout_tables(summary, facts, self.glossary, trace, s.plain_words)
         emit("tables", {"handout": handout})
 
         pieces = narrative_pieces(summary, facts)
@@ -389,12 +453,10 @@ class SimplifyPipeline(Pipeline):
             emit("section", {"index": index, "section": done})
 
         # Never lost: whatever the handout still lacks is copied in as written.
-        handout.copied = self._still_missing(summary, handout)
+        handout.copied = still_missing(summary, handout, self.glossary)
         trace.sections = [{k: v for k, v in asdict(s).items() if k not in ("original", "text")}
                           for s in handout.sections]
-        trace.glossary_terms = [{"term": entry.term, "definition": entry.definition}
-                                for _match, entry in self.glossary.terms_to_explain(
-                                    summary, MAX_WORDS_TO_KNOW)]
+        trace.glossary_terms = words_to_know(handout, self.glossary)
         handout.words_to_know = trace.glossary_terms
         trace.final_fkgl = self.grade("\n".join(s.text for s in handout.sections
                                                 if not s.is_record))
@@ -406,22 +468,16 @@ class SimplifyPipeline(Pipeline):
               ) -> HandoutSection | None:
         """The section as its own words explained, when that already reads below the
         limit: it keeps every fact and passes the gate, so a rewrite could only add risk."""
-        explained = self._explained(original, summary)
+        explained = self._explained(original, summary, section)
         grade = self.grade(explained)
         if grade is None or grade >= self.settings.readability_limit:
             return None
-        return HandoutSection(section.title, self._plain_title(section), original, explained,
+        return HandoutSection(section.title, plain_title(section), original, explained,
                               "explained", self.grade(original), grade)
 
-    def _explained(self, original: str, summary: str) -> str:
-        explainer = Explainer(self.glossary, summary)
-        return "\n".join(explainer.explain(line) for line in original.split("\n") if line.strip())
-
-    def _plain_title(self, section: SummarySection) -> str:
-        plain = vocabulary().section_plain(section.effective_kind) or section.title or "From your summary"
-        if section.title and section.title.lower() != plain.lower():
-            plain = f"{plain} ({section.title})" if section.kind != "problem" else section.title
-        return plain
+    def _explained(self, original: str, summary: str, section: SummarySection) -> str:
+        return explained_lines(original, summary, section, self.glossary,
+                               self.settings.plain_words)
 
     def _definitions(self, text: str) -> str:
         return "\n".join(f"- {match.text}: {entry.definition}"
@@ -444,7 +500,7 @@ class SimplifyPipeline(Pipeline):
                  generator: LlamaModel, reviewer: LlamaModel | None, variant: str, trace: Trace,
                  emit: EventCallback, cancel: CancelToken | None) -> HandoutSection:
         s = self.settings
-        plain = self._plain_title(section)
+        plain = plain_title(section)
         system = self.prompts.text("shared", "system",
                                    title=section.title or self.prompts.text("shared", "untitled"),
                                    section=neutralise_control_markers(original)[0])
@@ -510,24 +566,18 @@ class SimplifyPipeline(Pipeline):
         attempts = attempts_until_passed(s.simplification_attempts, rewrite, advise, trace)
         best = min(attempts, key=lambda a: (not a.passed, len(a.problems()),
                                             a.gate.score if a.gate.score is not None else 1e9))
-        if best.passed:
+        explained = self._explained(original, summary, section)
+        explained_grade = self.grade(explained)
+        if best.passed and (explained_grade is None or (best.gate.score is not None
+                                                        and best.gate.score < explained_grade)):
             best.chosen = True
             return HandoutSection(section.title, plain, original, best.text, "model",
                                   self.grade(original), self.grade(best.text))
-        explained = self._explained(original, summary)
+        problems = best.problems() if not best.passed else [
+            f"it reads at grade {best.gate.score or 0:.1f}, no easier than the summary's own "
+            f"lines in plain words ({explained_grade:.1f})"]
         return HandoutSection(section.title, plain, original, explained, "explained",
-                              self.grade(original), self.grade(explained), best.problems())
-
-    def _still_missing(self, summary: str, handout: Handout) -> list[str]:
-        text = handout.to_text()
-        copied: list[str] = []
-        for fact in missing_facts(summary, text, self.glossary):
-            line_start = summary.rfind("\n", 0, fact.start) + 1
-            line_end = summary.find("\n", fact.end)
-            line = summary[line_start:line_end if line_end >= 0 else len(summary)].strip()
-            if line and line not in copied and not reads_like_instruction(line):
-                copied.append(line)
-        return copied
+                              self.grade(original), explained_grade, problems)
 
 
 def handout_file_kind(path: Path) -> str:

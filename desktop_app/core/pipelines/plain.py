@@ -1,0 +1,366 @@
+"""Plain words: the rewriting every sentence a patient reads goes through, without a model.
+
+Four steps, each deterministic, on a line the Explainer (evidence.py) renders:
+
+1. **To the reader** (`Reader`): in text meant for the patient, the patient is "you"
+   ("She should not drive until ..." -> "Do not drive until ..."; "The patient was
+   advised ..." -> "You were advised ..."; "Mrs Okafor's knee" -> "your knee"). Only the
+   patient's pronouns (the gender the summary uses most for the patient), "the patient"
+   and the patient's own name are turned; a sentence that names anyone else a pronoun
+   could stand for (a daughter, a carer, a doctor) is left as written, and so is a
+   summary about a child, whose reader is a parent.
+2. **Lay words** (`lexicon`, resources/plain_words.toml): clinical words and phrases to
+   the patient's words ("ambulating" -> "walking", "orthopnea" -> "trouble breathing when
+   lying flat"), never inside a longer glossary term ("acute" of "acute kidney injury"
+   stays, so the term and its definition survive).
+3. **Record shorthand**: a dispensed quantity ("Dispensed #20") in words.
+4. **Shorter sentences**: a sentence is cut at its semicolons.
+
+Then `lost_facts` compares the rendering with the line it came from: every dose, timing,
+date, medicine and number, every negation, and every glossary term not replaced by its
+own plain words must still be there.  The Explainer shows the line without these steps
+where anything is lost.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import tomllib
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..config import resource_root
+from ..errors import ConfigError
+from ..glossary.glossary import Glossary
+from .grounding import missing_facts
+
+# Where a lexicon form may start and end: not inside a word, a hyphenated word ("non-
+# ambulatory" is not "non-walking") or a "w/o".
+_EDGE_BEFORE = r"(?<![\w/-])"
+_EDGE_AFTER = r"(?![\w/-])"
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    plain: dict[str, str]  # clinical form as written in the file -> plain words
+    kinds: dict[str, str]  # clinical form -> its table ("actions", "body", ...)
+    pattern: re.Pattern
+
+    def key_of(self, written: str) -> str:
+        """The lexicon's form for a form as found in a text ('' when none)."""
+        written = re.sub(r"\s+", " ", written)
+        return written if written in self.plain else written.lower() if written.lower() in self.plain else ""
+
+
+@functools.lru_cache(maxsize=1)
+def lexicon() -> Lexicon:
+    return read_lexicon(resource_root() / "resources" / "plain_words.toml")
+
+
+def read_lexicon(path: Path) -> Lexicon:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"Lumen's lay lexicon ({path}) cannot be read ({exc}).",
+                          "Reinstall Lumen; the file ships with it.") from exc
+    plain: dict[str, str] = {}
+    kinds: dict[str, str] = {}
+    for kind, table in data.items():
+        if not isinstance(table, dict):
+            continue
+        for form, words in table.items():
+            if not isinstance(words, str) or not form.strip() or form in plain:
+                raise ConfigError(f"Lumen's lay lexicon ({path}) has a bad entry: {form!r} in "
+                                  f"[{kind}] (a form given twice, or plain words that are "
+                                  "not text).", "Reinstall Lumen; the file ships with it.")
+            plain[form] = words
+            kinds[form] = kind
+    forms = sorted(plain, key=len, reverse=True)
+    alternation = "|".join(re.escape(f).replace(r"\ ", r"\s+") for f in forms)
+    pattern = re.compile(f"{_EDGE_BEFORE}(?:{alternation}){_EDGE_AFTER}", re.IGNORECASE)
+    return Lexicon(plain, kinds, pattern)
+
+
+# ---- 1. to the reader ---------------------------------------------------------------------
+
+# Anyone else a "she" or "he" could stand for; a sentence naming one is left as written.
+_OTHER_PERSON = re.compile(
+    r"\b(?:wife|husband|partner|daughters?|sons?|mother|father|mum|mom|dad|parents?|sisters?|"
+    r"brothers?|family|friends?|carers?|caregivers?|neighbou?rs?|relatives?|children|child|"
+    r"baby|dr|doctors?|gp|nurses?|surgeons?|consultant|physician|pharmacist|therapist|"
+    r"physio(?:therapist)?|team|colleague|registrar|resident|staff|nok)\b", re.IGNORECASE)
+# A summary about a child: its reader is a parent, not the patient.  The patient's age is
+# the first one written ("Age: 74", "a 6-year-old", "15 yrs", "8 months old"); only without
+# one do words of a children's ward decide (a newborn grandchild is not the patient).
+_AGE = re.compile(r"\b(?:(?:age\s*:|aged)\s*(\d{1,3})\s*(years?|yrs?|y|months?|mos?|weeks?|wks?|days?)?\b"
+                  r"|(\d{1,3})[- ]?(?:(years?|yrs?|months?|mos?|weeks?|wks?|days?)[- ]old|y/?o)\b)",
+                  re.IGNORECASE)
+_CHILDREN_S_WARD = re.compile(r"\b(?:infant|toddler|newborn|neonate|paediatric|pediatric|"
+                              r"children's hospital)\b", re.IGNORECASE)
+
+
+def is_child(summary: str) -> bool:
+    """Whether the patient of `summary` is a child (under 16)."""
+    for match in _AGE.finditer(summary):
+        number = int(match.group(1) or match.group(3))
+        unit = (match.group(2) or match.group(4) or "year").lower()
+        if unit[0] in "mwd":
+            return True
+        return number < 16
+    return bool(_CHILDREN_S_WARD.search(summary))
+
+
+_PRONOUNS = {"she": ("she", "her", "hers", "herself"), "he": ("he", "him", "his", "himself")}
+_SUBJECT_TURNS = {"is": "are", "was": "were", "has": "have", "does": "do", "isn't": "aren't",
+                  "wasn't": "weren't", "hasn't": "haven't", "doesn't": "don't", "'s": "'re"}
+# Words after "her" that show it is the object ("took her home"), not "her knee".
+_AFTER_OBJECT = frozenset(
+    "to and or with at in on for from that if when home up down back off out again today "
+    "tomorrow as by about into onto over under after before until so but than the a an this "
+    "these those some any all every each".split())
+_ADVERBS = frozenset("also still now currently already then usually often always never not "
+                     "really only just again generally".split())
+# Verbs that, after "and" in a sentence whose subject became "you", are the same subject's
+# ("you deny chest pain and need bloods"); any other word there may be a noun ("and legs").
+_COORDINATED = frozenset(
+    "is was has does needs reports denies takes uses lives feels wants knows understands "
+    "agrees remains continues walks eats drinks sleeps says notes describes manages "
+    "tolerates requires prefers declines smokes works cares".split())
+# The patient's name is taken only from the line that names the patient ("Re: Mrs E.
+# Pendlebury, DOB ...", "Patient: OKONKWO-REID, Bernard"): a titled name elsewhere may be a
+# surgeon's ("Mr Gallagher-Dunne").
+_NAME_LINE = re.compile(r"^[ \t]*(?i:re|patient(?:[ \t]+name)?|name|pt)[ \t]*[:\-][ \t]*"
+                        r"(?:(?:Mr|Mrs|Ms|Miss|Mx)\.?[ \t])?[ \t]*((?:[A-Z][\w'’-]*\.?(?: (?=[A-Z])|(?=[,\s])))+)(,?)",
+                        re.MULTILINE)
+_NOT_A_NAME = frozenset("dob mrn nhs no hospital number age sex male female unit ward bed "
+                        "date admitted discharged mr mrs ms miss mx dr".split())
+
+
+def _patient_surname(match: re.Match) -> str:
+    """The surname of a name line: its first word in "SURNAME, First", else its last."""
+    words = [w for w in match.group(1).split() if not w.endswith(".")]
+    if not words or any(w.lower() in _NOT_A_NAME for w in words):
+        words = [w for w in words if w.lower() not in _NOT_A_NAME][:1]
+    if not words:
+        return ""
+    return words[0] if match.group(2) and len(words) == 1 else words[-1]
+
+
+def _third_person_verb(word: str) -> str | None:
+    """'needs' -> 'need', 'denies' -> 'deny', 'goes' -> 'go'; None for a word that is
+    not a verb in the third person."""
+    lowered = word.lower()
+    if lowered in _SUBJECT_TURNS:
+        return _SUBJECT_TURNS[lowered]
+    if not re.fullmatch(r"[a-z]{3,}s", lowered) or lowered.endswith(("ss", "us", "is")):
+        return None
+    if lowered.endswith("ies") and len(lowered) > 4:
+        return lowered[:-3] + "y"
+    if lowered.endswith(("sses", "shes", "ches", "xes", "zes", "oes")):
+        return lowered[:-2]
+    return lowered[:-1]
+
+
+@dataclass(frozen=True)
+class Reader:
+    """Who the patient is in a summary's sentences, so they can be turned to "you"."""
+
+    pronouns: tuple[str, ...]  # the patient's ("she", "her", ...), () when not to be turned
+    names: tuple[str, ...]  # the patient's surname(s), as titled ("Okafor")
+
+    @classmethod
+    def of(cls, summary: str) -> "Reader":
+        if not summary or is_child(summary):
+            return cls((), ())
+        counts = Counter(w.lower() for w in re.findall(r"\b(?:she|her|he|him|his)\b", summary,
+                                                          re.IGNORECASE))
+        she = counts["she"] + counts["her"]
+        he = counts["he"] + counts["him"] + counts["his"]
+        pronouns = _PRONOUNS["she"] if she > 2 * he else _PRONOUNS["he"] if he > 2 * she else ()
+        names = [_patient_surname(m) for m in _NAME_LINE.finditer(summary)]
+        return cls(pronouns, tuple(dict.fromkeys(n for n in names if len(n) > 1)))
+
+    @property
+    def active(self) -> bool:
+        return bool(self.pronouns or self.names)
+
+    def turn(self, text: str) -> str:
+        """`text` with the patient as "you", sentence by sentence."""
+        if not self.active:
+            return text
+        return "".join(self._sentence(part) for part in re.split(r"((?<=[.!?])\s+)", text))
+
+    def _subject(self) -> str:
+        names = "|".join(re.escape(n) for n in self.names)
+        parts = [r"the\s+patient", r"patient(?=\s+(?:is|was|has|should|will|can|may|must|"
+                 r"needs?|denies|reports?))"]
+        if self.pronouns:
+            parts.append(self.pronouns[0])
+        if names:
+            parts.append(rf"(?:(?:Mr|Mrs|Ms|Miss|Mx)\.?\s+)?(?:[A-Z][\w'’-]+\s+)?(?:{names})")
+        return "|".join(parts)
+
+    def _sentence(self, written: str) -> str:
+        if not written.strip() or _OTHER_PERSON.search(written):
+            return written
+        sentence = written
+        subject = self._subject()
+        # "She should not drive" -> "Do not drive"; "He should take" -> "Take".
+        sentence = re.sub(rf"(?i)\b(?:{subject})\s+should\s+not\s+(?!be\b|have\b)(?=[a-z])",
+                          "do not ", sentence)
+        sentence = re.sub(rf"(?i)(^|[.!?]\s+)(?:{subject})\s+should\s+(?!be\b|have\b|not\b)([a-z]+)",
+                          lambda m: m.group(1) + m.group(2), sentence)
+
+        # "She needs" -> "you need"; "Mrs Okafor is" -> "you are".
+        sentence = self._subjects(sentence, subject)
+        if self.names:
+            names = "|".join(re.escape(n) for n in self.names)
+            sentence = re.sub(rf"\b(?:(?:Mr|Mrs|Ms|Miss|Mx)\.?\s+)?(?:[A-Z][\w'’-]+\s+)?(?:{names})(?:’s|'s)\b",
+                              "your", sentence)
+        sentence = re.sub(r"(?i)\bthe\s+patient(?:’s|'s)\b", "your", sentence)
+        if self.pronouns:
+            sentence = re.sub(rf"(?i)\b{self.pronouns[-1]}\b", "yourself", sentence)
+            if self.pronouns[0] == "he":
+                sentence = re.sub(r"(?i)\bhis\b", "your", sentence)
+                sentence = re.sub(r"(?i)\bhim\b", "you", sentence)
+            else:
+                sentence = re.sub(r"(?i)\bhers\b", "yours", sentence)
+                sentence = re.sub(r"(?i)\bher\b(?=(\s*[\w-]+)?)", self._her, sentence)
+        if written.lstrip()[:1].isupper():  # a capital where the sentence starts, as written
+            sentence = re.sub(r"^(\s*)([a-z])", lambda m: m.group(1) + m.group(2).upper(), sentence)
+        return sentence
+
+    @staticmethod
+    def _her(m: re.Match) -> str:
+        following = (m.group(1) or "").strip().lower()
+        return "you" if not following or following in _AFTER_OBJECT else "your"
+
+    def _subjects(self, sentence: str, subject: str) -> str:
+        pattern = re.compile(rf"(?i)\b(?:{subject})(?:’s|'s)?(?!\w)(\s+)((?:(?:{'|'.join(_ADVERBS)})\s+)?)"
+                             r"([A-Za-z'’]+)")
+
+        def replace(m: re.Match) -> str:
+            written = m.group(0)
+            if re.search(r"(?:’s|'s)\s", written[:len(written) - len(m.group(3)) - len(m.group(2))]):
+                return written  # "the patient's" is a possessive, handled apart
+            turned = _third_person_verb(m.group(3))
+            return f"you{m.group(1)}{m.group(2)}{turned if turned is not None else m.group(3)}"
+        turned = pattern.sub(replace, sentence)
+        if turned == sentence:
+            return sentence
+        return re.sub(r"\b(and|but|or)(\s+)([a-z]+)\b",
+                      lambda m: m.group(1) + m.group(2) + (_third_person_verb(m.group(3)) or m.group(3))
+                      if m.group(3) in _COORDINATED else m.group(0), turned)
+
+
+# ---- 2. lay words ------------------------------------------------------------------------
+
+
+_SERVICE = re.compile(r"(?:\s+(?:and\s+)?[\w-]+)?\s+(?:clinic|service|team|unit|department|dept|"
+                      r"centre|center|ward|nurses?|specialists?|consultants?|hospital|"
+                      r"programme|program|office|lab|laboratory|suite|bay)\b", re.IGNORECASE)
+
+
+def lay_words(text: str, glossary: Glossary | None, protected: list[tuple[int, int]] = (),
+              mark: tuple[str, str] = ("", ""), named: set[str] | None = None
+              ) -> tuple[str, list[str]]:
+    """`text` with every lexicon form in plain words (each between `mark`'s two strings),
+    except inside `protected` spans and inside a longer glossary term; and the forms
+    replaced, as written.  A condition keeps its name in brackets the first time (not yet
+    in `named`, which it joins): "high blood pressure (hypertension)", since the patient
+    will hear the name again."""
+    words = lexicon()
+    terms = [(m.start, m.end) for m in glossary.match(text)] if glossary is not None else []
+    out, replaced, position = [], [], 0
+    for match in words.pattern.finditer(text):
+        start, end = match.span()
+        plain = words.plain.get(words.key_of(match.group(0)))
+        if plain is None or any(a < end and start < b for a, b in protected):
+            continue
+        # A service keeps the name it is found by ("anticoagulation clinic").
+        if _SERVICE.match(text, end):
+            continue
+        # A part of a glossary term ("acute" of "acute kidney injury") stays.
+        if any(a < end and start < b and (start > a or end < b) for a, b in terms):
+            continue
+        written = match.group(0)
+        if written[:1].isupper() and not written.isupper() and plain[:1].islower():
+            plain = plain[:1].upper() + plain[1:]
+        form = re.sub(r"\s+", " ", written).lower()
+        if named is not None and words.kinds.get(words.key_of(written)) == "conditions" \
+                and form not in named:
+            named.add(form)
+            plain = f"{plain} ({written})"
+        out += [text[position:start], mark[0], plain, mark[1]]
+        replaced.append(written)
+        position = end
+    out.append(text[position:])
+    return "".join(out), replaced
+
+
+# ---- 3. record shorthand, 4. shorter sentences ---------------------------------------------
+
+_DISPENSED = re.compile(r"\b(?:dispensed|disp|qty|quantity|supply|refills?)\b", re.IGNORECASE)
+_COUNT = re.compile(r"(?<![\w&])#\s?(\d+)\b")
+_FORMS = (("capsules", re.compile(r"\bcap(?:s|sule|sules)?\b", re.IGNORECASE)),
+          ("tablets", re.compile(r"\b(?:tab|tabs|tablet|tablets|pills?)\b", re.IGNORECASE)))
+
+
+def record_shorthand(text: str) -> str:
+    """"Dispensed #20" -> "Dispensed 20 tablets" (the form the line names; "a supply of 20"
+    when it names none).  A "#" elsewhere (a bed number, UK shorthand for a fracture) stays."""
+    if not _DISPENSED.search(text):
+        return text
+    form = next((name for name, pattern in _FORMS if pattern.search(text)), "")
+
+    def count(m: re.Match) -> str:
+        if any(p.match(text, m.end() + 1) for _name, p in _FORMS):
+            return m.group(1)  # "#20 tabs"
+        return f"{m.group(1)} {form}" if form else f"a supply of {m.group(1)}"
+    return _COUNT.sub(count, text)
+
+
+def shorter_sentences(text: str) -> str:
+    """A sentence cut at its semicolons, outside brackets ("Worked with physio; walking 150
+    feet" -> two sentences)."""
+    out, depth = [], 0
+    for index, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == ";" and depth <= 0 and text[index + 1:index + 2].isspace():
+            out.append(".")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+# ---- the check -----------------------------------------------------------------------------
+
+_NEGATION = re.compile(
+    r"\b(?:no|not|never|none|nothing|nor|neither|without|cannot|avoid\w*|den(?:y|ies|ied|ying)|"
+    r"negative|absent|nil|stop\w*|free\s+of|unable)\b|n[’']t\b", re.IGNORECASE)
+
+
+def negations(text: str) -> int:
+    return len(_NEGATION.findall(text))
+
+
+def lost_facts(original: str, rendered: str, glossary: Glossary | None,
+               replaced: list[str] = ()) -> list[str]:
+    """What `rendered` lost of `original`: facts (grounding.missing_facts), numbers,
+    negations, and glossary terms other than those the lexicon wrote in plain words
+    (`replaced`); [] when nothing."""
+    lost = [f"{f.kind} '{f.text}'" for f in missing_facts(original, rendered, glossary)]
+    numbers = Counter(re.findall(r"\d+(?:[.,]\d+)?", original))
+    kept = Counter(re.findall(r"\d+(?:[.,]\d+)?", rendered))
+    lost += [f"number '{n}'" for n in numbers if kept[n] < numbers[n]]
+    if negations(rendered) < negations(original):
+        lost.append("a negation")
+    if glossary is not None:
+        plain_forms = [r.lower() for r in replaced]
+        before = {m.key: m.text for m in glossary.match(original)
+                  if not any(m.text.lower() in form for form in plain_forms)}
+        after = {m.key for m in glossary.match(rendered)}
+        lost += [f"term '{text}'" for key, text in before.items() if key not in after]
+    return lost

@@ -1,0 +1,205 @@
+"""Plain words (issue #31): the lay lexicon, the patient as "you", record shorthand, shorter
+sentences, and the fact check that keeps a line as written where plain words would lose
+anything.  All without a model, on the real lexicon and glossary."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from desktop_app.core.glossary.glossary import load_glossary
+from desktop_app.core.pipelines import plain
+from desktop_app.core.pipelines.evidence import Explainer
+from desktop_app.core.pipelines.plain import (Reader, lay_words, lexicon, lost_facts, negations,
+                                              read_lexicon, record_shorthand, shorter_sentences)
+from desktop_app.core.pipelines.simplify import handout_without_model
+
+DATA = Path(__file__).parent / "data"
+TEST_SUMMARIES = sorted((DATA / "layouts").glob("*.txt")) + sorted((DATA / "summaries").glob("*.txt"))
+
+
+@pytest.fixture(scope="module")
+def glossary():
+    return load_glossary(None)
+
+
+# ---- the lexicon, as data ---------------------------------------------------------------
+
+
+def test_every_entry_keeps_the_numbers_and_negations_of_its_clinical_words():
+    words = lexicon()
+    assert len(words.plain) >= 300
+    for form, said in words.plain.items():
+        assert re.findall(r"\d+", form) == re.findall(r"\d+", said) or \
+            set(re.findall(r"\d+", form)) <= set(re.findall(r"\d+", said)), form
+        assert negations(said) >= negations(form), form
+        assert said.strip() and said != form, form
+
+
+def test_the_lexicon_leaves_the_glossary_s_shorthand_and_the_dose_words_alone(glossary):
+    """One concept, one place: the glossary writes out its abbreviations, the summary
+    vocabulary its timings and routes; the lexicon repeats neither."""
+    from desktop_app.core.pipelines.vocabulary import vocabulary
+
+    vocab = vocabulary()
+    abbreviations = {a for entry in glossary.entries for a in entry.abbreviations}
+    for form in lexicon().plain:
+        assert form not in abbreviations, form
+        assert not vocab.frequency.fullmatch(form) and not vocab.route.fullmatch(form), form
+
+
+def test_a_form_given_twice_is_refused(tmp_path):
+    path = tmp_path / "plain_words.toml"
+    path.write_text('version = 1\n[actions]\n"voided" = "passed urine"\n'
+                    '[record]\n"voided" = "emptied"\n', encoding="utf-8")
+    from desktop_app.core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="'voided'"):
+        read_lexicon(path)
+
+
+@pytest.mark.parametrize("path", TEST_SUMMARIES, ids=lambda p: p.stem)
+def test_the_lexicon_keeps_every_fact_of_every_line_of_the_test_summaries(path, glossary):
+    """Each line with its clinical words swapped, without the Explainer's safety net: no
+    dose, timing, date, medicine, number or negation may go (a glossary term may give way
+    to its plain words, which lay_words already allows for)."""
+    for line in path.read_text(encoding="utf-8").splitlines():
+        swapped, replaced = lay_words(line, glossary)
+        lost = [f for f in lost_facts(line, swapped, glossary, replaced)
+                if not f.startswith("term ")]
+        assert lost == [], (line, swapped)
+
+
+def test_clinical_words_become_the_patient_s_words(glossary):
+    swapped, replaced = lay_words("Ambulating 150 ft, tolerating a regular diet, voiding "
+                                  "without difficulty; afebrile.", glossary)
+    assert swapped.startswith("Walking") and "tolerating" not in swapped and "voiding" not in swapped
+    assert "150" in swapped and {"Ambulating", "voiding"} <= set(replaced)
+    # A word inside a longer glossary term stays, so the term (and its definition) do too.
+    kept, _ = lay_words("Acute kidney injury, resolved.", glossary)
+    assert kept.startswith("Acute kidney injury")
+
+
+# ---- to the reader ---------------------------------------------------------------------
+
+LETTER = ("Re: Mrs Ada Okafor\nMrs Okafor is a 72-year-old woman admitted with heart failure. "
+          "She was treated with IV furosemide and she improved. Her daughter will stay with her. "
+          "She should not drive until reviewed. She should weigh herself daily.")
+
+
+@pytest.mark.parametrize("written, turned", [
+    ("She should not drive until 04/16/2025.", "Do not drive until 04/16/2025."),
+    ("She should weigh herself daily.", "Weigh yourself daily."),
+    ("She was treated with IV furosemide and she improved.",
+     "You were treated with IV furosemide and you improved."),
+    ("Mrs Okafor is a 72-year-old woman.", "You are a 72-year-old woman."),
+    ("Mrs Okafor's ankles were swollen.", "Your ankles were swollen."),
+    ("The patient denies chest pain and needs bloods in 1 week.",
+     "You deny chest pain and need bloods in 1 week."),
+    ("We started her on bisoprolol; her breathing settled.",
+     "We started you on bisoprolol; your breathing settled."),
+    # Anyone else a pronoun could stand for: the sentence stays as written.
+    ("Her daughter will stay with her.", "Her daughter will stay with her."),
+    ("She will see Dr Shah, who will check her kidneys.",
+     "She will see Dr Shah, who will check her kidneys."),
+])
+def test_the_patient_becomes_you(written, turned):
+    assert Reader.of(LETTER).turn(written) == turned
+
+
+def test_the_patient_s_name_comes_only_from_the_line_that_names_the_patient():
+    summary = ("Patient: OKONKWO, Bernard    NHS No: 000 000 0000\n"
+               "Consultant: Mr Fintan Gallagher    GP: Dr Ruth Penn\n"
+               "He was admitted with a bowel blockage. He had surgery. His wound has healed. "
+               "Mr Gallagher will see him in clinic. Mr Gallagher is pleased with his progress.")
+    reader = Reader.of(summary)
+    assert reader.names == ("OKONKWO",) and reader.pronouns[0] == "he"
+    assert reader.turn("Mr Gallagher is pleased.") == "Mr Gallagher is pleased."
+    assert reader.turn("No driving for 2 weeks.") == "No driving for 2 weeks."
+    assert reader.turn("Mr Okonkwo is to rest.") == "You are to rest."
+    assert reader.turn("OKONKWO is to rest.") == "You are to rest."
+
+
+@pytest.mark.parametrize("summary, child", [
+    ("Name: Mateo    Age: 7 yrs\nAsthma attack.", True),
+    ("A 7-month-old girl with a urine infection.", True),
+    ("Age: 74\nHer grandchild is a newborn, so avoid contact until the rash crusts.", False),
+    ("Past surgical history: appendectomy aged 12. Now 54 y/o.", True),  # the first age written
+    ("Riverside Children's Hospital\nAsthma.", True),
+    ("A 61-year-old man with chest pain, for 3 days.", False),
+])
+def test_a_child_is_told_from_the_patient_s_age(summary, child):
+    assert plain.is_child(summary) is child
+
+
+def test_a_child_s_summary_and_an_unclear_patient_are_not_turned():
+    child = "Jordan is a 6-year-old boy admitted with asthma. He should use his inhaler."
+    assert Reader.of(child).turn("He should use his inhaler.") == "He should use his inhaler."
+    # She and he as often: whose pronoun it is cannot be told.
+    mixed = "She says he is her husband. He drove her in. She has pain."
+    assert not Reader.of(mixed).pronouns
+
+
+def test_words_for_the_family_doctor_are_not_turned_to_the_patient(glossary):
+    explainer = Explainer(glossary, LETTER)
+    request = "Please check her potassium and creatinine in 1 week."
+    assert "her potassium" in explainer.explain(request, to_reader=False)
+    assert "your potassium" in explainer.explain(request)
+
+
+# ---- record shorthand and shorter sentences ----------------------------------------------
+
+
+def test_record_shorthand_and_semicolons():
+    assert record_shorthand("Dispensed #20, no refills. Take 1 tab at night.") == \
+        "Dispensed 20 tablets, no refills. Take 1 tab at night."
+    assert record_shorthand("Qty #14 caps") == "Qty 14 caps"
+    assert record_shorthand("Oxycodone 5 mg, disp #12") == "Oxycodone 5 mg, disp a supply of 12"
+    assert record_shorthand("Transferred to bed #4 with a #NOF") == \
+        "Transferred to bed #4 with a #NOF"  # a bed number, and UK shorthand for a fracture
+    assert shorter_sentences("Walked with physio; stairs done (with rail; supervised).") == \
+        "Walked with physio. stairs done (with rail; supervised)."
+
+
+# ---- the check that keeps a line as written ------------------------------------------------
+
+
+def test_a_rendering_that_loses_a_fact_is_not_shown(glossary, monkeypatch, tmp_path):
+    """A lexicon with a bad entry (it drops a negation and a number): the Explainer shows
+    the line explained instead, and says which facts plain words would have lost."""
+    path = tmp_path / "plain_words.toml"
+    path.write_text('version = 1\n[findings]\n"no fever" = "a fever"\n"x3" = "a few times"\n'
+                    '"afebrile" = "fever-free"\n', encoding="utf-8")
+    monkeypatch.setattr(plain, "lexicon", lambda: read_lexicon(path))
+    explainer = Explainer(glossary, "")
+    assert explainer.explain("No fever at home.") == "No fever at home."
+    assert "3" in explainer.explain("Vomited x3 overnight.")
+    assert explainer.plain_refused == [["a negation"], ["number '3'"]]
+    assert explainer.explain("Afebrile overnight.").startswith("Fever-free overnight")
+    assert explainer.plain_kept == 1
+    assert lost_facts("Furosemide 40 mg daily.", "Furosemide daily.", glossary) == \
+        ["quantity '40 mg'", "number '40'"]
+
+
+def test_plain_words_can_be_turned_off(glossary):
+    line = "Ambulating with a walker; afebrile."
+    assert "Walking" in Explainer(glossary, "").explain(line)
+    assert "Ambulating" in Explainer(glossary, "", plain=False).explain(line)
+
+
+def test_a_condition_keeps_its_name_beside_its_plain_words_once(glossary):
+    explainer = Explainer(glossary, "")
+    first = explainer.explain("History of hypertension and hyperlipidemia.")
+    assert "high blood pressure (hypertension)" in first
+    assert "(hypertension)" not in explainer.explain("Hypertension: amlodipine continued.")
+
+
+def test_words_to_know_are_only_the_hard_words_still_in_the_handout(glossary):
+    summary = (DATA / "summaries" / "caps_headings.txt").read_text(encoding="utf-8")
+    handout = handout_without_model(summary, glossary)
+    text = handout.to_text().split("\nWords to know\n")[0].lower()
+    assert handout.words_to_know
+    for word in handout.words_to_know:
+        assert word["term"].lower() in text or any(
+            name.lower() in text for entry in glossary.entries if entry.term == word["term"]
+            for name in (*entry.aliases, *entry.abbreviations)), word
