@@ -18,7 +18,7 @@ DIST_ARGS ?=
 LLAMA_CPU ?= portable
 LLAMA_STAMP := $(VENV)/.llama-$(LLAMA_CPU)
 
-.PHONY: run test check install provision bench bench-cpu lock clean dist screenshots
+.PHONY: run test check install provision bench bench-cpu lock clean dist screenshots examples
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -61,6 +61,11 @@ bench: provision
 	$(BIN)/python bench/bench_evaluation.py
 	$(BIN)/python bench/bench_knowledge.py
 	$(BIN)/python bench/bench_facts.py
+	$(BIN)/python bench/bench_handouts.py
+
+# The example handouts of docs/examples (three layouts, PDF and text; no model).
+examples: provision
+	$(BIN)/python bench/example_handouts.py --out docs/examples
 
 # Screenshots of every tab at 1280x800 in docs/screenshots (the Help menu's guides show
 # them), from a throw-away profile with the embedded models (a few minutes).

@@ -1026,12 +1026,19 @@ def test_simplify_tab_side_by_side_and_export(qtbot, quick_window, tmp_path):
     shown = page.plain.toPlainText()
     assert "Your medicines" in shown and "Admission Date" in shown
     assert "Cephalexin" in shown and "Your appointments and tests" in shown
+    # Page one, then the story, then the summary as written for the care team.
+    order = [shown.index(h) for h in ("What to do now", "Your medicines",
+                                      "What happened in hospital", "For your care team")]
+    assert order == sorted(order)
     handout = page.handout
     # What the tab says matches what the handout is made of.
-    narrative = [s for s in handout.sections if not s.is_record]
-    rewritten = [s for s in narrative if s.source == "model"]
-    assert f"{len(rewritten)} of {len(narrative)} section(s) rewritten" in page.grades.text()
+    story = handout.story()
+    said = ("rewritten by the model" if story.source == "model" else
+            "did not pass the checks" if story.problems else "the model was not asked")
+    assert said in page.grades.text()
     assert f"{len(handout.medicines)} medicine(s)" in page.grades.text()
+    assert f"Reading grade of what the patient reads first: {handout.trace.final_fkgl:.1f}" \
+        in page.grades.text()
     page.grab().save(str(tmp_path / "simplify.png"))
     page.export(tmp_path / "handout.pdf")
     assert (tmp_path / "handout.pdf").read_bytes().startswith(b"%PDF")

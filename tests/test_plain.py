@@ -203,3 +203,26 @@ def test_words_to_know_are_only_the_hard_words_still_in_the_handout(glossary):
         assert word["term"].lower() in text or any(
             name.lower() in text for entry in glossary.entries if entry.term == word["term"]
             for name in (*entry.aliases, *entry.abbreviations)), word
+
+
+def test_what_a_letter_asks_the_family_doctor_stays_asked_of_the_doctor(glossary):
+    from desktop_app.core.pipelines.simplify import FOR_DOCTOR_LEAD
+
+    summary = (DATA / "layouts" / "09-letter_uk-thyrotoxicosis-af.txt").read_text(encoding="utf-8")
+    handout = handout_without_model(summary, glossary, date_order="dmy")
+    asked = [a.text for a in handout.appointments if a.text.startswith(FOR_DOCTOR_LEAD)]
+    assert any("Please check" in a for a in asked)
+    assert any("her creatinine" in a for a in asked)
+    assert not any("your creatinine" in a.lower() for a in handout.to_text().splitlines())
+
+
+def test_the_story_is_short_and_leaves_lab_values_to_the_care_team(glossary):
+    summary = (DATA / "summaries" / "long_stay.txt").read_text(encoding="utf-8")
+    handout = handout_without_model(summary, glossary, story_sentences=3)
+    story = handout.story()
+    assert story is not None and 1 <= len(story.text.splitlines()) <= 3
+    care = handout.to_text().split("For your care team")[1]
+    for section in handout.part("care_team"):  # every other section, as written
+        assert section.text == section.original and section.text.split("\n")[0] in care
+    main = handout.main_text()
+    assert "Words to know" not in main and "For your care team" not in main

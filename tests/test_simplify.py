@@ -2,6 +2,7 @@
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ from desktop_app.core.documents import read_document
 from desktop_app.core.errors import LumenError
 from desktop_app.core.glossary.glossary import load_glossary
 from desktop_app.core.pipelines.grounding import missing_facts
-from desktop_app.core.pipelines.simplify import SimplifyPipeline, narrative_pieces
+from desktop_app.core.pipelines.simplify import SimplifyPipeline, handout_pieces
 from desktop_app.core.pipelines.summary_facts import read_summary
 from desktop_app.export import html_to_pdf, write_handout
 from helpers import TEST_PASSPHRASE, assert_fills_the_page, run_lumen
@@ -67,7 +68,8 @@ def test_a_record_field_does_not_swallow_the_sections_after_it(runtime, glossary
     records = {s.title: s.text for s in handout.sections if s.is_record}
     assert records == {"Admission Date": "04/02/2025", "Attending": "Cardiology"}
     assert not any("continued" in s.plain_title for s in handout.sections)
-    assert [s.title for s in handout.sections if not s.is_record] == ["Hospital Course"]
+    assert [s.title for s in handout.part("care_team")] == ["Hospital Course"]
+    assert handout.story() is not None and handout.story().part == "story"
 
 
 def test_the_handout_starts_with_the_medicines_appointments_and_warning_signs(runtime, glossary,
@@ -82,9 +84,17 @@ def test_the_handout_starts_with_the_medicines_appointments_and_warning_signs(ru
     assert [a.when for a in handout.appointments] == ["04/16"]
     assert any("chest pain" in w.text for w in handout.warnings)
     text = handout.to_text()
-    order = [text.index(h) for h in ("Your medicines", "Your appointments and tests",
-                                     "Call or come back if", "Your hospital stay (Hospital Course)")]
+    order = [text.index(h) for h in ("What to do now", "Your medicines",
+                                     "Your appointments and tests", "Call or come back if",
+                                     "What happened in hospital", "For your care team",
+                                     "Hospital Course")]
     assert order == sorted(order)
+    # The care team's part is the summary as written; the story is in plain words, and it
+    # leaves the lab value to the care team's part.
+    story = handout.story().text
+    assert story.startswith("Came in with chest pain") and "1.8 ng/mL" not in story
+    assert "Troponin rose to 1.8 ng/mL" in text.split("For your care team")[1]
+    assert "1.8 ng/mL" not in handout.main_text()
     page = handout.to_html()
     assert "<th>Medicine</th>" in page and "<span class='change'>NEW</span>" in page
 
@@ -125,17 +135,17 @@ def test_a_section_is_shown_rewritten_only_when_the_rewrite_passed_every_check(
     monkeypatch.setattr(SimplifyPipeline, "_check", verdict(False))
     failed = make(runtime, glossary, tmp_path, NSTEMI, simplification_attempts=2,
                   rewrite_easy_sections=True)
-    course = next(s for s in failed.sections if s.title == "Hospital Course")
+    course = failed.story()
     assert course.source == "explained" and "facts: it leaves out 1.8 ng/mL" in course.problems
-    assert course.text.startswith("Came in with chest pain") and "1.8 ng/mL" in course.text
-    assert "(Your summary's own words" in failed.to_text()
+    assert course.text.startswith("Came in with chest pain") and "90%" in course.text
+    assert "(From your summary, in plain words.)" in failed.to_text()
     attempts = [a for a in failed.trace.attempts if a.stage == "section"]
     assert len(attempts) <= 2 and not any(a.chosen for a in attempts)
 
     monkeypatch.setattr(SimplifyPipeline, "_check", verdict(True))
     passed = make(runtime, glossary, tmp_path, NSTEMI, simplification_attempts=2,
                   rewrite_easy_sections=True)
-    course = next(s for s in passed.sections if s.title == "Hospital Course")
+    course = passed.story()
     chosen = [a for a in passed.trace.attempts if a.chosen]
     assert course.source == "model" and [course.text] == [a.text for a in chosen]
 
@@ -171,7 +181,7 @@ def test_a_section_that_already_reads_easily_is_not_rewritten(runtime, glossary,
     easy = ("Hospital Course:\nYou came in with a bad cough. We gave you fluids and rest. "
             "You felt better on day two and went home.\n")
     handout = make(runtime, glossary, tmp_path, easy, simplification_attempts=1)
-    course = next(s for s in handout.sections if s.title == "Hospital Course")
+    course = handout.story()
     assert course.source == "explained" and course.problems == []
     assert course.fkgl_after < settings().readability_limit
     assert "bad cough" in course.text
@@ -188,8 +198,9 @@ def test_a_section_that_already_reads_easily_is_not_rewritten(runtime, glossary,
         "therapy following clinical stabilization, defervescence and radiographic "
         "improvement of the consolidation.\n")
     pipeline = SimplifyPipeline(runtime, glossary, settings(), tmp_path)
-    section, text = narrative_pieces(hard_summary, read_summary(hard_summary, glossary))[0]
-    assert pipeline._easy(section, text, hard_summary) is None
+    story = next(p for p in handout_pieces(hard_summary, read_summary(hard_summary, glossary),
+                                           glossary, 6) if p.part == "story")
+    assert pipeline._easy(story.section, story.text, hard_summary) is None
     hard = make(runtime, glossary, tmp_path, hard_summary, simplification_attempts=1)
     assert [a.stage for a in hard.trace.attempts] == ["section"]
 
@@ -317,3 +328,23 @@ def test_calibrate_command(profile):
     assert (margin["positives"], margin["negatives"]) == (21, 84)
     assert abs(margin["threshold"] - Settings().evidence_margin) < 0.02  # the documented default
     assert margin["specificity"] > 0.9 and data["evidence_margin_held_out"]["positives"] == 63
+
+
+def test_page_one_of_a_short_summary_s_handout_is_what_to_do_now(glossary, tmp_path):
+    """A one-page emergency department summary (243 words): its printed handout's first
+    page holds the whole of "What to do now", every medicine to the last thing to avoid."""
+    pdfium = pytest.importorskip("pypdfium2", reason="pypdfium2 renders the PDF (test extra)")
+    from desktop_app.core.pipelines.simplify import handout_without_model
+
+    summary = (Path(__file__).parent / "data" / "layouts" / "30-caps_colon-ed-kidney-stone.txt"
+               ).read_text(encoding="utf-8")
+    assert len(summary.split()) < 300
+    handout = handout_without_model(summary, glossary)
+    html_to_pdf(handout.to_html(), tmp_path / "handout.pdf")
+    first = " ".join(pdfium.PdfDocument(str(tmp_path / "handout.pdf"))[0].get_textpage()
+                     .get_text_range().split())
+    first = re.sub(r"(\w)- (\w)", r"\1-\2", first)  # "Oxycodone-" at a line's end
+    assert "What to do now" in first
+    assert all(row.medicine in first for row in handout.medicines)
+    for _heading, items in handout.page_one_lists():
+        assert all(" ".join(item.split()) in first for item in items)

@@ -268,3 +268,15 @@ def test_a_title_and_its_initial_end_no_sentence():
     assert [text[a:b] for a, b in _sentences(text, 0, len(text))] == [
         "Mr. T. is a 22-year-old man.", "Plan discussed with Dr. Okafor of oncology.",
         "Seen by Dr. A. Smith today.", "Screened for hepatitis B.", "Negative."]
+
+
+def test_the_record_s_line_is_no_appointment(glossary):
+    """The patient's name, record number and visit date head a one-page summary; its date
+    is the record's, and no line of the handout's appointments may carry the name."""
+    summary = ("EMERGENCY DEPARTMENT DISCHARGE INSTRUCTIONS\n"
+               "PATIENT: DOE-SMITH, ALEX     MRN: 000-00-0000     VISIT DATE: 06/14/2025\n\n"
+               "FOLLOW-UP: Urology clinic in 2-3 days.\n")
+    follow_ups = read_summary(summary, glossary).follow_ups
+    assert [f.text for f in follow_ups] == ["FOLLOW-UP: Urology clinic in 2-3 days."] or \
+        [f.who for f in follow_ups] == ["Urology clinic"]
+    assert not any("DOE-SMITH" in f.text for f in follow_ups)

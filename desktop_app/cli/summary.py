@@ -106,7 +106,7 @@ def cmd_ask(args, paths, settings) -> int:
 
 def cmd_simplify(args, paths, settings) -> int:
     from ..core.documents import read_document
-    from ..core.pipelines.simplify import handout_file_kind
+    from ..core.pipelines.simplify import handout_file_kind, handout_status
     from ..export import write_handout
 
     out = Path(args.out) if args.out else None
@@ -123,22 +123,11 @@ def cmd_simplify(args, paths, settings) -> int:
     elif out is None:
         print(handout.to_text())
     if not args.json:
-        print(f"  {len(handout.medicines)} medicine(s), {len(handout.appointments)} appointment(s), "
-              f"{len(handout.warnings)} warning sign(s), {len(handout.restrictions)} "
-              "restriction(s), read from the summary.", file=sys.stderr)
-        for section in handout.sections:
-            if section.is_record:
-                continue
-            how = ("rewritten (passed every check)" if section.source == "model" else
-                   "the summary's own words explained (no rewrite passed: "
-                   + "; ".join(section.problems[:3]) + ")" if section.problems else
-                   "the summary's own words explained (they already read below the grade "
-                   "limit, so the model did not rewrite them)")
-            print(f"  {section.plain_title}: {how}; grade {section.fkgl_before} → "
-                  f"{section.fkgl_after}", file=sys.stderr)
-        if handout.copied:
-            print(f"  CHECK: {len(handout.copied)} line(s) copied word for word so that nothing "
-                  "is lost.", file=sys.stderr)
+        print("  " + handout_status(handout, settings.readability_limit), file=sys.stderr)
+        story = handout.story()
+        if story is not None and story.problems:
+            print("  Why the model's rewrite was not shown: " + "; ".join(story.problems[:3]),
+                  file=sys.stderr)
         if out is not None:
             print(f"Handout written to {out}.", file=sys.stderr)
     return EXIT_OK

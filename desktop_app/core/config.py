@@ -348,6 +348,12 @@ class Settings:
         700, "Longest handout section (tokens)",
         "Most tokens for one rewritten section of a handout.", group="Ask",
         minimum=64, maximum=4096)
+    handout_story_sentences: int = _setting(
+        6, "Sentences in \"What happened in hospital\"",
+        "Most sentences of a handout's \"What happened in hospital\": the diagnoses first, "
+        "then the hospital course's sentences a patient needs (lab values, doses given in "
+        "hospital and long detail go to the \"For your care team\" part, as written).",
+        group="Ask", minimum=1, maximum=20)
     plain_words: bool = _setting(
         True, "Plain words for patients",
         "On: every sentence a patient reads (answers, handouts) has clinical words in the "

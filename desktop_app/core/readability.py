@@ -28,6 +28,14 @@ def _textstat(cache_dir: Path):
     return textstat
 
 
+def lines_as_sentences(text: str) -> str:
+    """`text` with each line that ends without a full stop given one, so a heading, a list
+    item or a table row counts as the sentence a reader takes it as (FKGL counts sentences
+    by their punctuation, and would read a list of ten medicines as one long sentence)."""
+    return "\n".join(line if not line.strip() or line.rstrip()[-1] in ".!?:" else
+                     line.rstrip() + "." for line in text.splitlines())
+
+
 def flesch_kincaid_grade(text: str, cache_dir: Path) -> float:
     """Flesch-Kincaid grade level (FKGL) of English text."""
     return float(_textstat(cache_dir).flesch_kincaid_grade(text))

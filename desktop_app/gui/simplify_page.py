@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QPushButton, QS
                                QStackedWidget, QVBoxLayout, QWidget)
 
 from ..core.glossary.glossary import Glossary
-from ..core.pipelines.simplify import Handout
+from ..core.pipelines.simplify import Handout, handout_status
 from ..core.pipelines.trace import NOTICE
 from ..core.session import Session
 from ..export import write_handout
@@ -142,23 +142,7 @@ class SimplifyPage(QWidget):
         self.plain.setHtml(handout.to_html())
         for button in (self.run_button, self.export_button, self.print_button):
             button.setEnabled(True)
-        narrative = [s for s in handout.sections if not s.is_record]
-        rewritten = [s for s in narrative if s.source == "model"]
-        easy = [s for s in narrative if s.source == "explained" and not s.problems]
-        limit = self.session.settings.readability_limit
-        grade = handout.trace.final_fkgl
-        text = (f"{len(handout.medicines)} medicine(s) and {len(handout.appointments)} "
-                f"appointment(s) read from the summary. {len(rewritten)} of {len(narrative)} "
-                "section(s) rewritten in plain words (each passed every check); the others "
-                "are the summary's own words with medical words explained"
-                + (f" ({len(easy)} of them already read below the grade limit, so were not "
-                   "rewritten)." if easy else "."))
-        if grade is not None:
-            text += f" Reading grade of the sections: {grade:.1f} (goal: below {limit:g})."
-        if handout.copied:
-            text += (f" {len(handout.copied)} line(s) were copied word for word so that nothing "
-                     "is lost; check them.")
-        self.grades.setText(text)
+        self.grades.setText(handout_status(handout, self.session.settings.readability_limit))
 
     def _failed(self, exc: BaseException) -> None:
         self._task = None

@@ -23,7 +23,7 @@ from ..errors import LumenError
 from ..store import Store
 
 CATEGORIES = ("condition", "symptom", "procedure", "test", "medication", "drug-class",
-              "anatomy", "abbreviation", "device", "care", "topic")
+              "anatomy", "abbreviation", "unit", "device", "care", "topic")
 
 
 class GlossaryError(LumenError):

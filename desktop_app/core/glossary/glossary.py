@@ -73,6 +73,8 @@ class Glossary:
         from ..readability import word_grade
 
         words = [w.lower() for w in re.findall(r"[A-Za-z]+", name)]
+        if category == "unit":  # "litres", "mg": a dose's unit is read as written
+            return False
         if form == "abbreviation" or not words:
             return True
         plain = all(word_grade(w) <= self.plain_grade for w in words)

@@ -370,8 +370,9 @@ class Explainer:
     brings a fact of its own (a medicine, a dose) the summary does not hold."""
 
     def __init__(self, glossary: Glossary | None, summary: str = "", date_order: str = "",
-                 plain: bool = True) -> None:
+                 plain: bool = True, glosses: int = GLOSSES_PER_ANSWER) -> None:
         self.glossary = glossary
+        self.glosses = glosses  # glosses written after the lines, in all
         self.summary = summary
         self.vocab = vocabulary()
         self.glossed: set[str] = set()
@@ -408,9 +409,9 @@ class Explainer:
                       lambda m: f"{_OPEN}for {m.group(1)} {_unit_word(m.group(2), m.group(1))}{_CLOSE}",
                       text, flags=re.IGNORECASE)
 
-    def _gloss(self, entry) -> str:
-        if (entry.key in self.glossed or len(self.glossed) >= GLOSSES_PER_ANSWER
-                or entry.category in ("abbreviation", "care") or not self.glossary.is_hard(entry.term, category=entry.category)):
+    def _gloss(self, entry, limited: bool = True) -> str:
+        if (entry.key in self.glossed or (limited and len(self.glossed) >= self.glosses)
+                or entry.category in ("abbreviation", "unit", "care") or not self.glossary.is_hard(entry.term, category=entry.category)):
             return ""
         gloss = short_gloss(entry.definition)
         if not gloss or (self.summary and unsupported_facts(gloss, self.summary, self.glossary)):
@@ -530,7 +531,7 @@ class Explainer:
         if self.glossary is None:
             return ""
         for match in self.glossary.match(name):
-            gloss = self._gloss(self.glossary.by_key[match.key])
+            gloss = self._gloss(self.glossary.by_key[match.key], limited=False)
             if gloss:
                 return _capital(gloss) + "."
         return ""

@@ -1,24 +1,29 @@
 """Simplify: a whole discharge summary turned into a handout a patient can read.
 
-The handout is built on the summary's facts (summary_facts.py), read without a model:
+The handout is built on the summary's facts (summary_facts.py), read without a model, in
+the order a patient needs it:
 
-1. "Your medicines": a table of every medication (take / how much / when / until / the
-   most in a day), NEW, CHANGED, STOP, ON HOLD and RESTART marked, with the reason when
-   written; a line the parser cannot read without doubt (which medicine a status is for)
-   is marked ASK and quoted whole, never turned into an instruction;
-2. "Your appointments and tests", "Call or come back if" and "What to do and avoid",
-   from the follow-ups, warning signs and restrictions;
-3. then each narrative section (what happened, diagnoses, results, ...), rewritten by
-   the simplifier (model A) where the rewrite passes every check: nothing of the
-   section left out, nothing added that the summary lacks, no degenerate text (a loop,
-   talk about the text), and a reading grade below the limit, with the verifier
-   (model B) helping on the grade.  Where no rewrite passes, the section's own lines
-   are shown explained: shorthand written out, medical words glossed (evidence.py).
-   Record lines (dates, service) stay as written.
+1. **What to do now**: "Your medicines", a table of every medication (take / how much /
+   when / until / the most in a day), NEW, CHANGED, STOP, ON HOLD and RESTART marked, with
+   the reason when written (a line the parser cannot read without doubt, which medicine a
+   status is for, is marked ASK and quoted whole, never turned into an instruction); then
+   "Your appointments and tests", "Call or come back if" and "What to do and avoid", from
+   the follow-ups, warning signs and restrictions, the lines of those sections no fact
+   covers, and the summary's instructions and allergies;
+2. **What happened in hospital**: at most Settings.handout_story_sentences sentences, the
+   diagnoses first, then the sentences of the hospital course and results a patient needs
+   (`story_lines`: lab values, doses given in hospital and long detail stay out),
+   rewritten by the simplifier (model A) where the rewrite passes every check (nothing
+   left out, nothing added, no degenerate text, a reading grade below the limit, with the
+   verifier, model B, helping on the grade) and reads easier than Lumen's own plain
+   rendering; else that plain rendering (plain.py: plain words, the patient as "you",
+   checked line by line to keep every fact);
+3. **Words to know**: the glossary's definitions of the hard words still in parts 1-2;
+4. **For your care team**: every other narrative section as the summary writes it (record
+   fields taken out), so the handout loses nothing and the patient can show it.
 
-Lines of the list sections that no fact covers are shown, explained, under their
-table.  Last, the whole handout is compared with the summary: any dose, timing, date
-or medicine still missing is copied in word for word under a note.  Never lost.
+Last, the whole handout is compared with the summary: any dose, timing, date or medicine
+still missing is copied in word for word under a note.  Never lost.
 """
 
 from __future__ import annotations
@@ -36,18 +41,19 @@ from ..errors import LumenError
 from ..glossary.glossary import Glossary
 from ..models.runtime import LlamaModel
 from ..progress import CancelToken, ProgressCallback, report
+from ..readability import lines_as_sentences
 from .ask import EventCallback, clean_reply
 from .base import Pipeline
 from .checks import degeneracy_problems, failing_early
 from .evidence import Explainer
 from .grounding import missing_facts, unsupported_facts
 from .safety import inspect_document, neutralise_control_markers, reads_like_instruction
-from .summary_facts import (Medication, SummaryFacts, SummarySection, patient_text,
+from .summary_facts import (Medication, SummaryFacts, SummarySection, medicine_names, patient_text,
                             read_summary, section_items)
 from ..hashing import sha256_text
 from .retry import Turns, attempts_until_passed
 from .trace import Attempt, CallRecord, Gate, Trace
-from .vocabulary import plain_date, vocabulary
+from .vocabulary import DATE, plain_date, vocabulary
 
 MAX_WORDS_TO_KNOW = 30
 SECTION_CHARS = 1200  # a longer narrative section is rewritten in pieces of about this size
@@ -57,7 +63,19 @@ CHANGE_LABELS = {"new": "NEW", "changed": "CHANGED", "stopped": "STOP", "held": 
 DOUBT_LABEL = "ASK"
 COPIED_NOTE = ("Copied from your summary word for word, because the handout above did not "
                "hold it (please ask your care team about these):")
-EXPLAINED_NOTE = "Your summary's own words, with medical words explained."
+EXPLAINED_NOTE = "From your summary, in plain words."
+FOR_DOCTOR_LEAD = "Your summary asks your family doctor:"
+NOW_TITLE = "What to do now"
+STORY_TITLE = "What happened in hospital"
+CARE_TEAM_TITLE = "For your care team"
+CARE_TEAM_NOTE = ("The rest of your discharge summary, as it was written, for the doctors, "
+                  "nurses and pharmacists who see you next.")
+# Narrative sections shown on page one ("Weigh yourself every morning", an allergy), and
+# those "What happened in hospital" is told from.
+NOW_KINDS = ("instructions", "allergies")
+STORY_KINDS = ("diagnoses", "hospital_course", "results", "history")
+STORY_DIAGNOSES = 3  # at most this many of the story's sentences are diagnosis lines
+STORY_LONGEST = 45  # words; a longer sentence is detail for the care team
 
 
 @dataclass
@@ -93,10 +111,14 @@ class HandoutSection:
     fkgl_before: float | None = None
     fkgl_after: float | None = None
     problems: list[str] = field(default_factory=list)  # why no rewrite was shown
+    # Where it is shown: "record" (the stay's dates, at the top), "now" (page one),
+    # "story" (What happened in hospital) or "care_team" (as written, at the end).
+    part: str = "care_team"
+    kind: str = ""  # the summary section's kind ("instructions", "allergies", ...)
 
     @property
     def is_record(self) -> bool:
-        return self.source == "record"
+        return self.part == "record"
 
 
 @dataclass
@@ -135,65 +157,104 @@ class Handout:
         vocab = vocabulary()
         return {kind: vocab.section_plain(kind) for kind in LIST_KINDS}
 
-    def to_text(self) -> str:
+    def part(self, name: str) -> list[HandoutSection]:
+        return [s for s in self.sections if s.part == name]
+
+    def story(self) -> HandoutSection | None:
+        """"What happened in hospital" (None when the summary tells nothing of the stay)."""
+        return next(iter(self.part("story")), None)
+
+    def page_one_lists(self) -> list[tuple[str, list[str]]]:
+        """The lists of "What to do now" under the medicines, each (heading, items): the
+        allergies, the appointments, when to call, and what to do and avoid (with the
+        summary's own instructions: "Weigh yourself every morning")."""
         head = self._headings()
+        lines_of = {kind: [line for section in self.part("now") if section.kind == kind
+                           for line in section.text.split("\n") if line.strip()]
+                    for kind in NOW_KINDS}
+        lists = [(vocabulary().section_plain("allergies"), lines_of["allergies"])]
+        for kind, items in (("follow_up", self.appointments), ("warning_signs", self.warnings),
+                            ("restrictions", self.restrictions)):
+            lists.append((head[kind], [i.text for i in items] + self.more_from_lists.get(kind, [])
+                          + (lines_of["instructions"] if kind == "restrictions" else [])))
+        return [(heading, items) for heading, items in lists if items]
+
+    def main_text(self, about: bool = True) -> str:
+        """What a patient reads first: "What to do now" and "What happened in hospital",
+        without the handout's title, notice, words to know and care team part; with
+        `about` False, without what each medicine is (itself a definition)."""
+        return self._text_parts(main_only=True, about=about)
+
+    def to_text(self) -> str:
         lines = ["Your hospital stay in plain words", "=" * 33, "", self.notice, ""]
-        records = [s for s in self.sections if s.is_record]
+        records = self.part("record")
         for section in records:
             lines.append(f"{section.title}: {section.text}" if section.title else section.text)
         if records:
             lines.append("")
+        lines.append(self._text_parts(main_only=False))
+        return "\n".join(lines).rstrip() + "\n"
+
+    def _text_parts(self, main_only: bool, about: bool = True) -> str:
+        head = self._headings()
+        lines = [NOW_TITLE, "=" * len(NOW_TITLE), ""]
         if self.medicines:
             lines += [head["medications"], "-" * len(head["medications"])]
             for row in self.medicines:
                 lines.append(f"- {row.change + ': ' if row.change else ''}{row.medicine}: "
                              + ", ".join(p for p in (row.how_much, row.when, row.until) if p)
                              + (f". {row.why}" if row.why else "")
-                             + (f" ({row.about})" if row.about else ""))
+                             + (f" ({row.about})" if row.about and about else ""))
+            if self.more_from_lists.get("medications"):
+                lines += [f"- {line}" for line in self.more_from_lists["medications"]]
             lines.append("")
-        for kind, items in (("follow_up", self.appointments), ("warning_signs", self.warnings),
-                            ("restrictions", self.restrictions)):
-            more = self.more_from_lists.get(kind, [])
-            if items or more:
-                lines += [head[kind], "-" * len(head[kind]), *[f"- {i.text}" for i in items],
-                          *[f"- {line}" for line in more], ""]
-        for kind in ("medications",):
-            if self.more_from_lists.get(kind):
-                lines += [f"More about {head[kind].lower()}:",
-                          *[f"- {line}" for line in self.more_from_lists[kind]], ""]
-        for section in self.sections:
-            if section.is_record:
-                continue
-            title = section.plain_title
-            lines += [title, "-" * len(title)]
-            if section.source == "explained":
-                lines.append(f"({EXPLAINED_NOTE})")
-            lines += [section.text, ""]
-        if self.copied:
-            lines += [COPIED_NOTE, *[f"  {line}" for line in self.copied], ""]
+        for heading, items in self.page_one_lists():
+            lines += [heading, "-" * len(heading), *[f"- {item}" for item in items], ""]
+        story = self.story()
+        if story is not None:
+            lines += [STORY_TITLE, "=" * len(STORY_TITLE), f"({story_note(story)})", "",
+                      story.text, ""]
+        if main_only:
+            return "\n".join(lines).rstrip() + "\n"
         if self.words_to_know:
             lines += ["Words to know", "-" * 13,
-                      *[f"- {w['term']}: {w['definition']}" for w in self.words_to_know]]
+                      *[f"- {w['term']}: {w['definition']}" for w in self.words_to_know], ""]
+        care = self.part("care_team")
+        if care:
+            lines += [CARE_TEAM_TITLE, "=" * len(CARE_TEAM_TITLE), CARE_TEAM_NOTE, ""]
+            previous = None
+            for section in care:
+                if section.title and section.title != previous:
+                    lines += [section.title, "-" * len(section.title)]
+                lines += [section.text, ""]
+                previous = section.title
+        if self.copied:
+            lines += [COPIED_NOTE, *[f"  {line}" for line in self.copied], ""]
         return "\n".join(lines).rstrip() + "\n"
 
     def to_html(self) -> str:
         esc = html.escape
         head = self._headings()
         parts = ["<html><head><meta charset='utf-8'><title>Your hospital stay</title><style>",
-                 "body{font-family:sans-serif;font-size:13pt;line-height:1.45;max-width:46em}",
-                 "h1{font-size:20pt}h2{font-size:15pt;margin-top:1.2em}",
+                 "body{font-family:sans-serif;font-size:12pt;line-height:1.35;max-width:46em}",
+                 "h1{font-size:18pt;margin-bottom:.3em}h2{font-size:16pt;margin-top:.8em}",
+                 "h3{font-size:13pt;margin-top:.6em;margin-bottom:.15em}",
                  "table{border-collapse:collapse;width:100%}",
-                 "th,td{border:1px solid #999;padding:4px 6px;text-align:left;vertical-align:top}",
-                 "th{background:#e8e8e8}.change{font-weight:bold}.about{font-size:11pt;color:#333}",
-                 ".notice{border:1px solid #999;padding:.5em;background:#f4f4f4}",
-                 ".explained{color:#444;font-style:italic}",
+                 "th,td{border:1px solid #999;padding:2px 4px;text-align:left;vertical-align:top;"
+                 "font-size:11pt}",
+                 "th{background:#e8e8e8}.change{font-weight:bold}.about{font-size:9.5pt;color:#333}",
+                 "ul{margin-top:0;margin-bottom:0}li{margin-bottom:0}",
+                 ".notice{border:1px solid #999;padding:.4em;background:#f4f4f4;font-size:10pt}",
+                 ".explained{color:#444;font-style:italic;font-size:10pt}",
+                 ".care{font-size:10.5pt;color:#222}",
                  ".kept{border-left:4px solid #b3261e;padding-left:.6em}</style></head><body>",
                  "<h1>Your hospital stay in plain words</h1>",
                  f"<p class='notice'>{esc(self.notice)}</p>"]
-        records = [s for s in self.sections if s.is_record]
+        records = self.part("record")
         if records:
             parts.append("<p>" + "<br>".join(f"<b>{esc(s.title)}:</b> {esc(s.text)}" if s.title
                                              else esc(s.text) for s in records) + "</p>")
+        parts.append(f"<h2>{esc(NOW_TITLE)}</h2>")
         if self.medicines:
             rows = "".join(
                 f"<tr><td><b>{esc(r.medicine)}</b>"
@@ -202,35 +263,54 @@ class Handout:
                 f"<td><span class='change'>{esc(r.change)}</span>"
                 + (f"<br>{esc(r.why)}" if r.why and r.change else esc(r.why)) + "</td></tr>"
                 for r in self.medicines)
-            parts.append(f"<h2>{esc(head['medications'])}</h2><table><thead><tr>"
+            parts.append(f"<h3>{esc(head['medications'])}</h3><table><thead><tr>"
                          "<th>Medicine</th><th>How to take it</th><th>Change and why</th>"
                          f"</tr></thead><tbody>{rows}</tbody></table>")
             if self.more_from_lists.get("medications"):
                 parts.append("<ul>" + "".join(f"<li>{esc(line)}</li>" for line
                                               in self.more_from_lists["medications"]) + "</ul>")
-        for kind, items in (("follow_up", self.appointments), ("warning_signs", self.warnings),
-                            ("restrictions", self.restrictions)):
-            more = self.more_from_lists.get(kind, [])
-            if items or more:
-                parts.append(f"<h2>{esc(head[kind])}</h2><ul>"
-                             + "".join(f"<li>{esc(i.text)}</li>" for i in items)
-                             + "".join(f"<li>{esc(line)}</li>" for line in more) + "</ul>")
-        for section in self.sections:
-            if section.is_record:
+        for heading, items in self.page_one_lists():
+            if len(items) == 1:  # one line under its heading: on one line, so page one fits
+                parts.append(f"<p><b>{esc(heading)}:</b> {esc(items[0])}</p>")
                 continue
-            parts.append(f"<h2>{esc(section.plain_title)}</h2>")
-            if section.source == "explained":
-                parts.append(f"<p class='explained'>{esc(EXPLAINED_NOTE)}</p>")
-            parts += [f"<p>{esc(line)}</p>" for line in section.text.split("\n") if line.strip()]
-        if self.copied:
-            kept = "".join(f"<li>{esc(line)}</li>" for line in self.copied)
-            parts.append(f"<div class='kept'><p>{esc(COPIED_NOTE)}</p><ul>{kept}</ul></div>")
+            parts.append(f"<h3>{esc(heading)}</h3><ul>"
+                         + "".join(f"<li>{esc(item)}</li>" for item in items) + "</ul>")
+        story = self.story()
+        if story is not None:
+            parts.append(f"<h2>{esc(STORY_TITLE)}</h2>"
+                         f"<p class='explained'>{esc(story_note(story))}</p>")
+            parts += [f"<p>{esc(line)}</p>" for line in story.text.split("\n") if line.strip()]
         if self.words_to_know:
             items = "".join(f"<li><b>{esc(w['term'])}</b>: {esc(w['definition'])}</li>"
                             for w in self.words_to_know)
             parts.append(f"<h2>Words to know</h2><ul>{items}</ul>")
+        care = self.part("care_team")
+        if care:
+            # On a page of its own when printed (Qt's rich text breaks pages only on a
+            # block's own style, not a class's).
+            parts.append(f"<div><h2 style='page-break-before:always'>{esc(CARE_TEAM_TITLE)}</h2>"
+                         f"<p class='explained'>{esc(CARE_TEAM_NOTE)}</p>")
+            previous = None
+            for section in care:
+                if section.title and section.title != previous:
+                    parts.append(f"<h3>{esc(section.title)}</h3>")
+                parts += [f"<p class='care'>{esc(line)}</p>" for line in section.text.split("\n")
+                          if line.strip()]
+                previous = section.title
+            parts.append("</div>")
+        if self.copied:
+            kept = "".join(f"<li>{esc(line)}</li>" for line in self.copied)
+            parts.append(f"<div class='kept'><p>{esc(COPIED_NOTE)}</p><ul>{kept}</ul></div>")
         parts.append("</body></html>")
         return "\n".join(parts)
+
+
+def story_note(section: HandoutSection) -> str:
+    """What "What happened in hospital" vouches for, and no more."""
+    if section.source == "model":
+        return ("Rewritten by Lumen's model from your summary; checked to keep every dose, "
+                "date and medicine of the lines it is told from, and to add none.")
+    return EXPLAINED_NOTE
 
 
 # ---- the tables, from the facts -------------------------------------------------------
@@ -280,12 +360,21 @@ def handout_tables(summary: str, facts: SummaryFacts, glossary: Glossary | None,
                    plain: bool = True) -> Handout:
     """The handout's tables, read from the facts without a model: every medicine, follow-up,
     warning sign and restriction, and the lines of the list sections no fact covers."""
-    explainer = Explainer(glossary, summary, facts.date_order, plain)
+    # What a medicine is comes in its row's own column; other hard words are defined under
+    # "Words to know", not after each line.
+    explainer = Explainer(glossary, summary, facts.date_order, plain, glosses=0)
     medicines = [medicine_row(m, explainer) for m in facts.medications]
     # What the patient reads holds no field of the record ("MRN: ...", "Attending: Dr ...").
-    appointments = [HandoutItem(explainer.explain(patient_text(f.text)), f.text, f.who,
-                                plain_date(f.when, facts.date_order) if f.when else "", f.test)
-                    for f in facts.follow_ups]
+    appointments = []
+    for f in facts.follow_ups:
+        if facts.kind_at(f.start) == "for_doctor":
+            # The letter asks the family doctor ("Please check her U&Es in 1 week"): said as
+            # asked of the doctor, never turned into an instruction to the patient.
+            text = f"{FOR_DOCTOR_LEAD} {explainer.explain(patient_text(f.text), to_reader=False)}"
+        else:
+            text = explainer.explain(patient_text(f.text))
+        appointments.append(HandoutItem(text, f.text, f.who, plain_date(f.when, facts.date_order)
+                                        if f.when else "", f.test))
     warnings = [HandoutItem(explainer.explain(patient_text(w.text)), w.text)
                 for w in facts.warning_signs]
     restrictions = [HandoutItem(explainer.explain(patient_text(r.text)), r.text)
@@ -303,6 +392,15 @@ def handout_tables(summary: str, facts: SummaryFacts, glossary: Glossary | None,
                     and not reads_like_instruction(line)):
                 more.setdefault(kind, []).append(explainer.explain(line))
     return Handout(medicines, appointments, warnings, restrictions, more, [], [], [], trace)
+
+
+@dataclass
+class Piece:
+    """A part of the summary's narrative and where the handout shows it (HandoutSection.part)."""
+
+    section: SummarySection
+    text: str  # its lines, one per line, record fields taken out
+    part: str
 
 
 def narrative_pieces(summary: str, facts: SummaryFacts) -> list[tuple[SummarySection, str]]:
@@ -339,11 +437,86 @@ def narrative_pieces(summary: str, facts: SummaryFacts) -> list[tuple[SummarySec
     return pieces
 
 
+_TIME_SPAN = re.compile(r"\b\d+(?:\.\d+)?(?:\s*(?:-|to)\s*\d+)?\s*(?:hours?|hrs?|days?|nights?|"
+                        r"weeks?|wks?|months?|years?|yrs?)\b", re.IGNORECASE)
+
+
+def care_team_detail(text: str, glossary: Glossary | None) -> bool:
+    """Whether a sentence is detail for the care team rather than the patient's story: lab
+    values (two numbers or more, not counting dates and lengths of time), a dose given in
+    hospital, or a sentence longer than STORY_LONGEST words."""
+    plain = _TIME_SPAN.sub(" ", DATE.sub(" ", text))
+    numbers = len(re.findall(r"\d+(?:[.,]\d+)?", plain))
+    if numbers >= 2 or (numbers and len(text.split()) <= 6):  # "BNP 2460."
+        return True
+    if vocabulary().quantity.search(text) and medicine_names(text, glossary):
+        return True
+    return len(text.split()) > STORY_LONGEST
+
+
+def story_lines(summary: str, facts: SummaryFacts, glossary: Glossary | None,
+                count: int) -> list[str]:
+    """The sentences "What happened in hospital" is told from, at most `count`: the
+    diagnoses (at most STORY_DIAGNOSES; a numbered problem's title is one), or without
+    them the first sentence of the history (why the patient came); then the sentences of
+    the hospital course and the results, in the summary's order, leaving out detail for
+    the care team (care_team_detail)."""
+    diagnoses, history, course, results = [], [], [], []
+    for section in facts.sections:
+        kind = section.effective_kind
+        if section.kind == "problem" and section.title and kind in (*STORY_KINDS, "instructions"):
+            # A numbered problem of a course or a plan is named by a diagnosis.
+            title = patient_text(section.title).strip(" :")
+            if title and not care_team_detail(title, glossary):
+                diagnoses.append(title)
+        if kind not in STORY_KINDS:
+            continue
+        for a, b in section_items(summary, section):
+            text = patient_text(" ".join(summary[a:b].split()))
+            if (not re.search(r"[A-Za-z]{3}", text) or reads_like_instruction(text)
+                    or (kind != "diagnoses" and care_team_detail(text, glossary))):
+                continue
+            {"diagnoses": diagnoses, "history": history, "results": results}.get(
+                kind, course).append(text)
+    lead = diagnoses[:STORY_DIAGNOSES] or history[:1]
+    return (lead + course + results)[:count]
+
+
+_PLAN = re.compile(r"\b(?:a\s*/\s*p|plan|assessment|impression)\b", re.IGNORECASE)
+
+
+def for_page_one(section: SummarySection) -> bool:
+    """Whether a narrative section speaks to the patient ("Discharge instructions", "Daily
+    weights", "Allergies"), not a clinician's plan ("A/P", "Plan", a problem under it)."""
+    return (section.effective_kind in NOW_KINDS and section.kind != "problem"
+            and not _PLAN.search(section.title))
+
+
+def handout_pieces(summary: str, facts: SummaryFacts, glossary: Glossary | None,
+                   story_sentences: int) -> list[Piece]:
+    """The narrative of the summary, each piece with its part of the handout: the stay's
+    record fields, the instructions and allergies for page one, the story (one piece,
+    its sentences one per line), and every other section whole for the care team."""
+    pieces = []
+    for section, text in narrative_pieces(summary, facts):
+        part = ("record" if section.kind == "header" else "now" if for_page_one(section)
+                else "care_team")
+        pieces.append(Piece(section, text, part))
+    story = story_lines(summary, facts, glossary, story_sentences)
+    if story:
+        section = SummarySection("", "hospital_course", 0, 0, 0)
+        at = next((i for i, p in enumerate(pieces) if p.part == "care_team"), len(pieces))
+        pieces.insert(at, Piece(section, "\n".join(story), "story"))
+    return pieces
+
+
 def explained_lines(original: str, summary: str, section: SummarySection,
                     glossary: Glossary | None, plain: bool = True) -> str:
     """A section's own lines explained, in plain words where they keep every fact; words
-    for the care team ("Please check her potassium") are not turned to the patient."""
-    explainer = Explainer(glossary, summary, plain=plain)
+    for the care team ("Please check her potassium") are not turned to the patient.  No
+    definition is written after a line: the handout's "Words to know" holds them, and a
+    sentence of definition between two of the story's would make it longer and harder."""
+    explainer = Explainer(glossary, summary, plain=plain, glosses=0)
     to_reader = section.effective_kind != "for_doctor"
     return "\n".join(explainer.explain(line, to_reader=to_reader)
                      for line in original.split("\n") if line.strip())
@@ -364,32 +537,41 @@ def still_missing(summary: str, handout: Handout, glossary: Glossary | None) -> 
 
 
 def words_to_know(handout: Handout, glossary: Glossary) -> list[dict[str, str]]:
-    """The glossary's definitions of the hard words the handout still holds (a word the
-    plain words replaced is not listed)."""
-    handout.words_to_know = []
+    """The glossary's definitions of the hard words a patient reads first (What to do now,
+    What happened in hospital); a word plain words replaced is not listed."""
     return [{"term": entry.term, "definition": entry.definition}
-            for _match, entry in glossary.terms_to_explain(handout.to_text(), MAX_WORDS_TO_KNOW)]
+            for _match, entry in glossary.terms_to_explain(handout.main_text(about=False),
+                                                           MAX_WORDS_TO_KNOW)]
+
+
+def section_of(piece: Piece, summary: str, glossary: Glossary | None, plain: bool
+               ) -> HandoutSection:
+    """A piece as shown without a model: record fields and the care team's part as
+    written, page one and the story explained in plain words."""
+    section = piece.section
+    if piece.part in ("record", "care_team"):
+        return HandoutSection(section.title, section.title or "From your summary", piece.text,
+                              piece.text, "as written" if piece.part == "care_team" else "record",
+                              part=piece.part)
+    title = STORY_TITLE if piece.part == "story" else plain_title(section)
+    return HandoutSection(section.title, title, piece.text,
+                          explained_lines(piece.text, summary, section, glossary, plain),
+                          "explained", part=piece.part, kind=section.effective_kind)
 
 
 def handout_without_model(summary: str, glossary: Glossary, *, date_order: str = "",
-                          plain: bool = True) -> Handout:
-    """The handout Lumen gives when no model's rewrite is used: the tables, and every
-    narrative section as its own lines explained (in plain words where they keep every
-    fact).  What the benchmark measures and what a handout falls back to."""
+                          plain: bool = True, story_sentences: int = 6) -> Handout:
+    """The handout Lumen gives when no model's rewrite is used: the tables, page one's
+    sections and the story in plain words, the care team's part as written.  What the
+    benchmark measures and what a handout falls back to."""
     trace = Trace(kind="simplify", method="plain" if plain else "explained", variant="",
                   prompt_version="", app_version=__version__, models={},
                   settings={"plain_words": plain, "summary_date_order": date_order},
                   summary_sha256=sha256_text(summary))
     facts = read_summary(summary, glossary, date_order)
     handout = handout_tables(summary, facts, glossary, trace, plain)
-    for section, text in narrative_pieces(summary, facts):
-        if section.kind == "header":
-            handout.sections.append(HandoutSection(section.title, section.title, text, text,
-                                                   "record"))
-        else:
-            handout.sections.append(HandoutSection(
-                section.title, plain_title(section), text,
-                explained_lines(text, summary, section, glossary, plain), "explained"))
+    handout.sections = [section_of(piece, summary, glossary, plain)
+                        for piece in handout_pieces(summary, facts, glossary, story_sentences)]
     handout.copied = still_missing(summary, handout, glossary)
     handout.words_to_know = words_to_know(handout, glossary)
     return handout
@@ -436,19 +618,22 @@ class SimplifyPipeline(Pipeline):
         handout = handout_tables(summary, facts, self.glossary, trace, s.plain_words)
         emit("tables", {"handout": handout})
 
-        pieces = narrative_pieces(summary, facts)
-        for index, (section, text) in enumerate(pieces):
-            report(progress, index, len(pieces) + 1, f"Section {index + 1} of {len(pieces)}: "
-                                                      f"{section.title or 'opening'}")
+        # Only the story is the model's to rewrite: page one is the facts' tables and the
+        # summary's own instructions in plain words, the care team's part is as written.
+        pieces = handout_pieces(summary, facts, self.glossary, s.handout_story_sentences)
+        for index, piece in enumerate(pieces):
+            title = STORY_TITLE if piece.part == "story" else piece.section.title or "opening"
+            report(progress, index, len(pieces) + 1, f"Part {index + 1} of {len(pieces)}: {title}")
             if cancel is not None:
                 cancel.raise_if_cancelled()
-            if section.kind == "header":
-                done = HandoutSection(section.title, section.title, text, text, "record")
-            elif (easy := None if s.rewrite_easy_sections else self._easy(section, text, summary)):
+            if piece.part != "story":
+                done = section_of(piece, summary, self.glossary, s.plain_words)
+            elif (easy := None if s.rewrite_easy_sections else self._easy(piece.section, piece.text,
+                                                                           summary)):
                 done = easy
             else:
-                done = self._rewrite(section, text, summary, generator, reviewer, variant,
-                                     trace, emit, cancel)
+                done = self._rewrite(piece.section, piece.text, summary, generator, reviewer,
+                                     variant, trace, emit, cancel)
             handout.sections.append(done)
             emit("section", {"index": index, "section": done})
 
@@ -458,8 +643,7 @@ class SimplifyPipeline(Pipeline):
                           for s in handout.sections]
         trace.glossary_terms = words_to_know(handout, self.glossary)
         handout.words_to_know = trace.glossary_terms
-        trace.final_fkgl = self.grade("\n".join(s.text for s in handout.sections
-                                                if not s.is_record))
+        trace.final_fkgl = self.grade(lines_as_sentences(handout.main_text()))
         trace.seconds = time.perf_counter() - started
         report(progress, len(pieces) + 1, len(pieces) + 1, "Handout ready")
         return handout
@@ -472,8 +656,8 @@ class SimplifyPipeline(Pipeline):
         grade = self.grade(explained)
         if grade is None or grade >= self.settings.readability_limit:
             return None
-        return HandoutSection(section.title, plain_title(section), original, explained,
-                              "explained", self.grade(original), grade)
+        return HandoutSection(section.title, STORY_TITLE, original, explained,
+                              "explained", self.grade(original), grade, part="story")
 
     def _explained(self, original: str, summary: str, section: SummarySection) -> str:
         return explained_lines(original, summary, section, self.glossary,
@@ -500,7 +684,7 @@ class SimplifyPipeline(Pipeline):
                  generator: LlamaModel, reviewer: LlamaModel | None, variant: str, trace: Trace,
                  emit: EventCallback, cancel: CancelToken | None) -> HandoutSection:
         s = self.settings
-        plain = plain_title(section)
+        plain = STORY_TITLE
         system = self.prompts.text("shared", "system",
                                    title=section.title or self.prompts.text("shared", "untitled"),
                                    section=neutralise_control_markers(original)[0])
@@ -572,12 +756,40 @@ class SimplifyPipeline(Pipeline):
                                                         and best.gate.score < explained_grade)):
             best.chosen = True
             return HandoutSection(section.title, plain, original, best.text, "model",
-                                  self.grade(original), self.grade(best.text))
+                                  self.grade(original), self.grade(best.text), part="story")
         problems = best.problems() if not best.passed else [
             f"it reads at grade {best.gate.score or 0:.1f}, no easier than the summary's own "
             f"lines in plain words ({explained_grade:.1f})"]
         return HandoutSection(section.title, plain, original, explained, "explained",
-                              self.grade(original), explained_grade, problems)
+                              self.grade(original), explained_grade, problems, part="story")
+
+
+def handout_status(handout: Handout, readability_limit: float) -> str:
+    """How the handout was made, in a few plain sentences (the Simplify tab, `lumen
+    simplify`): what the tables hold, who wrote the story and why, the reading grade of
+    what the patient reads first, and any line copied in word for word."""
+    text = (f"{len(handout.medicines)} medicine(s), {len(handout.appointments)} appointment(s) "
+            f"and {len(handout.warnings)} warning sign(s) read from the summary.")
+    story = handout.story()
+    if story is not None and story.source == "model":
+        text += " \"What happened in hospital\" was rewritten by the model and passed every check."
+    elif story is not None and story.problems:
+        text += (" \"What happened in hospital\" is the summary's own lines in plain words: the "
+                 "model's rewrite did not pass the checks.")
+    elif story is not None:
+        text += (" \"What happened in hospital\" is the summary's own lines in plain words; "
+                 "they already read below the grade limit, so the model was not asked.")
+    grade = handout.trace.final_fkgl
+    if grade is not None:
+        text += (f" Reading grade of what the patient reads first: {grade:.1f} (goal: below "
+                 f"{readability_limit:g}).")
+    care = len(handout.part("care_team"))
+    if care:
+        text += f" {care} part(s) of the summary are kept as written for the care team."
+    if handout.copied:
+        text += (f" {len(handout.copied)} line(s) were copied word for word so that nothing "
+                 "is lost; check them.")
+    return text
 
 
 def handout_file_kind(path: Path) -> str:

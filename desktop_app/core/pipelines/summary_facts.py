@@ -532,6 +532,10 @@ class SummaryFacts:
         lowered = name.lower()
         return next((m for m in self.medications if m.name.lower() == lowered), None)
 
+    def kind_at(self, offset: int) -> str:
+        """The kind of the section holding `offset` ("" outside every section)."""
+        return next((s.effective_kind for s in self.sections if s.start <= offset < s.end), "")
+
     def medication_at(self, start: int, end: int) -> Medication | None:
         """The medication read from the text between `start` and `end` (a line)."""
         return next((m for m in self.medications if start <= m.start and m.end <= end + 1), None)
@@ -1902,6 +1906,12 @@ def _follow_up(text: str, start: int, end: int, vocab: Vocabulary, order: str) -
 _FOLLOW_UP_CLAUSE = re.compile(r",?\s+and\s+(?=(?:a|an|the|your|her|his|their|repeat|follow|then)\b)|;\s*")
 
 
+# A line that identifies the patient's record: its dates are the record's, not a plan's.
+_PATIENT_RECORD_LINE = re.compile(r"\b(?:MRN|D\.?O\.?B\.?|NHS\s+(?:No|number)|hospital\s+(?:no|number)|"
+                                  r"date\s+of\s+birth|medical\s+record\s+(?:no|number|#))(?:\b|(?=#))",
+                                  re.IGNORECASE)
+
+
 def _follow_ups(summary: str, start: int, end: int, vocab: Vocabulary, order: str) -> list[FollowUp]:
     """The follow-ups of a sentence: one, or one per clause when each gives its own time
     ("an appointment on 09/12/2025, and a repeat HbA1c is due in 3 months")."""
@@ -2072,6 +2082,8 @@ def read_summary(summary: str, glossary: Glossary | None = None,
             text = summary[a:b]
             if index and "\n\n" in summary[items[index - 1][1]:a]:
                 before = []
+            if _PATIENT_RECORD_LINE.search(text):
+                continue  # "PATIENT: ... MRN: ... VISIT DATE: 06/14/2025" is the record, no visit
             if _TABLE_ROW.match(text) and _medication_table(table_header(summary, section, a, vocab)):
                 continue
             warning = bool(vocab.warning_cue.search(text) or _CALL_IF.search(text)
