@@ -903,6 +903,11 @@ def test_ask_tab_badges_and_timeline_vouch_only_for_what_passed(qtbot, quick_win
     assert tones["Checked answer"] == "good" and tones["Every fact found in the summary"] == "good"
     assert tones[f"Reading grade {limit - 3:.1f}"] == "good" and tones["Relevance 0.71"] == "good"
     assert not page.answer_note.isVisible()
+    # Ward staff read how the answer was made in plain words; the attempts are one click away.
+    assert page.trace_account.text().startswith("The model's answer is shown: it passed every")
+    assert page.timeline.isHidden()
+    qtbot.mouseClick(page.details_button, Qt.MouseButton.LeftButton)
+    assert page.timeline.isVisible() and page.details_button.text() == "Hide details"
     rows = _top_rows(page)
     assert [("✓ shown" in r.text(0)) for r in rows] == [False, False, True]
     assert rows[0].text(1) == "failed: relevance, degeneracy"
@@ -932,6 +937,11 @@ def test_ask_tab_badges_and_timeline_vouch_only_for_what_passed(qtbot, quick_win
     assert "Checked answer" not in tones and tones["Your summary's own words"] == "neutral"
     assert tones[f"Reading grade {limit + 2:.1f}"] != "good"
     assert "good" not in tones.values()
+    account = page.trace_account.text()
+    assert account == ("The model's answers did not pass: they did not answer the question, "
+                       "they were not usable text (repeated, cut off or empty) and they were "
+                       "too hard to read. Showing the summary's own lines, in plain words.")
+    assert "relevance" not in account and "/" not in account  # no check names, no token counts
     rows = _top_rows(page)
     assert [("✓ shown" in r.text(0)) for r in rows] == [False, False, False, True]
     assert rows[2].text(1) == "failed: readability"

@@ -93,9 +93,9 @@ def cmd_ask(args, paths, settings) -> int:
               + (f"  ({related})" if related else ""))
     model_attempts = [a for a in trace.attempts if a.stage in ("extraction", "simplification",
                                                                 "answer")]
-    print(f"\nReading grade {trace.final_fkgl if trace.final_fkgl is not None else '-'}; "
-          f"{'a model answer that passed every check' if result.source == 'model' else 'the evidence answer'}"
-          f" ({len(model_attempts)} model attempt(s)); run {trace.id}.")
+    print(f"\n{trace.plain_account()}")
+    print(f"Reading grade {trace.final_fkgl if trace.final_fkgl is not None else '-'}; "
+          f"{len(model_attempts)} model attempt(s); run {trace.id}.")
     if trace.context.get("note"):
         print(trace.context["note"])
     for flag in result.flags:

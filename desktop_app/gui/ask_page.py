@@ -205,6 +205,17 @@ class AskPage(QWidget):
                                        QHeaderView.ResizeMode.ResizeToContents,
                                        QHeaderView.ResizeMode.ResizeToContents)):
             header.setSectionResizeMode(column, mode)
+        # How the answer was made, in plain words; the attempts, checks and tokens are the
+        # technical detail, one click away.
+        self.trace_account = QLabel("")
+        self.trace_account.setObjectName("traceAccount")
+        self.trace_account.setWordWrap(True)
+        self.details_button = QPushButton("Show details")
+        self.details_button.setObjectName("traceDetails")
+        self.details_button.setCheckable(True)
+        self.details_button.setToolTip("Show or hide each model attempt, its checks and its tokens")
+        self.details_button.toggled.connect(self._show_details)
+        self.timeline.setVisible(False)
         self.copy_button = QPushButton("Copy answer")
         self.copy_button.setShortcut(QKeySequence("Ctrl+Shift+C"))
         self.copy_button.setToolTip("Copy the answer, its note, the evidence lines and the notice")
@@ -259,8 +270,14 @@ class AskPage(QWidget):
         middle_widget.setLayout(middle)
         bottom = QVBoxLayout()
         bottom.setContentsMargins(0, 0, 0, 0)
-        bottom.addWidget(QLabel("How the answer was made:"))
+        made = QHBoxLayout()
+        made.addWidget(QLabel("How the answer was made:"))
+        made.addStretch(1)
+        made.addWidget(self.details_button)
+        bottom.addLayout(made)
+        bottom.addWidget(self.trace_account)
         bottom.addWidget(self.timeline, 1)
+        bottom.addStretch(0)
         bottom_widget = QWidget()
         bottom_widget.setLayout(bottom)
         right = QSplitter(Qt.Orientation.Vertical)
@@ -308,6 +325,7 @@ class AskPage(QWidget):
         self.showing_draft = False
         self._asked_summary = summary
         self.timeline.clear()
+        self.trace_account.setText("")
         self.answer.clear()
         self.badges.clear()
         self.answer_note.setText("")
@@ -447,6 +465,10 @@ class AskPage(QWidget):
             item.addChild(feedback)
         return item
 
+    def _show_details(self, shown: bool) -> None:
+        self.timeline.setVisible(shown)
+        self.details_button.setText("Hide details" if shown else "Show details")
+
     @staticmethod
     def shown_attempt(result: AskResult) -> Attempt | None:
         """The attempt whose text is the answer shown (the trace records which)."""
@@ -546,6 +568,7 @@ class AskPage(QWidget):
         if [(e["start"], e["end"]) for e in evidence] != [(e["start"], e["end"]) for e in self._evidence]:
             self._set_evidence(evidence)
         self._fill_timeline(result)
+        self.trace_account.setText(trace.plain_account())
         self.badges.set_badges(self._badges(result))
         if trace.context.get("note"):
             self.context_note.setText(trace.context["note"])

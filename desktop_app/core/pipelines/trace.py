@@ -12,6 +12,14 @@ from ..errors import LumenError
 from ..models.runtime import Generation
 from ..store import Store
 
+# What a failed check says of the model's answers, for ward staff (Trace.plain_account).
+PLAIN_CHECKS = {"relevance": "they did not answer the question",
+                "support": "they said things the summary does not",
+                "coverage": "they left out part of what was asked",
+                "degeneracy": "they were not usable text (repeated, cut off or empty)",
+                "readability": "they were too hard to read",
+                "facts": "they lost or added a fact"}
+
 NOTICE = ("Lumen supports clinical decisions; it does not make them. Check this text against "
           "the discharge summary, and ask the care team about anything that is unclear.")
 
@@ -100,6 +108,31 @@ class Trace:
     checks_version: str = ""
     seconds: float = 0.0
     notice: str = NOTICE
+
+    def plain_account(self) -> str:
+        """How the answer shown was made, in ward staff's words (the Ask tab's first line
+        under "How the answer was made", `lumen ask`); the checks' own names and details
+        stay in the attempts."""
+        if self.answer_source == "model":
+            return ("The model's answer is shown: it passed every check (it answers the "
+                    "question, the summary supports it, it covers what was asked, it reads "
+                    "plainly).")
+        if self.method == "evidence" or not self.attempts:
+            return ("Answered from the summary's own lines; no model was asked (the method "
+                    "chosen in the Ask tab or Settings).")
+        failed: list[str] = []
+        for attempt in self.attempts:
+            names = [c["name"] for c in attempt.checks if not c["passed"]]
+            if attempt.gate is not None and not attempt.gate.passed:
+                names.append(attempt.gate.name)
+            for name in names:
+                said = PLAIN_CHECKS.get(name, "they failed a check")
+                if said not in failed:
+                    failed.append(said)
+        why = ", ".join(failed[:-1]) + (" and " if len(failed) > 1 else "") + failed[-1] \
+            if failed else "they failed a check"
+        return (f"The model's answers did not pass: {why}. Showing the summary's own lines, "
+                "in plain words.")
 
     def calls(self) -> list[CallRecord]:
         return [call for attempt in self.attempts for call in attempt.calls]
