@@ -38,6 +38,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "resources" / "benchmarks" / "lumen-demo.jsonl"
+FIRST_WORDS = 40  # issue #31: the key facts of an answer within its first 40 words
 
 
 def child(tree: str, method: str, limit: int, out: str, models: str, handout: bool,
@@ -125,9 +126,13 @@ def score(rows: list[dict], answers: list[dict]) -> dict:
     by_id = {row["id"]: row for row in rows}
     present = wanted = 0
     per_question, degenerate, unflagged, model_shown, seconds = [], 0, 0, 0, []
+    up_front = 0  # answers whose every key fact found is within their first FIRST_WORDS words
     for answer in answers:
         row = by_id[answer["id"]]
         hit, total = key_fact_recall(row["answer"], answer["answer"], glossary)
+        first, _ = key_fact_recall(row["answer"], " ".join(answer["answer"].split()[:FIRST_WORDS]),
+                                   glossary)
+        up_front += first == hit
         present, wanted = present + hit, wanted + total
         if total:
             per_question.append(hit / total)
@@ -140,6 +145,7 @@ def score(rows: list[dict], answers: list[dict]) -> dict:
     seconds.sort()
     words = sorted(len(answer["answer"].split()) for answer in answers)
     return {"median_words": statistics.median(words),
+            "facts_up_front": up_front / len(answers) if answers else None,
             "p90_words": words[min(len(words) - 1, int(round(0.9 * (len(words) - 1))))],
             "questions": len(answers), "key_fact_recall": present / wanted if wanted else None,
             "key_fact_recall_macro": statistics.mean(per_question) if per_question else None,
@@ -257,6 +263,8 @@ def main() -> int:
         row(f"unsupported fact shown without a flag (of {count})", "unsupported_unflagged", str)
         row(f"shown answer written by the model (of {count})", "model_answers_shown", str)
         row("median words in the shown answer", "median_words", lambda v: f"{v:.0f}")
+        row(f"every key fact found within the first {FIRST_WORDS} words", "facts_up_front",
+            lambda v: f"{v:.0%}")
         row("median seconds per question", "median_seconds", lambda v: f"{v:.2f}")
         row("p95 seconds per question", "p95_seconds", lambda v: f"{v:.2f}")
         row("median, in plain-engine tokens", "median_seconds", lambda v: f"{v * raw:.0f}")
@@ -266,11 +274,12 @@ def main() -> int:
               f"({results['after'].get('handout_words', '-')} words).")
     if sweep:
         print("\nThe evidence answer by `answer_lines` (the setting; related lines come on top):\n")
-        print("| answer_lines | key-fact recall | median words | p90 words |")
-        print("|---|---|---|---|")
+        print(f"| answer_lines | key-fact recall | median words | p90 words | key facts within "
+              f"the first {FIRST_WORDS} words |")
+        print("|---|---|---|---|---|")
         for count, result in sweep.items():
             print(f"| {count} | {result['key_fact_recall']:.3f} | {result['median_words']:.0f} | "
-                  f"{result['p90_words']} |")
+                  f"{result['p90_words']} | {result['facts_up_front']:.0%} |")
     if args.json:
         Path(args.json).write_text(json.dumps({"raw_tokens_per_second": raw, "machine": facts,
                                                "results": results, "sweep": sweep,

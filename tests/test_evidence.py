@@ -18,7 +18,7 @@ from desktop_app.core.pipelines.checks import (check_answer, coverage_problems,
                                                question_kinds, repeated_phrase)
 from desktop_app.core.pipelines.evidence import (LEXICAL_WEIGHT, MEANING_WEIGHT,
                                                  EVIDENCE_FLOOR, RELATED_MEDICINES, Explainer, answer_lines,
-                                                 evidence_answer, find_evidence, short_gloss)
+                                                 NO_EVIDENCE, evidence_answer, find_evidence, short_gloss)
 from desktop_app.core.pipelines.grounding import (key_fact_recall, missing_facts,
                                                   unsupported_facts)
 from desktop_app.core.pipelines.safety import reads_like_instruction
@@ -517,3 +517,54 @@ def test_a_kind_of_test_is_one_word_to_retrieval(glossary):
     terms = {entry.term.lower() for entry in glossary.entries}
     for kind in vocabulary().procedure_kinds:
         assert kind.entries <= terms, (kind.kind, sorted(kind.entries - terms))
+
+
+# ---- answers first (issue #31) -----------------------------------------------------------
+
+ASTHMA = """Discharge Summary
+History of Present Illness:
+Brought to the ER by his mother with wheeze and cough for 2 days. In the ER he had three
+albuterol nebulizers and oral dexamethasone.
+
+Hospital Course:
+He was weaned to albuterol every 4 hours by hospital day 2. Oxygen was stopped on day 2.
+Lisinopril was stopped because his mother gave it by mistake.
+
+Discharge Medications:
+1. Albuterol inhaler 2 puffs every 4 hours as needed for wheeze
+2. Lisinopril 5 mg daily - STOPPED
+
+Asthma plan:
+Call 911 at once if he is too breathless to talk, his lips look blue or he is very drowsy.
+
+Follow-up:
+Pediatric clinic on 05/02/2025.
+"""
+
+
+def _answer(question, embedder, glossary):
+    facts, evidence = evidence_for(ASTHMA, question, embedder, glossary)
+    return evidence, evidence_answer(evidence, facts, glossary, ASTHMA, question=question)
+
+
+def test_an_answer_starts_with_what_to_do_not_the_story(embedder, glossary):
+    _evidence, answer = _answer("How often can I give him the albuterol?", embedder, glossary)
+    first = answer.split(". ")[0]
+    assert "every 4 hours" in first and "weaned" not in first and "hospital day" not in first
+
+
+@pytest.mark.parametrize("question", ["What signs mean I should take him to the ER?",
+                                      "What should we watch for at home?"])
+def test_warning_sign_questions_reach_the_warning_lines(question, embedder, glossary):
+    """Not the lines about arriving at the ER: the line that says when to call 911, though
+    it sits under a heading Lumen does not know ("Asthma plan")."""
+    evidence, answer = _answer(question, embedder, glossary)
+    assert answer != NO_EVIDENCE and "lips look blue" in answer.split("Call 911")[1][:80]
+    assert answer.index("Call 911") < answer.find("Brought to") if "Brought to" in answer else True
+
+
+def test_a_stopped_medicine_s_answer_says_it_is_stopped(embedder, glossary):
+    _evidence, answer = _answer("Should he keep taking the lisinopril?", embedder, glossary)
+    assert re.search(r"\bstop(ped)?\b", answer, re.IGNORECASE)
+    # And no definition of a medicine in its general sense: its line says why, in this summary.
+    assert "means" not in answer or "Lisinopril means" not in answer

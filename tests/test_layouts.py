@@ -110,7 +110,7 @@ STATUS_WORDS = {
     "stopped": r"stop|discontinu|d/c|cease|no longer|do not (?:take|restart|use|give)|avoid|replac|->|"
                r"switch",
     "held": r"hold|held|on hold|do not (?:take|restart)|withh[oe]ld|pause",
-    "new": r"new|start|commenc|prescribed|begin|added|\brx\b|->|replaced (?:with|by)|switch",
+    "new": r"new|start|commenc|prescri|begin|added|\brx\b|->|replaced (?:with|by)|switch",
     "changed": r"chang|increas|decreas|reduc|was \d|from .* to|adjust|lower|rais|modif|titrat|->|halv|doubl|"
                r"used to",
     "resume": r"resume|restart|start .* again|start again",

@@ -280,3 +280,12 @@ def test_the_record_s_line_is_no_appointment(glossary):
     assert [f.text for f in follow_ups] == ["FOLLOW-UP: Urology clinic in 2-3 days."] or \
         [f.who for f in follow_ups] == ["Urology clinic"]
     assert not any("DOE-SMITH" in f.text for f in follow_ups)
+
+
+def test_a_sign_to_call_under_the_medicine_list_is_no_medicine(glossary):
+    summary = ("Discharge Medications:\n1. Albuterol inhaler 2 puffs every 4 hours as needed\n"
+               "Call 911 at once if he is too breathless to talk.\n")
+    facts = read_summary(summary, glossary)
+    assert [m.name for m in facts.medications] == ["Albuterol inhaler"] or \
+        [m.name.split()[0] for m in facts.medications] == ["Albuterol"]
+    assert [w.text for w in facts.warning_signs] == ["Call 911 at once if he is too breathless to talk."]

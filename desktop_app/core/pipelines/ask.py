@@ -242,7 +242,7 @@ class AskPipeline(Pipeline):
                                  answer_count=s.answer_lines)
         trace.evidence = [e.to_dict() for e in evidence]
         trace.evidence_answer = evidence_answer(evidence, facts, self.glossary, summary,
-                                                s.answer_lines, s.plain_words)
+                                                s.answer_lines, s.plain_words, question)
         emit("evidence", {"evidence": evidence, "answer": trace.evidence_answer})
         if method == "evidence":
             return self._finish(trace, None, summary, started, progress, "")

@@ -46,7 +46,8 @@ from .grounding import missing_facts, unsupported_facts
 from .plain import Reader, lay_words, lost_facts, record_shorthand, shorter_sentences
 from .safety import reads_like_instruction
 from .summary_facts import (Medication, SummaryFacts, medicine_kinds, medicine_names,
-                            medicines_of_kinds, patient_text, read_summary, section_items)
+                            medicines_of_kinds, patient_text, read_summary, reads_as_warning,
+                            section_items)
 from .vocabulary import DATE, date_order_of, plain_date, vocabulary
 
 # How the three scores are weighed, and how close to the best a line must score to be
@@ -77,7 +78,11 @@ RELATED_LABELS = {"medicine": "this medicine in the discharge list",
                   "reason": "the sentence before it, often the reason",
                   "next-visit": "your first planned visit",
                   "instead": "a new medicine of the same kind"}
-GLOSSES_PER_ANSWER = 3
+GLOSSES_PER_ANSWER = 1
+# Related lines said in the answer itself; the others are listed under the evidence only.
+IN_THE_ANSWER = ("medicine", "instead", "reason", "next-visit", "follow-up")
+# Sections that say what to do, which answer before the stay's story does.
+TO_DO_SECTIONS = ("medications", "instructions", "warning_signs", "follow_up", "restrictions")
 GLOSS_WORDS = 14  # longest gloss
 
 
@@ -227,11 +232,20 @@ def find_evidence(summary: str, question: str, *, embed: Callable[[list[str]], n
     vectors = embed([f"{u.section}: {u.text}" if u.section else u.text for u in units]
                     + [question])
     meaning = np.clip(vectors[:-1] @ vectors[-1], 0.0, None)
-    wanted_sections = {s for kind in question_kinds(question) for s in kind.sections}
+    kinds = question_kinds(question)
+    wanted_sections = {s for kind in kinds for s in kind.sections}
+    # A warning sign, follow-up or restriction the parser found outside its own section
+    # ("Call 911 at once for face drooping ..." under "Stroke") counts as in it.
+    wanted_facts = [(f.start, f.end) for kind in kinds for f in
+                    {"warning": facts.warning_signs, "when": facts.follow_ups,
+                     "activity": facts.restrictions}.get(kind.kind, [])]
+    warning = any(kind.kind == "warning" for kind in kinds)
     asked = asked_medicines(question, [unit.text for unit in units], glossary)
     lines = []
     for index, unit in enumerate(units):
-        bonus = SECTION_BONUS if unit.section_kind in wanted_sections else 0.0
+        bonus = SECTION_BONUS if (unit.section_kind in wanted_sections or any(
+            a < unit.end and unit.start < b for a, b in wanted_facts)
+            or (warning and reads_as_warning(unit.text))) else 0.0
         if unit.section_kind in PAST_SECTIONS:
             bonus -= PAST_PENALTY
         if unit.section_kind == "header" and lexical[index] == 0:
@@ -373,6 +387,7 @@ class Explainer:
                  plain: bool = True, glosses: int = GLOSSES_PER_ANSWER) -> None:
         self.glossary = glossary
         self.glosses = glosses  # glosses written after the lines, in all
+        self.gloss_medicines = True
         self.summary = summary
         self.vocab = vocabulary()
         self.glossed: set[str] = set()
@@ -410,6 +425,8 @@ class Explainer:
                       text, flags=re.IGNORECASE)
 
     def _gloss(self, entry, limited: bool = True) -> str:
+        if limited and entry.category == "medication" and not self.gloss_medicines:
+            return ""
         if (entry.key in self.glossed or (limited and len(self.glossed) >= self.glosses)
                 or entry.category in ("abbreviation", "unit", "care") or not self.glossary.is_hard(entry.term, category=entry.category)):
             return ""
@@ -619,33 +636,50 @@ def _medications_of(line: EvidenceLine, facts: SummaryFacts) -> list[Medication]
     return [m for m in facts.medications if m.start >= line.start and m.end <= line.end + 1]
 
 
-def answer_lines(evidence: list[EvidenceLine], count: int = ANSWER_LINES) -> list[EvidenceLine]:
+def answer_lines(evidence: list[EvidenceLine], count: int = ANSWER_LINES,
+                 question: str = "") -> list[EvidenceLine]:
     """The best line, and those that score close to it (at most `count` in all), then the
-    related lines (see related_lines); the sentence before the best line (a "why"
-    question's reason) comes first, as the summary has it."""
+    related lines a patient needs beside them (IN_THE_ANSWER; a follow-up found for the
+    question stays in the evidence list); the sentence before the best line (a "why"
+    question's reason) comes first, as the summary has it.  Unless the question asks why
+    or what happened, a line that says what to do (a medicine's line, an instruction, a
+    warning sign, a follow-up) comes before one that tells the stay's story, so the
+    answer's first words are the instruction ("every 4 hours as needed"), not the course
+    ("weaned to every 4 hours by day 2")."""
     ranked = [e for e in evidence if not e.related]
     if not ranked:
         return []
     best = ranked[0].score
     close = [e for e in ranked if e.score >= ANSWER_SHARE_OF_BEST * best][:max(1, count)]
+    kinds = {kind.kind for kind in question_kinds(question)} if question else set()
+    if question and not kinds & {"why", "what"}:
+        close.sort(key=lambda e: e.section_kind not in TO_DO_SECTIONS)  # stable: by score within
     reasons = [e for e in evidence if e.related == "reason"]
-    return reasons + close + [e for e in evidence if e.related and e.related != "reason"]
+    return reasons + close + [e for e in evidence if e.related in IN_THE_ANSWER
+                              and e.related != "reason"]
 
 
 def evidence_answer(evidence: list[EvidenceLine], facts: SummaryFacts,
                     glossary: Glossary | None, summary: str = "",
-                    count: int = ANSWER_LINES, plain: bool = True) -> str:
+                    count: int = ANSWER_LINES, plain: bool = True, question: str = "") -> str:
     """The top evidence as plain sentences, without a model; when no line scores at least
-    EVIDENCE_FLOOR, a sentence saying that the summary does not seem to answer."""
+    EVIDENCE_FLOOR, a sentence saying that the summary does not seem to answer.  At most
+    GLOSSES_PER_ANSWER definition, never of a medicine: its line says what it is for in
+    this summary's words ("Aspirin ... (to prevent another stroke)"), and a glossary's
+    general sense ("a common pain and fever medicine") may not be this patient's."""
     if not evidence or evidence[0].score < EVIDENCE_FLOOR:
         return NO_EVIDENCE
     explainer = Explainer(glossary, summary, facts.date_order, plain)
+    explainer.gloss_medicines = False
     sentences = []
-    for line in answer_lines(evidence, count):
+    for line in answer_lines(evidence, count, question):
         medications = _medications_of(line, facts)
         said = [explainer.medication(m) for m in medications]
         rendered = " ".join(said) if said and all(said) else ""
-        if rendered and not missing_facts(line.text, rendered, glossary):
+        # Every fact, number and "not" of the line ("Call 911 at once" is no "Take Call once");
+        # a medical word may give way to the glossary's plain name.
+        if rendered and not [f for f in lost_facts(_BULLET.sub("", line.text, count=1), rendered,
+                                                   glossary) if not f.startswith("term ")]:
             sentences.append(rendered)
         elif any(m.doubt for m in medications):
             quoted = _BULLET.sub("", line.text, count=1).strip()

@@ -35,6 +35,7 @@ from ..config import resource_root
 from ..errors import ConfigError
 from ..glossary.glossary import Glossary
 from .grounding import missing_facts
+from .vocabulary import vocabulary
 
 # Where a lexicon form may start and end: not inside a word, a hyphenated word ("non-
 # ambulatory" is not "non-walking") or a "w/o".
@@ -352,7 +353,10 @@ def lost_facts(original: str, rendered: str, glossary: Glossary | None,
     negations, and glossary terms other than those the lexicon wrote in plain words
     (`replaced`); [] when nothing."""
     lost = [f"{f.kind} '{f.text}'" for f in missing_facts(original, rendered, glossary)]
-    numbers = Counter(re.findall(r"\d+(?:[.,]\d+)?", original))
+    # A timing's number is checked as the timing ("q6h" is "four times a day").
+    timings = [m.span() for m in vocabulary().frequency.finditer(original)]
+    numbers = Counter(m.group(0) for m in re.finditer(r"\d+(?:[.,]\d+)?", original)
+                      if not any(a <= m.start() < b for a, b in timings))
     kept = Counter(re.findall(r"\d+(?:[.,]\d+)?", rendered))
     lost += [f"number '{n}'" for n in numbers if kept[n] < numbers[n]]
     if negations(rendered) < negations(original):

@@ -665,6 +665,13 @@ _IF_DEVELOPS = re.compile(r"\bif\s+(?:she|he|you|they|the patient|your child|the
 _DOCTOR_IN_TITLE = re.compile(r"\b(?:GP|PCP|primary care(?: physician| provider)?|family doctor)\b",
                               re.IGNORECASE)
 _CALL_IF = re.compile(r"\b(?:call|contact|phone|ring|page)\b[^.;]*?\b(?:if|for|when)\b", re.IGNORECASE)
+
+
+def reads_as_warning(text: str, vocab: Vocabulary | None = None) -> bool:
+    """Whether a line says when to call or come back ("Call 911 at once if ...", "If she
+    develops a fever ..."), wherever it sits."""
+    vocab = vocabulary() if vocab is None else vocab
+    return bool(vocab.warning_cue.search(text) or _CALL_IF.search(text) or _IF_DEVELOPS.search(text))
 _WAS = re.compile(r"\b(?:was|previously|formerly|prev\.?|before|used to take|used to be|up from|down from)\s+(?P<from>\d[\d.,/]*\s*[A-Za-z%]+(?:\s+(?:daily|once daily|twice daily|"
                   r"bid|tid|qd|[a-z]+ a day))?)", re.IGNORECASE)
 _NAME_END = re.compile(r"\s+\d|\s*(?:\(|\[|[-–—:,;|]\s|\bx\s*\d)")
@@ -2264,6 +2271,11 @@ def _read_medication_list(summary: str, section: SummarySection, items: list[tup
             continue
         if header:  # the record's own columns ("| Last dose given | 06/12 08:00 |") are not read
             line = _without_record_cells(line, header, vocab)
+        elif reads_as_warning(line, vocab) and not medicine_names(line, glossary, vocab):
+            # "Call 911 at once if he is too breathless to talk" under the list: a sign to
+            # come back, never a medicine named "Call".
+            facts.warning_signs.append(_warning(line, a, b, bool(_BULLET.match(line))))
+            continue
         medications = _medications_of_line(line, a, b, section.title, glossary, vocab,
                                            facts.date_order, in_list=True, status_column=column)
         if header and medications:
