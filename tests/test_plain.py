@@ -118,6 +118,8 @@ def test_the_patient_s_name_comes_only_from_the_line_that_names_the_patient():
     assert reader.turn("No driving for 2 weeks.") == "No driving for 2 weeks."
     assert reader.turn("Mr Okonkwo is to rest.") == "You are to rest."
     assert reader.turn("OKONKWO is to rest.") == "You are to rest."
+    assert reader.turn("We told Okonkwo to rest.") == "We told you to rest."
+    assert reader.turn("Mr Bernard Okonkwo's leg healed.") == "Your leg healed."
 
 
 @pytest.mark.parametrize("summary, child", [

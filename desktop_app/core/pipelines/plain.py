@@ -164,6 +164,14 @@ def _third_person_verb(word: str) -> str | None:
     return lowered[:-1]
 
 
+def _named(names: str) -> str:
+    """The patient named, with a title and a first name if written ("Mr Bernard Okonkwo",
+    "OKONKWO"): the surname in any case, a first name only capitalised, so "told Okonkwo"
+    is not read as a first name and a surname."""
+    return (rf"(?:(?:Mr|Mrs|Ms|Miss|Mx)\.?\s+)?(?:(?-i:[A-Z][\w'’-]+)\s+(?=(?i:{names})\b))?"
+            rf"(?i:{names})")
+
+
 @dataclass(frozen=True)
 class Reader:
     """Who the patient is in a summary's sentences, so they can be turned to "you"."""
@@ -200,7 +208,7 @@ class Reader:
         if self.pronouns:
             parts.append(self.pronouns[0])
         if names:
-            parts.append(rf"(?:(?:Mr|Mrs|Ms|Miss|Mx)\.?\s+)?(?:[A-Z][\w'’-]+\s+)?(?:{names})")
+            parts.append(_named(names))
         return "|".join(parts)
 
     def _sentence(self, written: str) -> str:
@@ -218,8 +226,7 @@ class Reader:
         sentence = self._subjects(sentence, subject)
         if self.names:
             names = "|".join(re.escape(n) for n in self.names)
-            sentence = re.sub(rf"\b(?:(?:Mr|Mrs|Ms|Miss|Mx)\.?\s+)?(?:[A-Z][\w'’-]+\s+)?(?:{names})(?:’s|'s)\b",
-                              "your", sentence)
+            sentence = re.sub(rf"\b{_named(names)}(?:’s|'s)\b", "your", sentence)
         sentence = re.sub(r"(?i)\bthe\s+patient(?:’s|'s)\b", "your", sentence)
         if self.pronouns:
             sentence = re.sub(rf"(?i)\b{self.pronouns[-1]}\b", "yourself", sentence)
