@@ -27,7 +27,15 @@ hold one of their facts; and, after, how many lines plain words changed and how 
 they could not change without losing a fact.  There is no model in these handouts, so no
 raw engine to compare; speed is milliseconds per handout.
 
-    python bench/bench_handouts.py [--before 7d0db36] [--json out.json] [--show 3]
+With `--model N`, the first N summaries of each corpus are also made into handouts by the
+Simplify pipeline with the embedded model (SmolLM2-135M, default settings), as the tab
+makes them: how often the model's rewrite of "What happened in hospital" is shown (it
+passed every check and reads easier than the plain rendering), how often the plain
+rendering already read easily (no model call), how often the rewrite failed; and seconds
+per handout, also in plain-engine tokens (seconds x raw llama-cpp-python tokens/s,
+measured in the same run).
+
+    python bench/bench_handouts.py [--before 7d0db36] [--json out.json] [--show 3] [--model 10]
 """
 
 from __future__ import annotations
@@ -156,6 +164,48 @@ def run_child(tree: Path, modes: list[str]) -> dict:
         out.unlink(missing_ok=True)
 
 
+def with_model(count: int, models: str) -> dict:
+    """The model's share of "What happened in hospital", per corpus (see the docstring)."""
+    from desktop_app.core.config import Paths, Settings
+    from desktop_app.core.glossary.glossary import load_glossary
+    from desktop_app.core.models.runtime import ModelRuntime
+    from desktop_app.core.pipelines.simplify import SimplifyPipeline
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from bench_answers import raw_tokens_per_second
+
+    home = tempfile.TemporaryDirectory(prefix="lumen-bench-handouts-")
+    paths = Paths.resolve(home.name)
+    paths.ensure()
+    settings = Settings(models_dir=models)
+    raw = raw_tokens_per_second(str(next(Path(models).glob("smollm2-135m-instruct-q4_1/*.gguf"))),
+                                settings.effective_threads())
+    runtime = ModelRuntime(paths, settings)
+    glossary = load_glossary(None)
+    results = {"raw_tokens_per_second": raw}
+    for corpus, source in CORPORA.items():
+        if not source.exists():
+            continue
+        counts = {"model": 0, "plain, easy already": 0, "plain, rewrite failed": 0,
+                  "no story": 0}
+        seconds = []
+        for _name, summary, order in summaries(source)[:count]:
+            pipeline = SimplifyPipeline(runtime, glossary,
+                                        Settings(models_dir=models, summary_date_order=order),
+                                        paths.cache_dir)
+            started = time.perf_counter()
+            handout = pipeline.run(summary)
+            seconds.append(time.perf_counter() - started)
+            story = handout.story()
+            counts["no story" if story is None else "model" if story.source == "model" else
+                   "plain, rewrite failed" if story.problems else "plain, easy already"] += 1
+        results[corpus] = {"counts": counts, "median_seconds": statistics.median(seconds),
+                           "median_plain_tokens": statistics.median(seconds) * raw}
+    runtime.close()
+    home.cleanup()
+    return results
+
+
 def measure(rows: list[dict], cache: Path) -> list[dict]:
     from desktop_app.core.readability import flesch_kincaid_grade, lines_as_sentences
 
@@ -204,6 +254,9 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write every measurement here")
     parser.add_argument("--show", type=int, default=0,
                         help="print the main part of this many handouts of the tuned corpus, after")
+    parser.add_argument("--model", type=int, default=0,
+                        help="also make this many handouts per corpus with the embedded model")
+    parser.add_argument("--models", default="", help="models folder (default: Lumen's own)")
     parser.add_argument("--child")
     parser.add_argument("--out")
     parser.add_argument("modes", nargs="*")
@@ -247,8 +300,28 @@ def main() -> None:
         print(f"\n==== {row['name']} (grade {row['printed']:.1f} as printed, {row['lines']:.1f} by "
               f"lines, {row['words']} words; source {row['source_printed']:.1f}, "
               f"{row['source_words']} words)\n{row['main']}")
+    if args.model:
+        from desktop_app.core.config import Paths, Settings
+
+        models = args.models or str(Settings().models_path(Paths.resolve()))
+        share = with_model(args.model, models)
+        print(f"\nWith the embedded model (raw engine {share['raw_tokens_per_second']:.1f} "
+              "tokens/s): who wrote \"What happened in hospital\"")
+        print("| corpus | handouts | the model's rewrite | plain, easy already | "
+              "plain, rewrite failed | no story | median s per handout | in plain-engine tokens |")
+        print("|---|---|---|---|---|---|---|---|")
+        for corpus, row in share.items():
+            if corpus == "raw_tokens_per_second":
+                continue
+            c = row["counts"]
+            print(f"| {corpus} | {sum(c.values())} | {c['model']} | {c['plain, easy already']} | "
+                  f"{c['plain, rewrite failed']} | {c['no story']} | {row['median_seconds']:.1f} | "
+                  f"{row['median_plain_tokens']:.0f} |")
+        results["with_model"] = share
     if args.json:
-        for runs in results.values():
+        for when, runs in results.items():
+            if when == "with_model":
+                continue
             for rows in runs.values():
                 for row in rows:
                     row.pop("summary", None)

@@ -213,7 +213,9 @@ class AskPage(QWidget):
         self.details_button = QPushButton("Show details")
         self.details_button.setObjectName("traceDetails")
         self.details_button.setCheckable(True)
-        self.details_button.setToolTip("Show or hide each model attempt, its checks and its tokens")
+        self.details_button.setShortcut(QKeySequence("Ctrl+Shift+D"))
+        self.details_button.setToolTip("Show or hide each model attempt, its checks and its "
+                                       "tokens (Ctrl+Shift+D)")
         self.details_button.toggled.connect(self._show_details)
         self.timeline.setVisible(False)
         self.copy_button = QPushButton("Copy answer")
@@ -467,7 +469,9 @@ class AskPage(QWidget):
 
     def _show_details(self, shown: bool) -> None:
         self.timeline.setVisible(shown)
+        # setText drops a shortcut set before it when the text has no "&": set it again.
         self.details_button.setText("Hide details" if shown else "Show details")
+        self.details_button.setShortcut(QKeySequence("Ctrl+Shift+D"))
 
     @staticmethod
     def shown_attempt(result: AskResult) -> Attempt | None:

@@ -522,12 +522,17 @@ def explained_lines(original: str, summary: str, section: SummarySection,
                      for line in original.split("\n") if line.strip())
 
 
-def still_missing(summary: str, handout: Handout, glossary: Glossary | None) -> list[str]:
+def still_missing(summary: str, handout: Handout, glossary: Glossary | None,
+                  facts: SummaryFacts | None = None) -> list[str]:
     """The summary's lines holding a dose, timing, date or medicine the handout lacks, as
-    written (never a line that reads like an instruction to an AI)."""
+    written (never a line that reads like an instruction to an AI, nor one of the record's:
+    a letter's "Re: Mrs D. F..., DOB ..." holds a date no patient needs copied back)."""
     text = handout.to_text()
     copied: list[str] = []
+    record = [(s.start, s.end) for s in (facts.sections if facts else []) if not s.is_content]
     for fact in missing_facts(summary, text, glossary):
+        if any(a <= fact.start < b for a, b in record):
+            continue
         line_start = summary.rfind("\n", 0, fact.start) + 1
         line_end = summary.find("\n", fact.end)
         line = summary[line_start:line_end if line_end >= 0 else len(summary)].strip()
@@ -572,7 +577,7 @@ def handout_without_model(summary: str, glossary: Glossary, *, date_order: str =
     handout = handout_tables(summary, facts, glossary, trace, plain)
     handout.sections = [section_of(piece, summary, glossary, plain)
                         for piece in handout_pieces(summary, facts, glossary, story_sentences)]
-    handout.copied = still_missing(summary, handout, glossary)
+    handout.copied = still_missing(summary, handout, glossary, facts)
     handout.words_to_know = words_to_know(handout, glossary)
     return handout
 
@@ -638,7 +643,7 @@ class SimplifyPipeline(Pipeline):
             emit("section", {"index": index, "section": done})
 
         # Never lost: whatever the handout still lacks is copied in as written.
-        handout.copied = still_missing(summary, handout, self.glossary)
+        handout.copied = still_missing(summary, handout, self.glossary, facts)
         trace.sections = [{k: v for k, v in asdict(s).items() if k not in ("original", "text")}
                           for s in handout.sections]
         trace.glossary_terms = words_to_know(handout, self.glossary)
