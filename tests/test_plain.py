@@ -228,3 +228,12 @@ def test_the_story_is_short_and_leaves_lab_values_to_the_care_team(glossary):
         assert section.text == section.original and section.text.split("\n")[0] in care
     main = handout.main_text()
     assert "Words to know" not in main and "For your care team" not in main
+
+
+@pytest.mark.parametrize("written, kept", [
+    ("Portal hypertension with varices.", "Portal hypertension"),  # not "high blood pressure"
+    ("Intracranial hypertension.", "Intracranial hypertension"),
+    ("Pulmonary oedema on the X-ray.", "Pulmonary oedema"),  # not "lung swelling"
+])
+def test_a_term_the_lexicon_does_not_know_whole_keeps_its_words(written, kept, glossary):
+    assert Explainer(glossary, "").explain(written).startswith(kept)

@@ -271,6 +271,14 @@ _SERVICE = re.compile(r"(?:\s+(?:and\s+)?[\w-]+)?\s+(?:clinic|service|team|unit|
                       r"programme|program|office|lab|laboratory|suite|bay)\b", re.IGNORECASE)
 
 
+# A word just before a condition that makes it a different condition ("portal", "intracranial",
+# "pulmonary", "gestational", "malignant"): an adjective of the body or of a kind.
+_MODIFIER = re.compile(r"\b(?!(?:new|known|chronic|acute|severe|mild|moderate|recurrent|"
+                       r"essential|primary|uncontrolled|poorly|well|controlled|history|"
+                       r"of|with|and|or|the|a|an|no|not)\b)[A-Za-z-]+(?:al|ic|ary|ar|ous|ant|ent|"
+                       r"ial|ile)\s+$", re.IGNORECASE)
+
+
 def lay_words(text: str, glossary: Glossary | None, protected: list[tuple[int, int]] = (),
               mark: tuple[str, str] = ("", ""), named: set[str] | None = None
               ) -> tuple[str, list[str]]:
@@ -282,10 +290,22 @@ def lay_words(text: str, glossary: Glossary | None, protected: list[tuple[int, i
     words = lexicon()
     terms = [(m.start, m.end) for m in glossary.match(text)] if glossary is not None else []
     out, replaced, position = [], [], 0
-    for match in words.pattern.finditer(text):
+    found = [m for m in words.pattern.finditer(text) if words.key_of(m.group(0))]
+    # Two forms side by side make a term the lexicon does not know as a whole ("pulmonary
+    # oedema" is not "lung swelling"): both stay.
+    joined = {i for i in range(len(found) - 1)
+              if re.fullmatch(r"[\s-]+", text[found[i].end():found[i + 1].start()])}
+    joined |= {i + 1 for i in joined}
+    for index, match in enumerate(found):
         start, end = match.span()
         plain = words.plain.get(words.key_of(match.group(0)))
-        if plain is None or any(a < end and start < b for a, b in protected):
+        if (plain is None or index in joined
+                or any(a < end and start < b for a, b in protected)):
+            continue
+        # A condition after a word that makes it another one ("portal hypertension",
+        # "intracranial hypertension") stays.
+        if words.kinds.get(words.key_of(match.group(0))) == "conditions" and _MODIFIER.search(
+                text[max(0, start - 30):start]):
             continue
         # A service keeps the name it is found by ("anticoagulation clinic").
         if _SERVICE.match(text, end):
