@@ -42,7 +42,7 @@ from ..config import Settings
 from ..glossary.glossary import Glossary
 from ..glossary.names import ends_no_sentence
 from .checks import answer_rules, question_kinds
-from .grounding import missing_facts, unsupported_facts
+from .grounding import unsupported_facts
 from .plain import Reader, lay_words, lost_facts, record_shorthand, shorter_sentences
 from .safety import reads_like_instruction
 from .summary_facts import (Medication, SummaryFacts, medicine_kinds, medicine_names,
