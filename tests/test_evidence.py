@@ -254,10 +254,17 @@ def test_the_dose_of_a_medicine_named_and_its_follow_up_join_the_evidence(embedd
     assert sum(kind == "medicine" for kind in related.values()) <= RELATED_MEDICINES
     for line in evidence:
         assert line.text == " ".join(SWITCHED[line.start:line.end].split())
-    answer = evidence_answer(evidence, facts, glossary, SWITCHED)
-    assert key_fact_recall("Furosemide 20 mg once a day; potassium test on 04/14.", answer,
-                           glossary) == (4, 4), answer
+    # A "why" question's answer says the reason and the new dose; the follow-up stays one
+    # click away, in the evidence, so the answer is short.
+    answer = evidence_answer(evidence, facts, glossary, SWITCHED, question=question)
+    assert key_fact_recall("Furosemide 20 mg once a day.", answer, glossary) == (3, 3), answer
+    assert "04/14" not in answer, answer
     assert unsupported_facts(answer, SWITCHED, glossary) == [], answer
+    # Asked when, the follow-up is the answer's.
+    question = "When is my next potassium test after the switch to furosemide?"
+    facts, evidence = evidence_for(SWITCHED, question, embedder, glossary, count=2)
+    answer = evidence_answer(evidence, facts, glossary, SWITCHED, question=question)
+    assert "04/14" in " ".join(answer.split()[:40]), answer
 
 
 def test_no_line_is_related_to_a_question_the_summary_does_not_answer(glossary):
@@ -392,6 +399,35 @@ def test_a_medicine_named_by_any_answer_line_brings_its_list_line(glossary):
     assert medicines[0].startswith("HOLD: Lisinopril 20 mg")
     assert len(medicines) == RELATED_MEDICINES
     assert medicines[1].startswith(("1. Amlodipine", "2. Colchicine"))
+
+
+SAID_TWICE = """Hospital Course:
+Creatinine peaked at 2.1 mg/dL on day 2 and settled with fluids. Spironolactone was held.
+
+Plan:
+- Spironolactone was held. Recheck creatinine on 03/12.
+- Creatinine peaked at 2.1 mg/dL on day 2 and settled with fluids.
+"""
+
+
+def test_an_answer_says_each_thing_once_and_its_definition_last(glossary):
+    question = "Why was my spironolactone held?"
+    order = ["Spironolactone was held.", "Creatinine peaked", "- Spironolactone was held.",
+             "- Creatinine peaked"]
+    facts, ranked = ranked_lines(SAID_TWICE, glossary, order)
+    lines = ranked[:4]
+    assert [line.text for line in answer_lines(lines, 4, question)] == [
+        line.text for line in lines]
+    answer = evidence_answer(lines, facts, glossary, SAID_TWICE, 4, question=question)
+    # The plan's run-on says only what is new; its copy of the course line is not said.
+    assert answer.count("was held") == 1, answer
+    assert answer.count("2.1 mg/dL") == 1, answer
+    assert "03/12" in answer, answer
+    assert missing_facts(SAID_TWICE.split("Plan:")[1], answer, glossary) == []
+    # The one definition (creatinine) follows every line.
+    sentences = re.split(r"(?<=\.)\s+(?=[A-Z])", answer)
+    defined = [i for i, sentence in enumerate(sentences) if " means " in sentence]
+    assert defined == [len(sentences) - 1], answer
 
 
 def test_answer_lines_is_a_setting_the_evidence_answer_keeps(embedder, glossary):

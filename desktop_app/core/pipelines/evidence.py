@@ -41,7 +41,7 @@ import numpy as np
 from ..config import Settings
 from ..glossary.glossary import Glossary
 from ..glossary.names import ends_no_sentence
-from .checks import answer_rules, question_kinds
+from .checks import answer_rules, content_words, question_kinds
 from .grounding import unsupported_facts
 from .plain import Reader, lay_words, lost_facts, record_shorthand, shorter_sentences
 from .safety import reads_like_instruction
@@ -81,6 +81,10 @@ RELATED_LABELS = {"medicine": "this medicine in the discharge list",
 GLOSSES_PER_ANSWER = 1
 # Related lines said in the answer itself; the others are listed under the evidence only.
 IN_THE_ANSWER = ("medicine", "instead", "reason", "next-visit", "follow-up")
+# A follow-up that shares a word with the question is said in the answer only when the
+# question asks when, for how long or what to watch for; otherwise it is one click away,
+# under the evidence, and the answer stays short (docs/BENCHMARKS.md, "Answers first").
+FOLLOW_UP_KINDS = ("when", "duration", "warning")
 # Sections that say what to do, which answer before the stay's story does.
 TO_DO_SECTIONS = ("medications", "instructions", "warning_signs", "follow_up", "restrictions")
 GLOSS_WORDS = 14  # longest gloss
@@ -391,6 +395,10 @@ class Explainer:
         self.summary = summary
         self.vocab = vocabulary()
         self.glossed: set[str] = set()
+        # With `defer_glosses`, the glosses are kept here instead of following their line,
+        # for an answer that says its lines first (evidence_answer).
+        self.defer_glosses = False
+        self.deferred: list[str] = []
         # Plain words (plain.py): shown only where they keep every fact of the line; the
         # lines where they would not are counted, for the benchmark and the trace.
         self.plain = plain
@@ -441,9 +449,10 @@ class Explainer:
         ("Please check her potassium" stays so)."""
         if not self.plain:
             return self._explain(text)
-        glossed = set(self.glossed)
+        glossed, deferred = set(self.glossed), list(self.deferred)
         rendered, replaced, named = self._explain_plain(text, to_reader)
         glossed_plain, self.glossed = self.glossed, glossed
+        deferred_plain, self.deferred = self.deferred, list(deferred)
         explained = self._explain(text)
         if rendered == explained:
             return explained
@@ -455,7 +464,7 @@ class Explainer:
             self.plain_refused.append(sorted(lost))
             return explained
         self.plain_kept += 1
-        self.glossed, self.named = glossed_plain, named
+        self.glossed, self.named, self.deferred = glossed_plain, named, deferred_plain
         return rendered
 
     def _explain_plain(self, text: str, to_reader: bool) -> tuple[str, list[str], set[str]]:
@@ -520,6 +529,9 @@ class Explainer:
             position = match.end
         out.append(text[position:])
         written = re.sub(r"\s*\(\s*\)", "", _unmarked("".join(out)))
+        if self.defer_glosses:
+            self.deferred.extend(m for m in meanings if m not in self.deferred)
+            meanings = []
         return " ".join([_sentence(written), *meanings])
 
     def _dc(self, text: str) -> str:
@@ -639,8 +651,8 @@ def _medications_of(line: EvidenceLine, facts: SummaryFacts) -> list[Medication]
 def answer_lines(evidence: list[EvidenceLine], count: int = ANSWER_LINES,
                  question: str = "") -> list[EvidenceLine]:
     """The best line, and those that score close to it (at most `count` in all), then the
-    related lines a patient needs beside them (IN_THE_ANSWER; a follow-up found for the
-    question stays in the evidence list); the sentence before the best line (a "why"
+    related lines a patient needs beside them (IN_THE_ANSWER; a follow-up only for a
+    question of FOLLOW_UP_KINDS, else it stays in the evidence list); the sentence before the best line (a "why"
     question's reason) comes first, as the summary has it.  Unless the question asks why
     or what happened, a line that says what to do (a medicine's line, an instruction, a
     warning sign, a follow-up) comes before one that tells the stay's story, so the
@@ -656,7 +668,8 @@ def answer_lines(evidence: list[EvidenceLine], count: int = ANSWER_LINES,
         close.sort(key=lambda e: e.section_kind not in TO_DO_SECTIONS)  # stable: by score within
     reasons = [e for e in evidence if e.related == "reason"]
     return reasons + close + [e for e in evidence if e.related in IN_THE_ANSWER
-                              and e.related != "reason"]
+                              and e.related != "reason"
+                              and (e.related != "follow-up" or kinds & set(FOLLOW_UP_KINDS))]
 
 
 def evidence_answer(evidence: list[EvidenceLine], facts: SummaryFacts,
@@ -666,25 +679,57 @@ def evidence_answer(evidence: list[EvidenceLine], facts: SummaryFacts,
     EVIDENCE_FLOOR, a sentence saying that the summary does not seem to answer.  At most
     GLOSSES_PER_ANSWER definition, never of a medicine: its line says what it is for in
     this summary's words ("Aspirin ... (to prevent another stroke)"), and a glossary's
-    general sense ("a common pain and fever medicine") may not be this patient's."""
+    general sense ("a common pain and fever medicine") may not be this patient's.  The
+    definition comes after the lines, so the answer's first words are the answer; what
+    the answer already says (a medicine from its list line and from the course, a line
+    that runs on into a sentence said before) is not said twice."""
     if not evidence or evidence[0].score < EVIDENCE_FLOOR:
         return NO_EVIDENCE
     explainer = Explainer(glossary, summary, facts.date_order, plain)
     explainer.gloss_medicines = False
-    sentences = []
+    explainer.defer_glosses = True  # the lines first; a word's meaning after them
+    sentences: list[str] = []
     for line in answer_lines(evidence, count, question):
         medications = _medications_of(line, facts)
         said = [explainer.medication(m) for m in medications]
-        rendered = " ".join(said) if said and all(said) else ""
         # Every fact, number and "not" of the line ("Call 911 at once" is no "Take Call once");
         # a medical word may give way to the glossary's plain name.
-        if rendered and not [f for f in lost_facts(_BULLET.sub("", line.text, count=1), rendered,
-                                                   glossary) if not f.startswith("term ")]:
-            sentences.append(rendered)
+        if said and all(said) and not [f for f in lost_facts(_BULLET.sub("", line.text, count=1),
+                                                             " ".join(said), glossary)
+                                       if not f.startswith("term ")]:
+            # A medicine said already (its list line found twice) is not said again.
+            sentence = " ".join(s for s in said if s not in " ".join(sentences))
         elif any(m.doubt for m in medications):
             quoted = _BULLET.sub("", line.text, count=1).strip()
-            sentences.append(f'Your summary says: "{quoted}" {UNCERTAIN_LINE}')
+            sentence = f'Your summary says: "{quoted}" {UNCERTAIN_LINE}'
         else:
-            sentences.append(explainer.explain(line.text,
-                                               to_reader=line.section_kind != "for_doctor"))
-    return " ".join(s for s in sentences if s)
+            sentence = explainer.explain(line.text, to_reader=line.section_kind != "for_doctor")
+        # A sentence said already (a list line that runs on into the course's sentence the
+        # answer holds) is not said again.
+        said_already = {_said_form(s) for s in _SENTENCE_BREAK.split(" ".join(sentences))}
+        sentence = " ".join(s for s in _SENTENCE_BREAK.split(sentence)
+                            if _said_form(s) not in said_already)
+        sentence = re.sub(r"\s*…$", ".", sentence)
+        if sentence and not _said_before(sentence, sentences, glossary):
+            sentences.append(sentence)
+    return " ".join(sentences + explainer.deferred)
+
+
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?…])\s+(?=[A-Z(])")
+
+
+def _said_form(sentence: str) -> str:
+    return " ".join(sentence.lower().strip(" .…").split())
+
+
+def _said_before(sentence: str, said: list[str], glossary: Glossary | None) -> bool:
+    """Whether every fact and every word that matters of `sentence` is in the answer
+    already (the same medicine from its list line and from the course, a line found
+    twice), so saying it again adds only length."""
+    before = " ".join(said)
+    if not before:
+        return False
+    if lost_facts(sentence, before, glossary):
+        return False
+    known = set(content_words(before))
+    return all(word in known for word in content_words(sentence))
