@@ -10,8 +10,10 @@ import pytest
 from desktop_app.core.glossary.glossary import load_glossary
 from desktop_app.core.pipelines import plain
 from desktop_app.core.pipelines.evidence import Explainer
-from desktop_app.core.pipelines.plain import (Reader, lay_words, lexicon, lost_facts, negations,
-                                              read_lexicon, record_shorthand, shorter_sentences)
+from desktop_app.core.pipelines.plain import (Reader, lay_words, lexicon, list_items, lost_facts,
+                                              negations, read_lexicon, record_shorthand,
+                                              shorter_sentences)
+from desktop_app.core.pipelines.grounding import missing_facts
 from desktop_app.core.pipelines.simplify import handout_without_model
 
 DATA = Path(__file__).parent / "data"
@@ -161,6 +163,77 @@ def test_record_shorthand_and_semicolons():
         "Transferred to bed #4 with a #NOF"  # a bed number, and UK shorthand for a fracture
     assert shorter_sentences("Walked with physio; stairs done (with rail; supervised).") == \
         "Walked with physio. stairs done (with rail; supervised)."
+
+
+@pytest.mark.parametrize("sentence, lead, items", [
+    ("Go back to the emergency department right away for a temperature of 38.5 C or more, "
+     "new chest pain, a cough with blood in it, or feeling faint when you stand.",
+     "Go back to the emergency department right away for",
+     ["a temperature of 38.5 C or more", "new chest pain", "a cough with blood in it",
+      "feeling faint when you stand"]),
+    ("Phone the ward or call 999 if he stops feeding, has fewer than 4 wet nappies a day, "
+     "looks blue around the lips (not just the hands), or is hard to wake.",
+     "Phone the ward or call 999 if",
+     ["he stops feeding", "has fewer than 4 wet nappies a day",
+      "looks blue around the lips (not just the hands)", "is hard to wake"]),
+    ("Call the surgical team for: a wound that opens, pus or a bad smell from the wound, "
+     "a fever, or pain that keeps getting worse.", "Call the surgical team for",
+     ["a wound that opens", "pus or a bad smell from the wound", "a fever",
+      "pain that keeps getting worse"]),
+])
+def test_a_long_sentence_listing_what_to_watch_for_becomes_a_list(sentence, lead, items):
+    assert list_items(sentence) == (lead, items)
+    # Nothing of the sentence is lost but its commas, its last "or" and its full stop.
+    said = re.sub(r"[,.:]|\bor\b", " ", f"{lead} {' '.join(items)}").split()
+    assert said == re.sub(r"[,.:]|\bor\b", " ", sentence).split()
+
+
+@pytest.mark.parametrize("sentence", [
+    "Return for fever.",  # short
+    # What comes after "or" ends in a place: does "from the wound" belong to "redness" too?
+    "Call or come back for a fever over 38 C, new pain in the leg, vomiting that will not "
+    "stop, or redness, swelling or fluid from the wound.",
+    # A list inside the list.
+    "Call the heart clinic if your weight goes up by 2 kg in a week, or if you are more "
+    "breathless, need more pillows at night, or have more swelling.",
+    # The list comes before what to do.
+    "If your sugar is over 20 mmol/L, you are sick, or you cannot eat, call the diabetes "
+    "nurse or go to the emergency department.",
+    # Words that describe one noun ("a racing" is no item), with or without the last comma.
+    "Call 999 at once if you have chest pain, a racing, pounding or fluttering heartbeat with "
+    "breathlessness, or a faint.",
+    "Call 999 at once if you have chest pain, a racing, pounding, or fluttering heartbeat "
+    "with breathlessness, or a faint.",
+    # Describing words joined by "or": "cold, pale or blue" are one item's.
+    "Come back to the emergency department for pain the tablets do not help, toes that are "
+    "cold, pale or blue, a cast that feels too tight, or a fever over 38 C.",
+    # The conditions come first and the list is of what to do.
+    "If you have thoughts of harming yourself, call the crisis line, call 999, or go to the "
+    "nearest emergency department.",
+    # A lead that is a heading, and a list of more than one sentence.
+    "Salt: no more than 2 g a day. No added salt, so leave out tinned soups, cured meats, "
+    "ready meals, and takeaways.",
+    # Two things only.
+    "Return to the emergency department if the swelling gets much worse over the next two "
+    "days or the pain stops you from sleeping at night.",
+])
+def test_a_list_that_cannot_be_read_without_doubt_stays_a_sentence(sentence):
+    assert list_items(sentence) is None
+
+
+def test_the_handout_shows_a_long_warning_as_a_list_under_its_lead(glossary, tmp_path):
+    summary = ("Diagnosis: Pneumonia of the right lower lobe.\n\n"
+               "Discharge Medications:\n1. Amoxicillin 500 mg PO TID x 5 days\n\n"
+               "Return Precautions:\n- Return to the emergency department for a fever over "
+               "38.5 C, breathing that gets harder, chest pain, coughing up blood, or feeling "
+               "confused or very sleepy.\n")
+    handout = handout_without_model(summary, glossary)
+    text = handout.to_text()
+    assert "- Return to the emergency department for:\n  - a fever over 38.5 C\n" in text, text
+    assert "  - feeling confused or very sleepy\n" in text, text
+    html = handout.to_html()
+    assert "for:<ul><li>a fever over 38.5 C</li>" in html
+    assert missing_facts(summary, text, glossary) == []
 
 
 # ---- the check that keeps a line as written ------------------------------------------------

@@ -363,6 +363,61 @@ def shorter_sentences(text: str) -> str:
     return "".join(out)
 
 
+# A warning or an instruction that lists what to look for ("Return to the emergency
+# department for fever, new pain, or vomiting.") is shown as a list under its lead when
+# it is at least this long and names at least LIST_ITEMS things.
+LIST_SENTENCE_WORDS = 18
+LIST_ITEMS = 3
+# The lead says what to do, then "for" or "if" ("Return to the emergency department for:");
+# a sentence that starts with "If" lists its conditions and then what to do, and stays so.
+_LIST_LEAD = re.compile(r"^(?P<lead>(?!if\b)\w[^,;:()]*?\s(?:for|if):?)\s+(?P<rest>\S.*)$",
+                        re.IGNORECASE)
+_JOINED = re.compile(r"\b(?:or|and)\b", re.IGNORECASE)
+# "a sudden," in "a sudden, severe, or new headache": a word that describes a noun to come.
+# ("grunting," alone is a thing to watch for; "a racing," is not).
+_DESCRIBING_ONLY = re.compile(r"(?:a|an|the|any|more|new)\s+\w+(?:ing|ed|en|ful|ous|ive|al|ic|ish|ly)$"
+                              r"|\w+(?:ed|en|ful|ous|ive|al|ic|ish|ly)$", re.IGNORECASE)
+_COMPLEMENT = re.compile(r"\b(?:or|and)\b.*\b(?:from|of|in|on|at|to|around|near)\b", re.IGNORECASE)
+
+
+def list_items(sentence: str) -> tuple[str, list[str]] | None:
+    """A long sentence listing what to look for, as (lead, items): "Call for fever, new
+    pain, or vomiting that does not stop." -> ("Call for", ["fever", "new pain", "vomiting
+    that does not stop"]); the items are the sentence's own words, in its order.  None
+    where the list cannot be read without doubt: a lead that is not an action then "for"
+    or "if" (or has a comma or a bracket), a list of more than one sentence, a last item without its own comma and "or", an item that starts with
+    "or"/"and"/"if" before the last (a list inside the list) or is only words that
+    describe ("a racing," "severe," "pale or blue"), or a last item whose words after an "or" end in a place ("swelling or drainage
+    from the wound": does "from the wound" belong to the items before it too?)."""
+    text = sentence.strip()
+    if len(text.split()) < LIST_SENTENCE_WORDS or text.count("(") != text.count(")"):
+        return None
+    match = _LIST_LEAD.match(text.rstrip("."))
+    if match is None:
+        return None
+    lead, rest = match.group("lead").rstrip(":").strip(), match.group("rest")
+    parts, depth, start = [], 0, 0
+    for index, char in enumerate(rest):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            parts.append(rest[start:index].strip())
+            start = index + 1
+    parts.append(rest[start:].strip())
+    # Only a list whose last item has its own comma and "or" ("..., or fever"): without it
+    # the last "or" may join words that share a noun ("a racing, pounding or fluttering
+    # heartbeat": "a racing" is no item).
+    if not re.match(r"(?:or|and)\s", parts[-1], re.IGNORECASE):
+        return None
+    parts[-1] = re.sub(r"^(?:or|and)\s+", "", parts[-1], flags=re.IGNORECASE)
+    if (len(parts) < LIST_ITEMS or not all(parts) or re.search(r"[;.!?]\s", rest)
+            or any(re.fullmatch(r"\w+ (?:or|and) \w+", p) for p in parts[:-1])  # "pale or blue"
+            or any(re.match(r"(?:or|and|if|then)\b", p, re.IGNORECASE) for p in parts[:-1])
+            or any(_DESCRIBING_ONLY.match(p) for p in parts[:-1])
+            or _COMPLEMENT.search(parts[-1])):
+        return None
+    return lead, parts
+
+
 # ---- the check -----------------------------------------------------------------------------
 
 _NEGATION = re.compile(

@@ -46,6 +46,7 @@ from .ask import EventCallback, clean_reply
 from .base import Pipeline
 from .checks import degeneracy_problems, failing_early
 from .evidence import Explainer
+from .plain import list_items
 from .grounding import missing_facts, unsupported_facts
 from .safety import inspect_document, neutralise_control_markers, reads_like_instruction
 from .summary_facts import (Medication, SummaryFacts, SummarySection, medicine_names, patient_text,
@@ -201,15 +202,21 @@ class Handout:
         if self.medicines:
             lines += [head["medications"], "-" * len(head["medications"])]
             for row in self.medicines:
-                lines.append(f"- {row.change + ': ' if row.change else ''}{row.medicine}: "
-                             + ", ".join(p for p in (row.how_much, row.when, row.until) if p)
+                how = ", ".join(p for p in (row.how_much, row.when, row.until) if p)
+                lines.append(f"- {row.change + ': ' if row.change else ''}{row.medicine}"
+                             + (f": {how}" if how else "")
                              + (f". {row.why}" if row.why else "")
                              + (f" ({row.about})" if row.about and about else ""))
             if self.more_from_lists.get("medications"):
                 lines += [f"- {line}" for line in self.more_from_lists["medications"]]
             lines.append("")
         for heading, items in self.page_one_lists():
-            lines += [heading, "-" * len(heading), *[f"- {item}" for item in items], ""]
+            lines += [heading, "-" * len(heading)]
+            for item in items:
+                listed = list_items(item)
+                lines += ([f"- {listed[0]}:", *[f"  - {part}" for part in listed[1]]]
+                          if listed else [f"- {item}"])
+            lines.append("")
         story = self.story()
         if story is not None:
             lines += [STORY_TITLE, "=" * len(STORY_TITLE), f"({story_note(story)})", "",
@@ -269,12 +276,18 @@ class Handout:
             if self.more_from_lists.get("medications"):
                 parts.append("<ul>" + "".join(f"<li>{esc(line)}</li>" for line
                                               in self.more_from_lists["medications"]) + "</ul>")
+        def html_item(item: str) -> str:
+            listed = list_items(item)
+            if not listed:
+                return esc(item)
+            return (f"{esc(listed[0])}:<ul>"
+                    + "".join(f"<li>{esc(part)}</li>" for part in listed[1]) + "</ul>")
         for heading, items in self.page_one_lists():
             if len(items) == 1:  # one line under its heading: on one line, so page one fits
-                parts.append(f"<p><b>{esc(heading)}:</b> {esc(items[0])}</p>")
+                parts.append(f"<div><b>{esc(heading)}:</b> {html_item(items[0])}</div>")
                 continue
             parts.append(f"<h3>{esc(heading)}</h3><ul>"
-                         + "".join(f"<li>{esc(item)}</li>" for item in items) + "</ul>")
+                         + "".join(f"<li>{html_item(item)}</li>" for item in items) + "</ul>")
         story = self.story()
         if story is not None:
             parts.append(f"<h2>{esc(STORY_TITLE)}</h2>"
