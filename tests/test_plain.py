@@ -100,6 +100,14 @@ LETTER = ("Re: Mrs Ada Okafor\nMrs Okafor is a 72-year-old woman admitted with h
      "You deny chest pain and need bloods in 1 week."),
     ("We started her on bisoprolol; her breathing settled.",
      "We started you on bisoprolol; your breathing settled."),
+    # Every verb of the patient's, after "or", "and" or a comma; nouns and another
+    # subject's verb stay.
+    ("Ring 999 if she becomes very sleepy, has a temperature or shivers, or has a fall and "
+     "hits her head.", "Ring 999 if you become very sleepy, have a temperature or shivers, "
+     "or have a fall and hit your head."),
+    ("She reports cough, falls and faints in the morning.",
+     "You report cough, falls and faints in the morning."),
+    ("She says her scar, which is healing, is dry.", "You say your scar, which is healing, is dry."),
     # Anyone else a pronoun could stand for: the sentence stays as written.
     ("Her daughter will stay with her.", "Her daughter will stay with her."),
     ("She will see Dr Shah, who will check her kidneys.",

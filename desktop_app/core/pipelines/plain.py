@@ -30,6 +30,7 @@ import tomllib
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from ..config import resource_root
 from ..errors import ConfigError
@@ -123,12 +124,14 @@ _AFTER_OBJECT = frozenset(
     "these those some any all every each".split())
 _ADVERBS = frozenset("also still now currently already then usually often always never not "
                      "really only just again generally".split())
-# Verbs that, after "and" in a sentence whose subject became "you", are the same subject's
-# ("you deny chest pain and need bloods"); any other word there may be a noun ("and legs").
+# Verbs that, after "and" or a comma in a sentence whose subject became "you", are the same
+# subject's ("you deny chest pain and need bloods"; "if you become drowsy, have a fever or
+# fall and hit your head"); any other word there may be a noun ("and legs").
 _COORDINATED = frozenset(
     "is was has does needs reports denies takes uses lives feels wants knows understands "
     "agrees remains continues walks eats drinks sleeps says notes describes manages "
-    "tolerates requires prefers declines smokes works cares".split())
+    "tolerates requires prefers declines smokes works cares becomes develops gets hits "
+    "notices passes finds goes".split())
 # The patient's name is taken only from the line that names the patient ("Re: Mrs E.
 # Pendlebury, DOB ...", "Patient: OKONKWO-REID, Bernard"): a titled name elsewhere may be a
 # surgeon's ("Mr Gallagher-Dunne").
@@ -258,9 +261,15 @@ class Reader:
         turned = pattern.sub(replace, sentence)
         if turned == sentence:
             return sentence
-        return re.sub(r"\b(and|but|or)(\s+)([a-z]+)\b",
-                      lambda m: m.group(1) + m.group(2) + (_third_person_verb(m.group(3)) or m.group(3))
-                      if m.group(3) in _COORDINATED else m.group(0), turned)
+        def coordinated(verbs: frozenset[str]) -> Callable[[re.Match], str]:
+            return lambda m: (m.group(1) + (_third_person_verb(m.group(2)) or m.group(2))
+                              if m.group(2) in verbs else m.group(0))
+        turned = re.sub(r"(?:(?<=\band)|(?<=\bbut)|(?<=\bor))(\s+)([a-z]+)\b",
+                        coordinated(_COORDINATED), turned)
+        # After a comma "is" may be another subject's ("your wound, which is healing, is
+        # clean"); a verb of doing is the patient's.
+        return re.sub(r"(?<=,)(\s+)([a-z]+)\b",
+                      coordinated(_COORDINATED - {"is", "was", "does"}), turned)
 
 
 # ---- 2. lay words ------------------------------------------------------------------------
