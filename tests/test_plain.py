@@ -311,6 +311,17 @@ def test_the_story_is_short_and_leaves_lab_values_to_the_care_team(glossary):
     assert "Words to know" not in main and "For your care team" not in main
 
 
+def test_a_diagnosis_said_twice_is_told_once_the_longer_way(glossary):
+    summary = ("Hospital Course:\n# Bronchiolitis with low oxygen: high-flow oxygen for 2 days.\n"
+               "# Ear infection: started amoxicillin.\n\nDischarge Diagnoses:\n"
+               "1. Bronchiolitis with low oxygen, resolved\n2. Ear infection\n")
+    story = handout_without_model(summary, glossary).story()
+    lines = story.text.splitlines()
+    assert sum("ronchiolitis" in line for line in lines) == 1, lines
+    assert any("resolved" in line or "cleared up" in line for line in lines), lines
+    assert sum("ar infection" in line for line in lines) == 1, lines
+
+
 @pytest.mark.parametrize("written, kept", [
     ("Portal hypertension with varices.", "Portal hypertension"),  # not "high blood pressure"
     ("Intracranial hypertension.", "Intracranial hypertension"),

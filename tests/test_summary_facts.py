@@ -193,6 +193,20 @@ def test_a_problem_heading_may_hold_a_number_and_a_numbered_medicine_is_no_headi
     assert facts.sections[-1].kind == "medications"
 
 
+def test_a_problem_of_the_course_is_a_problem_whatever_its_title_names():
+    # "Feeding" names a diet section elsewhere; in the course it is a problem of the stay,
+    # and the problems after it stay the course's.
+    text = ("Hospital Course:\n# Bronchiolitis: high-flow oxygen for 2 days.\n"
+            "# Feeding/hydration: tube feeds for 36 hours, then bottles every 3 hours.\n"
+            "# Ear infection: started amoxicillin.\n\nDischarge Instructions:\n"
+            "- Offer smaller feeds more often.\n")
+    facts = read_summary(text)
+    kinds = {s.title: (s.kind, s.effective_kind) for s in facts.sections}
+    assert kinds["Feeding/hydration"] == ("problem", "hospital_course")
+    assert kinds["Ear infection"] == ("problem", "hospital_course")
+    assert kinds["Discharge Instructions"][1] == "instructions"
+
+
 def test_sections_cover_the_text_in_order():
     text = (SUMMARIES / "long_stay.txt").read_text(encoding="utf-8")
     sections = split_summary(text)

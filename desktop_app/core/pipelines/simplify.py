@@ -470,7 +470,7 @@ def care_team_detail(text: str, glossary: Glossary | None) -> bool:
 def story_lines(summary: str, facts: SummaryFacts, glossary: Glossary | None,
                 count: int) -> list[str]:
     """The sentences "What happened in hospital" is told from, at most `count`: the
-    diagnoses (at most STORY_DIAGNOSES; a numbered problem's title is one), or without
+    diagnoses (at most STORY_DIAGNOSES; a numbered problem's title is one; each once), or without
     them the first sentence of the history (why the patient came); then the sentences of
     the hospital course and the results, in the summary's order, leaving out detail for
     the care team (care_team_detail)."""
@@ -491,6 +491,10 @@ def story_lines(summary: str, facts: SummaryFacts, glossary: Glossary | None,
                 continue
             {"diagnoses": diagnoses, "history": history, "results": results}.get(
                 kind, course).append(text)
+    # A problem's title said again in the diagnoses, with more ("RSV bronchiolitis" and
+    # "RSV bronchiolitis, resolved"), is said once, the longer way.
+    diagnoses = [d for d in dict.fromkeys(diagnoses)
+                 if not any(d != other and d.lower() in other.lower() for other in diagnoses)]
     lead = diagnoses[:STORY_DIAGNOSES] or history[:1]
     return (lead + course + results)[:count]
 

@@ -162,6 +162,10 @@ def _heading(line: str, vocab: Vocabulary, inside: str, *, shouting: bool = Fals
     if match and line.lstrip().startswith("#") and inside not in ("medications", "follow_up"):
         title = match.group("title").strip()
         kind = vocab.section_kind(title)
+        if inside in ("hospital_course", "problem") and line[match.start("rest"):].strip():
+            # "# Feeding/hydration: took poor volumes on day 1 ..." in the course is a
+            # problem of the stay, whatever its title's words would name elsewhere.
+            kind = "problem"
         return title, kind if kind != "other" else "problem", match.start("rest")
     match = _MARKDOWN.match(line)
     if match:
