@@ -345,6 +345,19 @@ def test_a_phrase_wins_over_its_word_and_a_neighbour_can_rule_a_sense_out(builti
     assert [m.term for m in glossary.match("Depression is treated.")] == [mood]
 
 
+@pytest.mark.parametrize("text, clot", [
+    ("No PE or football at break time for a week.", False),
+    ("He can do PE and swimming again.", False),
+    ("Take 2 puffs before recess/PE.", False),
+    ("No PE class until the cast is off.", False),
+    ("CT pulmonary angiogram: no PE.", True),  # a finding: no clot
+    ("Treated for a PE with apixaban.", True),
+])
+def test_pe_at_school_is_not_a_clot_in_the_lung(builtin, text, clot):
+    terms = {m.term.lower() for m in Glossary(builtin).match(text)}
+    assert ("pulmonary embolism" in terms) == clot, terms
+
+
 def test_senses_file_names_real_entries_or_other_names_and_loads():
     from desktop_app.core.glossary.matcher import load_senses
 
