@@ -311,6 +311,18 @@ def test_the_story_is_short_and_leaves_lab_values_to_the_care_team(glossary):
     assert "Words to know" not in main and "For your care team" not in main
 
 
+def test_an_abbreviation_written_out_is_in_plain_words_too(glossary):
+    said = Explainer(glossary, "").explain("PMH: HTN, CAD s/p PCI, portal HTN. No NSAIDs (ibuprofen).")
+    assert "high blood pressure (hypertension)" in said.lower(), said
+    assert "heart artery disease (coronary artery disease) after" in said, said
+    assert "portal hypertension" in said, said  # another condition: its words stay
+    assert "status post" not in said and "HTN" not in said, said
+    # The plain words' name and the line's own brackets are one pair.
+    assert "pain medicine (NSAID; ibuprofen)" in said, said
+    # A plain name is no word to define.
+    assert "Hypertension means" not in said and "Status post means" not in said, said
+
+
 def test_a_diagnosis_said_twice_is_told_once_the_longer_way(glossary):
     summary = ("Hospital Course:\n# Bronchiolitis with low oxygen: high-flow oxygen for 2 days.\n"
                "# Ear infection: started amoxicillin.\n\nDischarge Diagnoses:\n"

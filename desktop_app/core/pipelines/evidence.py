@@ -482,9 +482,22 @@ class Explainer:
             text, words = lay_words(text, self.glossary, kept, (_OPEN, _CLOSE), named)
             replaced.extend(words)
             return text
-        return self._explain(text, plain), replaced, named
 
-    def _explain(self, text: str, plain: Callable[[str], str] | None = None) -> str:
+        def lay(before: str, term: str, after: str, written: str) -> str:
+            # An abbreviation written out ("HTN" -> "hypertension") in plain words too
+            # ("high blood pressure (hypertension)"), read with the words around it.
+            full = before + term + after
+            out, words = lay_words(full, self.glossary,
+                                   [(0, len(before)), (len(before) + len(term), len(full))],
+                                   (_OPEN, _CLOSE), named)
+            if not words:
+                return term
+            replaced.extend([*words, written])
+            return out[len(before):len(out) - len(after)]
+        return self._explain(text, plain, lay), replaced, named
+
+    def _explain(self, text: str, plain: Callable[[str], str] | None = None,
+                 lay: Callable[[str, str, str, str], str] | None = None) -> str:
         text = _BULLET.sub("", text, count=1).strip()
         if text.count("|") >= 2:  # a table row: its cells, one after another
             text = ", ".join(c.strip() for c in text.strip("| ").split("|") if c.strip())
@@ -508,6 +521,7 @@ class Explainer:
                 continue  # inside a dose, a date or a unit such as ng/mL or "8 L/min"
             entry = self.glossary.by_key[match.key]
             replacement = text[match.start:match.end]
+            laid = False
             if match.form == "abbreviation":
                 # SOB -> shortness of breath; an abbreviation whose full name is itself hard
                 # to read ("SC": subcutaneous) -> what it means.
@@ -518,8 +532,14 @@ class Explainer:
                 if (text[match.start - 1:match.start] == "(" and text[match.end:match.end + 1] == ")"
                         and text[:match.start - 1].rstrip().lower().endswith(entry.term.lower())):
                     replacement = ""  # "nasal cannula (HFNC)": the name is written already
-            # An alias is plain words already ("kidney infection").
-            gloss = self._gloss(entry) if match.start in explain and match.form != "alias" else ""
+                if lay is not None and replacement == entry.term:
+                    replacement = lay(text[max(0, match.start - 30):match.start], replacement,
+                                      text[match.end:match.end + 30], text[match.start:match.end])
+                    laid = replacement != entry.term
+            # An alias is plain words already ("kidney infection"), and so is an
+            # abbreviation the lexicon wrote out.
+            gloss = (self._gloss(entry) if match.start in explain and match.form != "alias"
+                     and not laid else "")
             if gloss:
                 # A sentence of its own after the line, not brackets inside it: shorter
                 # sentences read more easily (and grade lower) than one long one.
@@ -528,7 +548,12 @@ class Explainer:
             out.append(replacement)
             position = match.end
         out.append(text[position:])
-        written = re.sub(r"\s*\(\s*\)", "", _unmarked("".join(out)))
+        joined = "".join(out)
+        if plain is not None:
+            # Plain words that end in a name ("... pain medicine (NSAID)") before the line's
+            # own brackets: one pair, "(NSAID; ibuprofen, naproxen)".
+            joined = re.sub(rf"\)({re.escape(_CLOSE)})\s*\(", r"\1; ", joined)
+        written = re.sub(r"\s*\(\s*\)", "", _unmarked(joined))
         if self.defer_glosses:
             self.deferred.extend(m for m in meanings if m not in self.deferred)
             meanings = []
