@@ -323,6 +323,15 @@ def test_an_abbreviation_written_out_is_in_plain_words_too(glossary):
     assert "Hypertension means" not in said and "Status post means" not in said, said
 
 
+def test_an_abbreviation_keeps_the_side_it_names(glossary):
+    line = "LLE DVT. RUE weakness. BLE oedema."
+    said = Explainer(glossary, "").explain(line)
+    assert "Left leg" in said and "Right arm" in said and "Both legs" in said, said
+    written = Explainer(glossary, "", plain=False).explain(line)
+    assert "Left lower extremity" in written and "Right upper extremity" in written, written
+    assert "both lower extremities" in written.lower(), written
+
+
 def test_a_diagnosis_said_twice_is_told_once_the_longer_way(glossary):
     summary = ("Hospital Course:\n# Bronchiolitis with low oxygen: high-flow oxygen for 2 days.\n"
                "# Ear infection: started amoxicillin.\n\nDischarge Diagnoses:\n"

@@ -528,14 +528,15 @@ class Explainer:
                 hard = (entry.category == "abbreviation" and len(entry.term.split()) == 1
                         and _syllables(entry.term) >= 4)
                 meaning = short_gloss(entry.definition) if hard else ""
-                replacement = meaning or entry.term
+                sided = _sided(text[match.start:match.end], entry)
+                replacement = meaning or sided
                 if (text[match.start - 1:match.start] == "(" and text[match.end:match.end + 1] == ")"
                         and text[:match.start - 1].rstrip().lower().endswith(entry.term.lower())):
                     replacement = ""  # "nasal cannula (HFNC)": the name is written already
-                if lay is not None and replacement == entry.term:
+                if lay is not None and replacement == sided:
                     replacement = lay(text[max(0, match.start - 30):match.start], replacement,
                                       text[match.end:match.end + 30], text[match.start:match.end])
-                    laid = replacement != entry.term
+                    laid = replacement != sided
             # An alias is plain words already ("kidney infection"), and so is an
             # abbreviation the lexicon wrote out.
             gloss = (self._gloss(entry) if match.start in explain and match.form != "alias"
@@ -629,6 +630,21 @@ class Explainer:
         if m.reason:
             sentence += f" ({_sentence(m.reason)[:-1]})."
         return sentence
+
+
+_SIDES = {"L": "left", "R": "right", "B": "both"}
+
+
+def _sided(written: str, entry) -> str:
+    """The name an abbreviation stands for, with the side it names: "LLE" (L + "LE") is
+    the left lower extremity, "BLE" both lower extremities; the glossary lists the sided
+    forms under the one entry, whose name has no side."""
+    side = _SIDES.get(written[:1])
+    if side and written[1:] in entry.abbreviations:
+        plural = next((a for a in entry.aliases if a.startswith(entry.term[:-1])
+                       and a != entry.term), entry.term)
+        return f"{side} {plural if side == 'both' else entry.term}"
+    return entry.term
 
 
 def _unit_word(unit: str, count: str) -> str:
