@@ -285,6 +285,11 @@ def test_shorthand_is_written_out_and_doses_and_units_stay(glossary):
     text = explainer.explain("Troponin 2.1 ng/mL, K 5.6 mEq/L, metoprolol 25 mg PO BID")
     assert "2.1 ng/mL" in text and "5.6 mEq/L" in text
     assert "by mouth twice a day" in text
+    # What an "as needed" is for reads as such; a timing or a route after it is no reason.
+    assert "only when needed for severe pain" in Explainer(glossary, "").explain(
+        "Oxycodone 5 mg PO q6h PRN severe pain")
+    for line in ("Paracetamol 1 g PRN q6h", "Ondansetron 4 mg PRN PO", "Ibuprofen 400 mg PRN, with food"):
+        assert "needed for" not in Explainer(glossary, "").explain(line), line
 
 
 def test_a_gloss_that_would_add_a_fact_is_left_out(glossary):

@@ -424,7 +424,14 @@ class Explainer:
                                                     or any(c.isdigit() for c in written))
                 if not shorthand:
                     return written
-                return f"{_OPEN}{table[m.group(1).lower()].plain}{_CLOSE}"
+                said = table[m.group(1).lower()].plain
+                # "PRN pain" -> "only when needed for pain", not "only when needed pain".
+                after = m.string[m.end():]
+                if (said.endswith("needed") and _WHAT_FOR.match(after)
+                        and not vocab.frequency.match(after.lstrip())
+                        and not vocab.route.match(after.lstrip())):
+                    said += " for"
+                return f"{_OPEN}{said}{_CLOSE}"
             return replace
         text = vocab.frequency.sub(plain(vocab.frequencies), text)
         text = vocab.route.sub(plain(vocab.routes), text)
@@ -653,6 +660,9 @@ def _unit_word(unit: str, count: str) -> str:
 
 
 _OPEN, _CLOSE = "\ue000", "\ue001"  # private-use marks around Lumen's own words
+# What an "as needed" is for, right after it ("PRN pain", "PRN SOB or wheeze").
+_WHAT_FOR = re.compile(r"\s+(?!(?:for|if|to|and|or|up|max|maximum|not|no|until|every|"
+                       r"dispensed|disp|qty|take|with|at|in|on)\b)[A-Za-z]{2,}\b")
 _MARKED = re.compile(f"{_OPEN}[^{_CLOSE}]*{_CLOSE}")
 
 
