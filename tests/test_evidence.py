@@ -288,7 +288,8 @@ def test_shorthand_is_written_out_and_doses_and_units_stay(glossary):
     # What an "as needed" is for reads as such; a timing or a route after it is no reason.
     assert "only when needed for severe pain" in Explainer(glossary, "").explain(
         "Oxycodone 5 mg PO q6h PRN severe pain")
-    for line in ("Paracetamol 1 g PRN q6h", "Ondansetron 4 mg PRN PO", "Ibuprofen 400 mg PRN, with food"):
+    for line in ("Paracetamol 1 g PRN q6h", "Ondansetron 4 mg PRN PO", "Ibuprofen 400 mg PRN, with food",
+                 "Morphine IV PRN then oral pain relief"):
         assert "needed for" not in Explainer(glossary, "").explain(line), line
 
 

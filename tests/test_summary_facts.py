@@ -9,7 +9,7 @@ import pytest
 
 from desktop_app.core.glossary.glossary import load_glossary
 from desktop_app.core.pipelines.grounding import missing_facts, unsupported_facts
-from desktop_app.core.pipelines.summary_facts import read_summary, split_summary
+from desktop_app.core.pipelines.summary_facts import read_summary, section_items, split_summary
 from desktop_app.core.pipelines.vocabulary import DATE, date_value, same_date, vocabulary
 
 SUMMARIES = Path(__file__).parent / "data" / "summaries"
@@ -205,6 +205,23 @@ def test_a_problem_of_the_course_is_a_problem_whatever_its_title_names():
     assert kinds["Feeding/hydration"] == ("problem", "hospital_course")
     assert kinds["Ear infection"] == ("problem", "hospital_course")
     assert kinds["Discharge Instructions"][1] == "instructions"
+
+
+def test_a_line_with_its_own_label_is_an_item_of_its_own():
+    # A long first line with no full stop would otherwise run on into the next.
+    text = ("Discharge Diagnoses:\n"
+            "Primary: Community-acquired pneumonia of the left lower lobe with sepsis\n"
+            "Secondary: COPD, hyponatremia (resolved), type 2 DM\n\n"
+            "Hospital Course:\nTreated with IV ceftriaxone and azithromycin, then switched to\n"
+            "oral amoxicillin on day 3 when her fever had settled.\n")
+    facts = read_summary(text)
+    items = {s.title: [text[a:b] for a, b in section_items(text, s)] for s in facts.sections}
+    every = [item for found in items.values() for item in found]
+    assert "Primary: Community-acquired pneumonia of the left lower lobe with sepsis" in every
+    assert not any("Primary" in item and "Secondary" in item for item in every), items
+    # A sentence wrapped at a fixed width is still one item.
+    assert any(item.startswith("Treated with") and item.endswith("settled.")
+               for found in items.values() for item in found), items
 
 
 def test_sections_cover_the_text_in_order():

@@ -662,7 +662,7 @@ def _unit_word(unit: str, count: str) -> str:
 _OPEN, _CLOSE = "\ue000", "\ue001"  # private-use marks around Lumen's own words
 # What an "as needed" is for, right after it ("PRN pain", "PRN SOB or wheeze").
 _WHAT_FOR = re.compile(r"\s+(?!(?:for|if|to|and|or|up|max|maximum|not|no|until|every|"
-                       r"dispensed|disp|qty|take|with|at|in|on)\b)[A-Za-z]{2,}\b")
+                       r"dispensed|disp|qty|take|with|at|in|on|then|while|per|as|once)\b)[A-Za-z]{2,}\b")
 _MARKED = re.compile(f"{_OPEN}[^{_CLOSE}]*{_CLOSE}")
 
 

@@ -793,6 +793,9 @@ def table_header(summary: str, section: SummarySection, position: int,
     return header
 
 
+_LABELLED_LINE = re.compile(r"\s*[A-Z][A-Za-z]+(?: [A-Za-z]+){0,2}:\s+\S")
+
+
 def section_items(summary: str, section: SummarySection) -> list[tuple[int, int]]:
     """The items of a section: each line of a list (with the lines it wraps onto), and the
     sentences of a paragraph, its lines wrapped at a fixed width joined again.  A table's
@@ -829,7 +832,9 @@ def section_items(summary: str, section: SummarySection) -> list[tuple[int, int]
             # A line continues the one before when that one is left open (no full stop,
             # colon or semicolon) and this one reads on: lower case, or prose wrapped at
             # a fixed width.
-            if not re.search(r"[.!?:;]$", so_far) and "\n" in summary[previous[1]:a] and (
+            # A line that opens with its own label ("Secondary: AKI, ...") starts an item.
+            if not re.search(r"[.!?:;]$", so_far) and "\n" in summary[previous[1]:a] and not \
+                    _LABELLED_LINE.match(line) and (
                     line.lstrip()[:1].islower() or line.lstrip()[:1] == "("
                     or (prose and len(last_line) >= 50)
                     or (previous[2] and line[:1].isspace())):
