@@ -1048,7 +1048,7 @@ def test_simplify_tab_side_by_side_and_export(qtbot, quick_window, tmp_path):
     assert said in page.grades.text()
     assert f"{len(handout.medicines)} medicine(s)" in page.grades.text()
     assert f"Reading grade of what the patient reads first: {handout.trace.final_fkgl:.1f}" \
-        in page.grades.text()
+        f" (aim: {quick_window.session.settings.handout_grade_goal:g} or lower" in page.grades.text()
     page.grab().save(str(tmp_path / "simplify.png"))
     page.export(tmp_path / "handout.pdf")
     assert (tmp_path / "handout.pdf").read_bytes().startswith(b"%PDF")

@@ -123,7 +123,7 @@ def cmd_simplify(args, paths, settings) -> int:
     elif out is None:
         print(handout.to_text())
     if not args.json:
-        print("  " + handout_status(handout, settings.readability_limit), file=sys.stderr)
+        print("  " + handout_status(handout, settings.handout_grade_goal), file=sys.stderr)
         story = handout.story()
         if story is not None and story.problems:
             print("  Why the model's rewrite was not shown: " + "; ".join(story.problems[:3]),

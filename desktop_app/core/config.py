@@ -348,6 +348,13 @@ class Settings:
         700, "Longest handout section (tokens)",
         "Most tokens for one rewritten section of a handout.", group="Ask",
         minimum=64, maximum=4096)
+    handout_grade_goal: float = _setting(
+        6.5, "Reading grade a handout aims for",
+        "The school grade (Flesch-Kincaid) the part of a handout a patient reads first aims "
+        "to be at or below; shown beside the grade the handout reached. Health-literacy "
+        "guidance asks for grade 6 to 8. Medicine names and diagnoses keep their own words "
+        "(they are facts), so a handout may stay above it.", group="Ask",
+        minimum=1.0, maximum=20.0)
     handout_story_sentences: int = _setting(
         6, "Sentences in \"What happened in hospital\"",
         "Most sentences of a handout's \"What happened in hospital\": the diagnoses first, "

@@ -142,7 +142,7 @@ class SimplifyPage(QWidget):
         self.plain.setHtml(handout.to_html())
         for button in (self.run_button, self.export_button, self.print_button):
             button.setEnabled(True)
-        self.grades.setText(handout_status(handout, self.session.settings.readability_limit))
+        self.grades.setText(handout_status(handout, self.session.settings.handout_grade_goal))
 
     def _failed(self, exc: BaseException) -> None:
         self._task = None

@@ -786,7 +786,7 @@ class SimplifyPipeline(Pipeline):
                               self.grade(original), explained_grade, problems, part="story")
 
 
-def handout_status(handout: Handout, readability_limit: float) -> str:
+def handout_status(handout: Handout, grade_goal: float) -> str:
     """How the handout was made, in a few plain sentences (the Simplify tab, `lumen
     simplify`): what the tables hold, who wrote the story and why, the reading grade of
     what the patient reads first, and any line copied in word for word."""
@@ -803,8 +803,10 @@ def handout_status(handout: Handout, readability_limit: float) -> str:
                  "they already read below the grade limit, so the model was not asked.")
     grade = handout.trace.final_fkgl
     if grade is not None:
-        text += (f" Reading grade of what the patient reads first: {grade:.1f} (goal: below "
-                 f"{readability_limit:g}).")
+        text += (f" Reading grade of what the patient reads first: {grade:.1f} (aim: "
+                 f"{grade_goal:g} or lower"
+                 + ("; medicine names and diagnoses keep their own words)." if grade > grade_goal
+                    else ")."))
     care = len(handout.part("care_team"))
     if care:
         text += f" {care} part(s) of the summary are kept as written for the care team."
