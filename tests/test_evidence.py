@@ -108,6 +108,11 @@ def test_a_medicine_list_is_not_a_loop_but_a_dose_said_over_and_over_is():
               "Clopidogrel 75 mg by mouth daily - NEW.")
     assert repeated_phrase(marked) == ""
     assert repeated_phrase("mg by mouth daily new. " * 4) == "mg by mouth daily new"
+    # ... or a number and its unit, as Lumen writes a medicine ("Take X 20 mg by mouth once a day").
+    written = ("Start taking Torsemide 20 mg by mouth once a day. Stop taking furosemide (40 mg "
+               "by mouth once a day). Do not take Spironolactone (25 mg by mouth once a day) for now.")
+    assert repeated_phrase(written) == ""
+    assert repeated_phrase("by mouth once a day. " * 4) == "by mouth once a day"
 
 
 def test_an_invented_dose_a_made_up_medicine_and_a_bare_number_are_unsupported(glossary):

@@ -139,7 +139,10 @@ def repeated_phrase(text: str) -> str:
         gram = tuple(tokens[index:index + n])
         counts[gram] = counts.get(gram, 0) + 1
         numbers = [word for word in gram if word.replace(".", "").isdigit()]
-        after_number = index > 0 and tokens[index - 1].replace(".", "").isdigit()
+        # Just after a number, or after a number and its unit ("20 mg | by mouth once a day").
+        after_number = (index > 0 and tokens[index - 1].replace(".", "").isdigit()) or (
+            index > 1 and tokens[index - 1] in rules.dosing_words
+            and tokens[index - 2].replace(".", "").isdigit())
         dosing = (numbers or after_number) and all(word in rules.dosing_words or word in numbers
                                                    for word in gram)
         if counts[gram] >= (rules.repeat_times_dosing if dosing else rules.repeat_times):
