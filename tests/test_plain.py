@@ -341,6 +341,12 @@ def test_a_diagnosis_said_twice_is_told_once_the_longer_way(glossary):
     assert sum("ronchiolitis" in line for line in lines) == 1, lines
     assert any("resolved" in line or "cleared up" in line for line in lines), lines
     assert sum("ar infection" in line for line in lines) == 1, lines
+    # Only a name that another starts with, as a whole word: these are two each.
+    for first, second in (("Gout", "Gouty arthritis of the knee"), ("Stroke", "Heat stroke")):
+        summary = (f"Discharge Diagnoses:\n1. {first}\n2. {second}\n\nHospital Course:\n"
+                   "Given fluids on day 1.\n")
+        story = handout_without_model(summary, glossary).story().text.lower()
+        assert f"{first.lower()}.\n" in story and second.lower() in story, story
 
 
 @pytest.mark.parametrize("written, kept", [

@@ -703,8 +703,8 @@ def answer_lines(evidence: list[EvidenceLine], count: int = ANSWER_LINES,
                  question: str = "") -> list[EvidenceLine]:
     """The best line, and those that score close to it (at most `count` in all), then the
     related lines a patient needs beside them (IN_THE_ANSWER; a follow-up only for a
-    question of FOLLOW_UP_KINDS, else it stays in the evidence list); the sentence before the best line (a "why"
-    question's reason) comes first, as the summary has it.  Unless the question asks why
+    question of FOLLOW_UP_KINDS, else it stays in the evidence list); the sentence before
+    the best line (a "why" question's reason) comes first, as the summary has it.  Unless the question asks why
     or what happened, a line that says what to do (a medicine's line, an instruction, a
     warning sign, a follow-up) comes before one that tells the stay's story, so the
     answer's first words are the instruction ("every 4 hours as needed"), not the course

@@ -381,7 +381,6 @@ LIST_ITEMS = 3
 # a sentence that starts with "If" lists its conditions and then what to do, and stays so.
 _LIST_LEAD = re.compile(r"^(?P<lead>(?!if\b)\w[^,;:()]*?\s(?:for|if):?)\s+(?P<rest>\S.*)$",
                         re.IGNORECASE)
-_JOINED = re.compile(r"\b(?:or|and)\b", re.IGNORECASE)
 # "a sudden," in "a sudden, severe, or new headache": a word that describes a noun to come.
 # ("grunting," alone is a thing to watch for; "a racing," is not).
 _DESCRIBING_ONLY = re.compile(r"(?:a|an|the|any|more|new)\s+\w+(?:ing|ed|en|ful|ous|ive|al|ic|ish|ly)$"
@@ -394,10 +393,12 @@ def list_items(sentence: str) -> tuple[str, list[str]] | None:
     pain, or vomiting that does not stop." -> ("Call for", ["fever", "new pain", "vomiting
     that does not stop"]); the items are the sentence's own words, in its order.  None
     where the list cannot be read without doubt: a lead that is not an action then "for"
-    or "if" (or has a comma or a bracket), a list of more than one sentence, a last item without its own comma and "or", an item that starts with
-    "or"/"and"/"if" before the last (a list inside the list) or is only words that
-    describe ("a racing," "severe," "pale or blue"), or a last item whose words after an "or" end in a place ("swelling or drainage
-    from the wound": does "from the wound" belong to the items before it too?)."""
+    or "if" (or has a comma or a bracket); a list of more than one sentence; a last item
+    without its own comma and "or"; an item before the last that starts with "or", "and"
+    or "if" (a list inside the list) or is only words that describe ("a racing,",
+    "severe,", "pale or blue"); a last item whose words after an "or" end in a place
+    ("swelling or drainage from the wound": does "from the wound" belong to the items
+    before it too?)."""
     text = sentence.strip()
     if len(text.split()) < LIST_SENTENCE_WORDS or text.count("(") != text.count(")"):
         return None

@@ -46,8 +46,8 @@ from .ask import EventCallback, clean_reply
 from .base import Pipeline
 from .checks import degeneracy_problems, failing_early
 from .evidence import Explainer
-from .plain import list_items
 from .grounding import missing_facts, unsupported_facts
+from .plain import list_items
 from .safety import inspect_document, neutralise_control_markers, reads_like_instruction
 from .summary_facts import (Medication, SummaryFacts, SummarySection, medicine_names, patient_text,
                             read_summary, section_items)
@@ -276,6 +276,7 @@ class Handout:
             if self.more_from_lists.get("medications"):
                 parts.append("<ul>" + "".join(f"<li>{esc(line)}</li>" for line
                                               in self.more_from_lists["medications"]) + "</ul>")
+
         def html_item(item: str) -> str:
             listed = list_items(item)
             if not listed:
@@ -470,10 +471,10 @@ def care_team_detail(text: str, glossary: Glossary | None) -> bool:
 def story_lines(summary: str, facts: SummaryFacts, glossary: Glossary | None,
                 count: int) -> list[str]:
     """The sentences "What happened in hospital" is told from, at most `count`: the
-    diagnoses (at most STORY_DIAGNOSES; a numbered problem's title is one; each once), or without
-    them the first sentence of the history (why the patient came); then the sentences of
-    the hospital course and the results, in the summary's order, leaving out detail for
-    the care team (care_team_detail)."""
+    diagnoses (at most STORY_DIAGNOSES, each once; a numbered problem's title is one), or
+    without them the first sentence of the history (why the patient came); then the
+    sentences of the hospital course and the results, in the summary's order, leaving out
+    detail for the care team (care_team_detail)."""
     diagnoses, history, course, results = [], [], [], []
     for section in facts.sections:
         kind = section.effective_kind
@@ -491,10 +492,16 @@ def story_lines(summary: str, facts: SummaryFacts, glossary: Glossary | None,
                 continue
             {"diagnoses": diagnoses, "history": history, "results": results}.get(
                 kind, course).append(text)
-    # A problem's title said again in the diagnoses, with more ("RSV bronchiolitis" and
-    # "RSV bronchiolitis, resolved"), is said once, the longer way.
-    diagnoses = [d for d in dict.fromkeys(diagnoses)
-                 if not any(d != other and d.lower() in other.lower() for other in diagnoses)]
+    # A problem's title said again in the diagnoses, with more after it ("RSV
+    # bronchiolitis" and "RSV bronchiolitis, resolved"), is said once, the longer way;
+    # "Stroke" and "Heat stroke", or "Gout" and "Gouty arthritis", are two.
+    named: dict[str, tuple[str, str]] = {}  # by the name without its list number
+    for d in diagnoses:
+        name = re.sub(r"^[\s\-*•\d.)]+", "", d)
+        named.setdefault(name.lower(), (d, name))
+    diagnoses = [d for d, name in named.values()
+                 if not any(name != other and re.match(rf"{re.escape(name)}(?!\w)", other,
+                                                       re.IGNORECASE) for _d, other in named.values())]
     lead = diagnoses[:STORY_DIAGNOSES] or history[:1]
     return (lead + course + results)[:count]
 
