@@ -163,3 +163,120 @@ def test_a_refused_keyring_rotation_leaves_no_key_behind(profile, memory_keyring
     assert memory_keyring.items == entries
     assert "pending_account" not in KeyManager(profile.database_file).source_file.read_text()
     open_store(profile.database_file).close()
+
+
+# ---- issue #32: a backup can never hurt the profile; a damaged backup says so ----
+
+
+def _backup_targets_that_must_be_refused(profile, tmp_path):
+    """Every way a target can be, or lead to, the live database or its profile."""
+    hard_link = tmp_path / "hard-link.db"
+    hard_link.hardlink_to(profile.database_file)
+    symbolic = tmp_path / "symbolic.db"
+    symbolic.symlink_to(profile.database_file)
+    other = Paths.resolve(tmp_path / "other-profile")
+    other.ensure()
+    open_store(other.database_file, TEST_PASSPHRASE).close()
+    return {
+        "the live database": (profile.database_file, "inside Lumen's profile"),
+        "its write-ahead log": (profile.database_file.with_name("lumen.db-wal"), "inside"),
+        "a new file in the data folder": (profile.data_dir / "copy.db", "inside"),
+        "the settings folder": (profile.config_dir / "backup.db", "inside"),
+        "a hard link to it": (hard_link, "is a Lumen database"),
+        "a symbolic link to it": (symbolic, "inside Lumen's profile"),
+        "another profile's database": (other.database_file, "is a Lumen database"),
+        "another profile's journal": (other.database_file.with_name("lumen.db-journal"),
+                                      "side file of the Lumen database"),
+    }
+
+
+def test_a_backup_onto_the_live_database_or_into_the_profile_is_refused(profile, passphrase_env,
+                                                                         tmp_path):
+    with open_store(profile.database_file) as store:
+        targets = _backup_targets_that_must_be_refused(profile, tmp_path)
+        _with_patient_text(store)
+        before = _rows(store)
+        for name, (target, reason) in targets.items():
+            existed = target.exists()
+            with pytest.raises(StoreError, match=reason):
+                backup(store, target, BACKUP_PASSPHRASE,
+                       {"settings.toml": profile.settings_file}, force=True,
+                       profile_folders=profile.folders)
+            assert target.exists() == existed, name
+        assert store.verify_audit().ok
+    with open_store(profile.database_file) as store:  # the database still opens, as it was
+        after = _rows(store)
+        assert store.verify_audit().ok
+    assert after == before
+    assert not [p for p in tmp_path.rglob("*.partial")]
+
+
+def test_a_backup_never_overwrites_without_force_and_is_read_back_before_it_counts(
+        profile, passphrase_env, tmp_path):
+    from desktop_app.core.store.custody import _verify_backup
+
+    existing = tmp_path / "keep-me.db"
+    existing.write_bytes(b"a file the user wanted")
+    with open_store(profile.database_file) as store:
+        _with_patient_text(store)
+        with pytest.raises(StoreError, match="exists already"):
+            backup(store, existing, BACKUP_PASSPHRASE, {})
+        assert existing.read_bytes() == b"a file the user wanted"
+        assert "profile.backed_up" not in [e["action"] for e in store.audit_entries()]
+        summary = backup(store, existing, BACKUP_PASSPHRASE, {}, force=True)
+    assert summary["path"] == str(existing.resolve())
+    assert existing.read_bytes() != b"a file the user wanted"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "keep-me.db"]  # no partial file
+    # The read-back check fails on a backup damaged after it was written.
+    _verify_backup(existing, BACKUP_PASSPHRASE, summary["tables"], {})
+    damaged = bytearray(existing.read_bytes())
+    damaged[len(damaged) // 2] ^= 0xFF
+    existing.write_bytes(bytes(damaged))
+    with pytest.raises(StoreError, match="did not read back whole"):
+        _verify_backup(existing, BACKUP_PASSPHRASE, summary["tables"], {})
+
+
+@pytest.mark.parametrize("damage", ["a flipped byte inside", "the last 1,000 bytes cut off",
+                                    "the last page cut off"])
+def test_a_damaged_backup_is_reported_as_damaged_and_restores_nothing(profile, passphrase_env,
+                                                                      tmp_path, damage):
+    archive = tmp_path / "backup.db"
+    with open_store(profile.database_file) as store:
+        _with_patient_text(store)
+        backup(store, archive, BACKUP_PASSPHRASE, {})
+    data = bytearray(archive.read_bytes())
+    if damage == "a flipped byte inside":
+        data[len(data) // 2] ^= 0xFF
+    else:
+        data = data[:-1000] if "1,000" in damage else data[:-4096]
+    archive.write_bytes(bytes(data))
+    fresh = Paths.resolve(tmp_path / "fresh")
+    fresh.ensure()
+    with pytest.raises(StoreError, match="is damaged") as raised:
+        restore(archive, BACKUP_PASSPHRASE, fresh.database_file, NEW_PASSPHRASE)
+    assert not isinstance(raised.value, WrongKeyError)
+    assert "nothing was restored" in raised.value.message
+    assert not fresh.database_file.exists()
+
+
+def test_backup_and_restore_commands_refuse_what_would_hurt_the_data(profile, tmp_path):
+    from helpers import run_lumen
+
+    env = {"LUMEN_PASSPHRASE": TEST_PASSPHRASE, "LUMEN_BACKUP_PASSPHRASE": BACKUP_PASSPHRASE}
+    onto_live = run_lumen("backup", str(profile.database_file), env=env)
+    assert onto_live.returncode == 2 and "inside Lumen's profile" in onto_live.stderr
+    assert "Traceback" not in onto_live.stderr
+    assert run_lumen("audit", "verify", env=env).returncode == 0  # it still opens, intact
+    archive = tmp_path / "backup.db"
+    archive.write_text("keep")
+    kept = run_lumen("backup", str(archive), env=env)
+    assert kept.returncode == 2 and "--force" in kept.stderr and archive.read_text() == "keep"
+    forced = run_lumen("backup", str(archive), "--force", env=env)
+    assert forced.returncode == 0 and "read back whole" in forced.stdout, forced.stderr
+    data = archive.read_bytes()
+    archive.write_bytes(data[:-1000])
+    damaged = run_lumen("--profile", str(tmp_path / "fresh"), "restore", str(archive),
+                        env={**env, "LUMEN_PASSPHRASE": NEW_PASSPHRASE})
+    assert damaged.returncode == 2 and "damaged (it was cut short)" in damaged.stderr
+    assert "Traceback" not in damaged.stderr
+    assert not Paths.resolve(tmp_path / "fresh").database_file.exists()

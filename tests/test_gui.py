@@ -227,6 +227,29 @@ def test_the_profile_is_backed_up_from_the_file_menu(qtbot, window, profile, tmp
     _key, files = restore(tmp_path / "profile.db", "backup passphrase here", fresh.database_file,
                           "restored passphrase")
     assert files["settings.toml"] == profile.settings_file.read_text()
+    # Again onto the same file: the window asks first, and "No" leaves the file as it was.
+    qtbot.waitUntil(lambda: window.findChild(QMessageBox, "infoDialog") is not None,
+                    timeout=10_000)
+    window.findChild(QMessageBox, "infoDialog").close()
+    written = (tmp_path / "profile.db").read_bytes()
+    asked = []
+
+    def decline(box):
+        asked.append(box.text())
+        box.button(QMessageBox.StandardButton.No).click()
+
+    _answer_next_dialog(qtbot, decline)
+    back_up_profile(window, window.session, finished.append, tmp_path / "profile.db")
+    assert "exists already" in asked[0] and len(finished) == 1
+    assert (tmp_path / "profile.db").read_bytes() == written
+    # Onto the live database (issue #32): refused before a passphrase is asked for.
+    back_up_profile(window, window.session, finished.append, profile.database_file)
+    qtbot.waitUntil(lambda: window.findChild(QMessageBox, "errorDialog") is not None,
+                    timeout=10_000)
+    assert "inside Lumen's profile" in window.findChild(QMessageBox, "errorDialog").text()
+    window.findChild(QMessageBox, "errorDialog").close()
+    assert len(finished) == 1 and window.session.store.verify_audit().ok
+    open_store(profile.database_file, TEST_PASSPHRASE).close()
 
 
 def test_the_window_locks_when_idle_and_on_ctrl_l_and_hides_patient_text(qtbot, window, tmp_path):

@@ -91,16 +91,18 @@ def cmd_key(args, paths, settings) -> int:
 
 def cmd_backup(args, paths, settings) -> int:
     from ..core.store import open_store
-    from ..core.store.custody import backup
+    from ..core.store.custody import backup, check_backup_target
 
     out = Path(args.file)
     with open_store(paths.database_file, passphrase_for(paths)) as store:
+        check_backup_target(store, out, force=args.force, profile_folders=paths.folders)
         phrase = new_passphrase("LUMEN_BACKUP_PASSPHRASE", "passphrase for the backup")
-        summary = backup(store, out, phrase, paths.profile_files)
+        summary = backup(store, out, phrase, paths.profile_files, force=args.force,
+                         profile_folders=paths.folders)
     rows = sum(summary["tables"].values())
-    print(f"Backup written to {out}: {rows} rows in {len(summary['tables'])} tables, and "
-          f"{', '.join(summary['files']) or 'no profile files'}. It opens only with its "
-          "passphrase.")
+    print(f"Backup written to {summary['path']} and read back whole: {rows} rows in "
+          f"{len(summary['tables'])} tables, and {', '.join(summary['files']) or 'no profile files'}. "
+          "It opens only with its passphrase.")
     return EXIT_OK
 
 
@@ -151,8 +153,13 @@ def register(sub) -> None:
         description="Every table of the database, the settings and the model list, in one "
                     "SQLCipher file encrypted with a passphrase chosen for it (asked twice, or "
                     "LUMEN_BACKUP_PASSPHRASE). The vector index is rebuilt after a restore with "
-                    "'lumen knowledge reindex'.")
-    p.add_argument("file", help="the backup file to write")
+                    "'lumen knowledge reindex'. The backup is written beside the target, read "
+                    "back and checked, then renamed into place; it is never written inside the "
+                    "profile or onto a database, and never over an existing file without "
+                    "--force.")
+    p.add_argument("file", help="the backup file to write (outside the profile)")
+    p.add_argument("--force", action="store_true",
+                   help="replace FILE if it exists (never a Lumen database)")
     p.set_defaults(func=cmd_backup)
     p = sub.add_parser(
         "restore", help="restore a backup into a profile that has no database yet",

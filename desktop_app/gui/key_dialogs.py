@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFileDialog, QFormLayo
 from ..core.errors import LumenError, WrongKeyError
 from ..core.session import Session
 from ..core.store import open_store
-from ..core.store.custody import backup, change_key
+from ..core.store.custody import backup, change_key, check_backup_target
 from ..core.store.keys import MIN_PASSPHRASE_LENGTH
 from .messages import show_error, show_info
 from .workers import run_in_background
@@ -132,13 +132,33 @@ def back_up_profile(parent: QWidget, session: Session, on_done: Callable[[dict],
     store = session.store
     if store is None:
         return
+    folders = session.paths.folders
     if destination is None:
+        # The save dialog itself asks before a file is replaced.
         chosen, _ = QFileDialog.getSaveFileName(parent, "Back up Lumen's profile",
                                                 str(Path.home() / "lumen-backup.db"),
                                                 "Lumen backup (*.db)")
         if not chosen:
             return
         destination = Path(chosen)
+        asked = True
+    else:
+        asked = False
+    try:  # before anything is asked: a target that is refused whatever the answer
+        check_backup_target(store, destination, force=True, profile_folders=folders)
+    except LumenError as exc:
+        show_error(parent, exc)
+        return
+    if destination.exists() and not asked:
+        answer = QMessageBox.question(
+            parent, "Replace the file?",
+            f"{destination} exists already. Replace it with the new backup?",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+            QMessageBox.StandardButton.No)
+        if answer != QMessageBox.StandardButton.Yes:
+            return
+    # Replacing was agreed to: here, or by the save dialog, which asks itself.
+    force = True
     dialog = PassphraseDialog(
         "A passphrase for the backup",
         "The backup holds patient text, encrypted with a passphrase of its own. Keep it "
@@ -148,12 +168,13 @@ def back_up_profile(parent: QWidget, session: Session, on_done: Callable[[dict],
     files = session.paths.profile_files
 
     def work(progress, cancel):
-        return backup(store, destination, dialog.new.text(), files)
+        return backup(store, destination, dialog.new.text(), files, force=force,
+                      profile_folders=folders)
 
     def done(summary: dict) -> None:
         rows = sum(summary["tables"].values())
         show_info(parent, "Backup written",
-                  f"{destination} holds {rows} rows and {', '.join(summary['files']) or 'no'} "
+                  f"{summary['path']} was read back whole: it holds {rows} rows and {', '.join(summary['files']) or 'no'} "
                   "profile files. To restore it, on this or another workstation: "
                   "lumen --profile NEW_FOLDER restore FILE.")
         if on_done is not None:
