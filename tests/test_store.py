@@ -260,3 +260,50 @@ def test_two_processes_writing_at_once_keep_one_chain(profile, passphrase_env):
         check = store.verify_audit()
     assert check.ok, check.problem
     assert check.entries == 1 + 3 * 40
+
+
+def _without_the_sealing_key(store) -> None:
+    from desktop_app.core.store.audit_chain import SECRET_KEY
+
+    store.execute("DELETE FROM app_meta WHERE key = ?", (SECRET_KEY,))
+
+
+def test_an_action_and_its_audit_entry_commit_together_or_not_at_all(profile, passphrase_env):
+    """Issue #32, finding 7: an action that cannot be audited is not done."""
+    from desktop_app.core.evaluation.dataset import Dataset, Sample
+    from desktop_app.core.evaluation.runs import EvaluationStore as Evaluations
+    from desktop_app.core.glossary.entries import save_local
+
+    dataset = Dataset(name="tiny", format="generic", source_file="tiny.jsonl",
+                      source_sha256="0" * 64, samples=[Sample(id="1", input="q", target="a")])
+    with open_store(profile.database_file) as store:
+        evaluations = Evaluations(store)
+        saved = evaluations.save_dataset(dataset)
+        assert store.audit_entries(1)[0]["action"] == "bench.dataset_imported"
+        _without_the_sealing_key(store)
+        for action in (lambda: evaluations.save_dataset(
+                           Dataset(**{**dataset.__dict__, "source_sha256": "1" * 64})),
+                       lambda: evaluations.create_run(saved.id, "zero-shot", [], {}, None),
+                       lambda: save_local(store, term="A term", definition="A definition.",
+                                          category="condition")):
+            with pytest.raises(StoreError, match="sealing key is missing"):
+                action()
+        assert store.query("SELECT count(*) FROM eval_dataset")[0][0] == 1
+        assert store.query("SELECT count(*) FROM eval_run")[0][0] == 0
+        assert store.query("SELECT count(*) FROM glossary_local")[0][0] == 0
+
+
+def test_an_import_that_cannot_be_audited_imports_nothing(profile):
+    from desktop_app.core.pipelines.calibration import demo_benchmark
+    from helpers import run_lumen
+
+    env = {"LUMEN_PASSPHRASE": TEST_PASSPHRASE}
+    with open_store(profile.database_file, TEST_PASSPHRASE) as store:
+        _without_the_sealing_key(store)
+    imported = run_lumen("evaluate", "import", "--format", "medisumqa", str(demo_benchmark()),
+                         env=env)
+    assert imported.returncode == 2 and "sealing key is missing" in imported.stderr
+    assert "Traceback" not in imported.stderr
+    with open_store(profile.database_file, TEST_PASSPHRASE) as store:
+        assert store.query("SELECT count(*) FROM eval_dataset")[0][0] == 0
+        assert store.query("SELECT count(*) FROM eval_sample")[0][0] == 0

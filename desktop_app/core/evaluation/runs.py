@@ -79,7 +79,9 @@ class EvaluationStore:
         if existing is not None:
             return existing
         imported_at = _now()
-        with self.store.transaction() as conn:
+        with self.store.audited("bench.dataset_imported",
+                                {"dataset": dataset_id, "format": dataset.format,
+                                 "samples": len(dataset.samples)}) as conn:
             conn.execute("INSERT INTO eval_dataset (id, name, format, source_file, source_sha256, "
                          "language, sample_count, imported_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                          (dataset_id, dataset.name, dataset.format, dataset.source_file,
@@ -90,8 +92,6 @@ class EvaluationStore:
                 [(dataset_id, s.id, n, s.input, s.target, s.context,
                   json.dumps(s.metadata, ensure_ascii=False, default=str))
                  for n, s in enumerate(dataset.samples)])
-        self.store.audit("bench.dataset_imported", {"dataset": dataset_id, "format": dataset.format,
-                                                    "samples": len(dataset.samples)})
         saved = self.dataset(dataset_id)
         saved.new = True
         return saved
@@ -133,12 +133,13 @@ class EvaluationStore:
                    limit: int | None) -> str:
         run_id = uuid.uuid4().hex[:12]
         now = _now()
-        self.store.execute(
-            "INSERT INTO eval_run (id, dataset_id, system, scorers, config, status, sample_limit, "
-            "created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'paused', ?, ?, ?)",
-            (run_id, dataset_id, system, json.dumps(scorers), json.dumps(config), limit, now, now))
-        self.store.audit("bench.run_created", {"run": run_id, "dataset": dataset_id, "system": system,
-                                               "limit": limit})
+        with self.store.audited("bench.run_created", {"run": run_id, "dataset": dataset_id,
+                                                      "system": system, "limit": limit}) as conn:
+            conn.execute(
+                "INSERT INTO eval_run (id, dataset_id, system, scorers, config, status, "
+                "sample_limit, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'paused', ?, ?, ?)",
+                (run_id, dataset_id, system, json.dumps(scorers), json.dumps(config), limit, now,
+                 now))
         return run_id
 
     def run(self, run_id: str) -> dict[str, Any]:

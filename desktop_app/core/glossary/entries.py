@@ -159,7 +159,8 @@ def save_local(store: Store, *, term: str, definition: str, category: str,
     values = (term.strip(), json.dumps([a.strip() for a in aliases if a.strip()]),
               json.dumps([a.strip() for a in abbreviations if a.strip()]), definition.strip(),
               category, int(hidden), author, now)
-    with store.transaction() as conn:
+    detail = {"overrides": overrides or ""}
+    with store.audited("glossary.local_saved", detail) as conn:
         if entry_key and entry_key.startswith("local:"):
             row_id = int(entry_key.split(":", 1)[1])
             conn.execute("UPDATE glossary_local SET term=?, aliases=?, abbreviations=?, "
@@ -175,7 +176,7 @@ def save_local(store: Store, *, term: str, definition: str, category: str,
                 "updated_at=excluded.updated_at RETURNING id",
                 (overrides, *values))
             row_id = cursor.fetchone()[0]
-    store.audit("glossary.local_saved", {"entry": f"local:{row_id}", "overrides": overrides or ""})
+        detail["entry"] = f"local:{row_id}"
     return f"local:{row_id}"
 
 
@@ -183,8 +184,8 @@ def delete_local(store: Store, entry_key: str) -> None:
     if not entry_key.startswith("local:"):
         raise GlossaryError("Only staff additions and edits can be deleted.",
                             "To hide a shipped or imported entry, edit it and tick 'Hide'.")
-    store.execute("DELETE FROM glossary_local WHERE id = ?", (int(entry_key.split(":", 1)[1]),))
-    store.audit("glossary.local_deleted", {"entry": entry_key})
+    with store.audited("glossary.local_deleted", {"entry": entry_key}) as conn:
+        conn.execute("DELETE FROM glossary_local WHERE id = ?", (int(entry_key.split(":", 1)[1]),))
 
 
 def export_local(store: Store, path: Path) -> int:

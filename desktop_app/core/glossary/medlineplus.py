@@ -98,8 +98,10 @@ def import_medlineplus(store: Store, path: Path, progress: ProgressCallback = No
     total_bytes = path.stat().st_size
     now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     counts: ImportCounts | None = None
+    detail: dict = {}
     try:
-        with store.transaction() as conn, path.open("rb") as handle:
+        with store.audited("glossary.medlineplus_imported", detail) as conn, \
+                path.open("rb") as handle:
             context = ET.iterparse(handle, events=("start", "end"))
             for event, element in context:
                 if counts is None:
@@ -129,6 +131,7 @@ def import_medlineplus(store: Store, path: Path, progress: ProgressCallback = No
                 "new_topics, names) VALUES (?, ?, ?, ?, ?, ?)",
                 (counts.source_file, counts.source_date, now, counts.topics, counts.new_topics,
                  counts.also_called + counts.see_references))
+            detail.update({k: v for k, v in counts.to_dict().items() if k != "by_language"})
     except ET.ParseError as exc:
         line, column = exc.position
         raise ImportFormatError(
@@ -146,8 +149,6 @@ def import_medlineplus(store: Store, path: Path, progress: ProgressCallback = No
         problem = unreadable(path.name, exc)
         raise ImportFormatError(problem.message, problem.fix) from None
     report(progress, total_bytes, total_bytes, f"{counts.topics} topics imported")
-    store.audit("glossary.medlineplus_imported", {k: v for k, v in counts.to_dict().items()
-                                                  if k != "by_language"})
     return counts
 
 

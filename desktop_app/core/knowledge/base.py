@@ -137,23 +137,25 @@ class KnowledgeBase:
             raise LumenError(f"{name} gave no text to add.", "Check that it is the right file.")
         document_id = new_id()
         ids = [new_id() for _ in chunks]
-        with self.store.transaction() as conn:
-            conn.execute("INSERT INTO kb_document (id, name, source_sha256, kind, declarative, "
-                         "added_at) VALUES (?, ?, ?, ?, ?, ?)",
-                         (document_id, name, source_sha256, kind, int(declarative), _now()))
-            conn.executemany(
-                "INSERT INTO kb_chunk (id, document_id, ordinal, text, statement, chapter) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                [(chunk_id, document_id, n, c.text, c.statement, c.chapter)
-                 for n, (chunk_id, c) in enumerate(zip(ids, chunks))])
+        # The vectors first, then the rows with their audit entry in one transaction: a
+        # failure in either leaves neither (the vectors are taken out again).
+        self.index.add(KNOWLEDGE, ids, vectors,
+                       [{"chapter": c.chapter, "document": document_id} for c in chunks])
         try:
-            self.index.add(KNOWLEDGE, ids, vectors,
-                           [{"chapter": c.chapter, "document": document_id} for c in chunks])
+            with self.store.audited("kb.add", {"document": document_id, "kind": kind,
+                                               "chunks": len(chunks),
+                                               "declarative": declarative}) as conn:
+                conn.execute("INSERT INTO kb_document (id, name, source_sha256, kind, "
+                             "declarative, added_at) VALUES (?, ?, ?, ?, ?, ?)",
+                             (document_id, name, source_sha256, kind, int(declarative), _now()))
+                conn.executemany(
+                    "INSERT INTO kb_chunk (id, document_id, ordinal, text, statement, chapter) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    [(chunk_id, document_id, n, c.text, c.statement, c.chapter)
+                     for n, (chunk_id, c) in enumerate(zip(ids, chunks))])
         except BaseException:
-            self.store.execute("DELETE FROM kb_document WHERE id = ?", (document_id,))
+            self.index.delete(KNOWLEDGE, ids=ids)
             raise
-        self.store.audit("kb.add", {"document": document_id, "kind": kind, "chunks": len(chunks),
-                                    "declarative": declarative})
         return self.document(document_id)
 
     def documents(self) -> list[KnowledgeDocument]:
@@ -178,8 +180,8 @@ class KnowledgeBase:
         ids = [r[0] for r in self.store.query("SELECT id FROM kb_chunk WHERE document_id = ?",
                                               (document.id,))]
         self.index.delete(KNOWLEDGE, ids=ids)
-        self.store.execute("DELETE FROM kb_document WHERE id = ?", (document.id,))
-        self.store.audit("kb.remove", {"document": document.id, "chunks": len(ids)})
+        with self.store.audited("kb.remove", {"document": document.id, "chunks": len(ids)}) as conn:
+            conn.execute("DELETE FROM kb_document WHERE id = ?", (document.id,))
         return document
 
     def statements(self, ids: Iterable[str]) -> dict[str, Statement]:
@@ -249,22 +251,23 @@ class CaseBase:
             raise LumenError(f"{name} holds no cases.", "Check that it is the right file.")
         set_id = new_id()
         ids = [new_id() for _ in records]
-        with self.store.transaction() as conn:
-            conn.execute("INSERT INTO case_set (id, name, source_sha256, imported_at, removals) "
-                         "VALUES (?, ?, ?, ?, ?)",
-                         (set_id, name, source_sha256, _now(), json.dumps(removals)))
-            conn.executemany(
-                "INSERT INTO case_record (id, set_id, record_key, ordinal, complaint, diagnosis, "
-                "treatment, demographics, removals) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(case_id, set_id, r.key, n, r.complaint, r.diagnosis, r.treatment,
-                  json.dumps(r.demographics), json.dumps(list(r.removals)))
-                 for n, (case_id, r) in enumerate(zip(ids, records))])
+        self.index.add(CASES, ids, vectors, [{"set": set_id} for _ in records])
         try:
-            self.index.add(CASES, ids, vectors, [{"set": set_id} for _ in records])
+            with self.store.audited("cases.import", {"set": set_id, "cases": len(records),
+                                                     "removed": removals}) as conn:
+                conn.execute("INSERT INTO case_set (id, name, source_sha256, imported_at, "
+                             "removals) VALUES (?, ?, ?, ?, ?)",
+                             (set_id, name, source_sha256, _now(), json.dumps(removals)))
+                conn.executemany(
+                    "INSERT INTO case_record (id, set_id, record_key, ordinal, complaint, "
+                    "diagnosis, treatment, demographics, removals) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(case_id, set_id, r.key, n, r.complaint, r.diagnosis, r.treatment,
+                      json.dumps(r.demographics), json.dumps(list(r.removals)))
+                     for n, (case_id, r) in enumerate(zip(ids, records))])
         except BaseException:
-            self.store.execute("DELETE FROM case_set WHERE id = ?", (set_id,))
+            self.index.delete(CASES, ids=ids)
             raise
-        self.store.audit("cases.import", {"set": set_id, "cases": len(records), "removed": removals})
         return self.case_set(set_id)
 
     def find_set(self, source_sha256: str) -> CaseSet | None:
@@ -290,8 +293,8 @@ class CaseBase:
         ids = [r[0] for r in self.store.query("SELECT id FROM case_record WHERE set_id = ?",
                                               (case_set.id,))]
         self.index.delete(CASES, ids=ids)
-        self.store.execute("DELETE FROM case_set WHERE id = ?", (case_set.id,))
-        self.store.audit("cases.remove", {"set": case_set.id, "cases": len(ids)})
+        with self.store.audited("cases.remove", {"set": case_set.id, "cases": len(ids)}) as conn:
+            conn.execute("DELETE FROM case_set WHERE id = ?", (case_set.id,))
         return case_set
 
     def cases(self, ids: Iterable[str]) -> dict[str, StoredCase]:

@@ -156,13 +156,13 @@ class Trace:
 
 def save_run(store: Store, trace: Trace, *, summary: str, question: str, result: str) -> str:
     """Keep a run in the encrypted database (the only place patient text is kept)."""
-    store.execute(
-        "INSERT INTO pipeline_run (id, kind, created_at, method, variant, summary_sha256, summary, "
-        "question, result, trace) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (trace.id, trace.kind, trace.created_at, trace.method, trace.variant,
-         trace.summary_sha256, summary, question, result, json.dumps(trace.to_dict())))
-    store.audit(f"{trace.kind}.run", {"run": trace.id, "method": trace.method,
-                                      "variant": trace.variant, **trace.totals()})
+    with store.audited(f"{trace.kind}.run", {"run": trace.id, "method": trace.method,
+                                             "variant": trace.variant, **trace.totals()}) as conn:
+        conn.execute(
+            "INSERT INTO pipeline_run (id, kind, created_at, method, variant, summary_sha256, "
+            "summary, question, result, trace) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (trace.id, trace.kind, trace.created_at, trace.method, trace.variant,
+             trace.summary_sha256, summary, question, result, json.dumps(trace.to_dict())))
     return trace.id
 
 

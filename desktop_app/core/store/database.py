@@ -169,6 +169,18 @@ class Store:
 
     # ---- audit log ----
 
+    @contextlib.contextmanager
+    def audited(self, action: str, detail: dict[str, Any] | None = None) -> Iterator[Any]:
+        """A write transaction whose audit entry commits with it, or neither does (issue #32):
+        an action that cannot be audited is not done.  `detail` may be filled in inside
+        the block (an id known only after an insert); it is read when the block ends."""
+        detail = {} if detail is None else detail
+        with self.transaction() as conn:
+            yield conn
+            self._insert_audit(action, detail, None)
+        # Outside the transaction: these empty queues a rollback would not refill.
+        self._audit_refused_connections()
+
     def audit(self, action: str, detail: dict[str, Any] | None = None,
               actor: str | None = None) -> None:
         """Record an action.  `detail` holds ids and counts only, never patient text."""
