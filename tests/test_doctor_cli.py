@@ -1,6 +1,7 @@
 """`lumen doctor` and the command line, run as a user would (child processes)."""
 
 import json
+import os
 import shutil
 
 from desktop_app.core.config import Settings
@@ -147,3 +148,20 @@ def test_audit_verify_command_and_doctor_name_the_altered_entry(profile):
     doctor = json.loads(run_lumen("doctor", "--no-speed", "--json", env=env).stdout)
     audit = next(f for f in doctor["findings"] if f["check"] == "Audit log")
     assert audit["status"] == "fail" and f"entry {first} was changed" in audit["detail"]
+
+
+def test_a_reader_that_stops_early_gets_no_traceback(profile):
+    """`lumen evaluate list | head -1` (issue #32): the pipe closes before Lumen has
+    written; the command ends quietly with the shell's status for a closed pipe."""
+    import subprocess
+    import sys
+
+    from helpers import ROOT
+
+    child = subprocess.Popen([sys.executable, "-m", "desktop_app", "evaluate", "list"],
+                             cwd=ROOT, env={**os.environ, "LUMEN_PASSPHRASE": TEST_PASSPHRASE},
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    child.stdout.close()  # the reader goes away at once
+    error = child.stderr.read().decode()
+    assert child.wait(120) == 141, error
+    assert "Traceback" not in error and "BrokenPipe" not in error, error

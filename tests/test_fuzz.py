@@ -5,8 +5,9 @@ readers' corners: deep nesting, integers of thousands of digits, lone surrogates
 quotes, unknown encodings) and hands them to every reader Lumen has: the benchmark
 importers in every format, the case importer, the glossary's local-entry and MedlinePlus
 importers, and the document reader.  Each must return, or raise a LumenError with a
-message; nothing else, within the deadline, and a failed import into the database leaves
-it as it was.
+message; nothing else, within the deadline; what a benchmark importer returns is saved into
+a real database (issue #32: storage refused a lone surrogate the reader let through), and a
+failed import into the database leaves it as it was.
 
 `make test` runs a few hundred examples per reader; LUMEN_FUZZ_EXAMPLES raises that
 (bench/bench_fuzz.py runs over 100,000 in all).
@@ -143,15 +144,30 @@ def _never_crashes(call) -> None:
 # ---- the benchmark importers -----------------------------------------------------------
 
 
+def _imports_and_saves(store, path: Path, format: str) -> None:
+    """Import, and save what imported (the database write finds what storage refuses, a
+    lone surrogate in a column no field was mapped to); a refusal saves nothing."""
+    from desktop_app.core.evaluation.runs import EvaluationStore
+
+    before = store.query("SELECT count(*) FROM eval_sample")[0][0]
+    try:
+        dataset = import_dataset(path, format)
+    except LumenError as exc:
+        assert exc.message
+        assert store.query("SELECT count(*) FROM eval_sample")[0][0] == before
+        return
+    EvaluationStore(store).save_dataset(dataset)
+
+
 @pytest.mark.parametrize("format, name", [("medisumqa", "x.jsonl"), ("generic", "x.jsonl"),
                                           ("permedcqa", "x.jsonl"), ("cases", "x.jsonl"),
                                           ("dialogue", "x.jsonl")])
 @FUZZ
 @given(data=st.one_of(jsonl_files(), st.binary(max_size=300)))
-def test_jsonl_benchmarks_never_crash(format, name, data):
+def test_jsonl_benchmarks_never_crash(fuzz_store, format, name, data):
     with tempfile.TemporaryDirectory() as folder:
         path = _write(Path(folder), name, data)
-        _never_crashes(lambda: import_dataset(path, format))
+        _imports_and_saves(fuzz_store, path, format)
 
 
 @pytest.mark.parametrize("format, name", [
@@ -159,27 +175,27 @@ def test_jsonl_benchmarks_never_crash(format, name, data):
     ("medisumqa", "x.json"), ("dialogue", "x.json")])
 @FUZZ
 @given(data=st.one_of(json_array_files(), st.binary(max_size=300)))
-def test_json_array_benchmarks_never_crash(format, name, data):
+def test_json_array_benchmarks_never_crash(fuzz_store, format, name, data):
     with tempfile.TemporaryDirectory() as folder:
         path = _write(Path(folder), name, data)
-        _never_crashes(lambda: import_dataset(path, format))
+        _imports_and_saves(fuzz_store, path, format)
 
 
 @pytest.mark.parametrize("format", ["generic", "medisumqa", "cases", "dialogue"])
 @FUZZ
 @given(data=st.one_of(csv_files(), st.binary(max_size=300)))
-def test_csv_benchmarks_never_crash(format, data):
+def test_csv_benchmarks_never_crash(fuzz_store, format, data):
     with tempfile.TemporaryDirectory() as folder:
         path = _write(Path(folder), "x.csv", data)
-        _never_crashes(lambda: import_dataset(path, format))
+        _imports_and_saves(fuzz_store, path, format)
 
 
 @FUZZ
 @given(data=st.one_of(medquad_xml(), st.binary(max_size=300)))
-def test_medquad_xml_never_crashes(data):
+def test_medquad_xml_never_crashes(fuzz_store, data):
     with tempfile.TemporaryDirectory() as folder:
         path = _write(Path(folder), "0001.xml", data)
-        _never_crashes(lambda: import_dataset(path, "medquad"))
+        _imports_and_saves(fuzz_store, path, "medquad")
 
 
 # ---- cases, documents, glossary ---------------------------------------------------------
@@ -288,6 +304,11 @@ def _bad_files() -> list[tuple[str, str, str]]:
         ("medisumqa", "nested.jsonl", json.dumps({**record, "question": {"text": m}})),
         ("medisumqa", "broken.jsonl", json.dumps(record)[:-3]),
         ("medisumqa", "surrogate.jsonl", json.dumps(record).replace(m, m + "\\ud800", 1)),
+        # Issue #32: a lone surrogate in a column no field is mapped to, and files without
+        # a header row, whose first row (the column names) is a patient's values.
+        ("medisumqa", "unmapped.jsonl", json.dumps({**record, "note": m + "\ud800"})),
+        ("generic", "no-header.csv", f"{m} 1,{m} 2\n{m} 3,{m} 4\n"),
+        ("generic", "twice.csv", f"{m},{m}\nq,a\n"),
         ("generic", "list.jsonl", json.dumps([m, m])),
         ("generic", "quote.csv", f"question,answer\n\"{m},{m}\n"),
         ("generic", "fields.csv", f"question,answer\n{m},{m},{m}\n"),
@@ -306,6 +327,11 @@ def _bad_files() -> list[tuple[str, str, str]]:
         ("cases", "empty.jsonl", json.dumps({"id": m, "complaint": "", "name": m})),
         ("cases", "quote.csv", f"id,complaint\n1,\"{m}\n"),
         ("cases", "sex.jsonl", json.dumps({"id": m, "complaint": m, "sex": {"x": m}})),
+        ("cases", "no-header.csv", f"{m} 1,{m} 2\n{m} 3,{m} 4\n"),
+        ("cases", "twice.csv", f"{m},{m}\nq,a\n"),
+        ("labelled", "no-diagnosis.jsonl", json.dumps({"id": m, "complaint": m,
+                                                        "diagnosis": "acne"}) + "\n"
+         + json.dumps({"id": m + " 2", "complaint": m})),
     ]
     def case(**change) -> str:
         return json.dumps({"id": m, "general_complaint": m, "complaints": [m, m],
@@ -332,6 +358,8 @@ def test_no_message_or_log_quotes_a_bad_record(reader, name, content, tmp_path, 
     with pytest.raises(LumenError) as caught:
         if reader == "cases":
             read_cases(path)
+        elif reader == "labelled":
+            import_dataset(path, "cases")
         else:
             import_dataset(path, reader)
     shown = str(caught.value) + repr(caught.value) + caplog.text

@@ -530,8 +530,8 @@ def test_generic_finds_the_usual_columns_and_refuses_others_with_what_to_do(tmp_
     odd = write_jsonl(tmp_path / "odd.jsonl", [{"q": "One?", "a": "1"}])
     with pytest.raises(DatasetFormatError) as caught:
         import_dataset(odd, "generic")
-    assert "no column looks like the question or the reference answer (columns: 'q', 'a')" in \
-        caught.value.reason and "--map input=COLUMN" in caught.value.fix
+    assert "none of the 2 columns of its first row has a usual name for the question or the " \
+        "reference answer" in caught.value.reason and "--map input=COLUMN" in caught.value.fix
     path = FIXTURES / "generic_sample.json"
     with pytest.raises(DatasetFormatError, match="target"):
         import_dataset(path, "generic", mapping={"input": "prompt"})
@@ -624,3 +624,91 @@ def test_command_line_import_shows_the_columns_it_chose_and_help_lists_the_syste
     for name, description in systems().items():
         assert any(line.split()[:1] == [name] and description in " ".join(line.split())
                    for line in lines), name
+
+
+# ---- issue #32: one set of limits for every reader, checked while reading ---------------
+
+
+def _small_limits(monkeypatch, **limits) -> None:
+    """The readers' limits made small, so a small file can expand past each one."""
+    from desktop_app.core import textfiles
+    from desktop_app.core.evaluation import importers
+
+    smaller = textfiles.Limits(**limits)
+    monkeypatch.setattr(textfiles, "LIMITS", smaller)
+    monkeypatch.setattr(importers, "LIMITS", smaller)
+
+
+def test_a_two_kilobyte_parquet_bomb_is_refused_in_little_memory(tmp_path):
+    """300 rows of one 6 MB string compress to under 2 KB; decoded they would take
+    1.8 GB. The file is refused from the value's length before it is decoded."""
+    bomb = tmp_path / "bomb.parquet"
+    # Written as a dictionary, so this process never holds the 1.8 GB either (a child's
+    # peak memory on Linux counts what its parent held when it forked).
+    one_value = pa.DictionaryArray.from_arrays(pa.array([0] * 300, pa.int32()),
+                                               pa.array(["x" * 6_000_000]))
+    pq.write_table(pa.table({"question": one_value, "answer": ["a"] * 300}), bomb,
+                   compression="zstd")
+    assert bomb.stat().st_size < 2_000
+    child = subprocess.run(
+        [sys.executable, "-c",
+         "import resource, sys\n"
+         "from desktop_app.core.evaluation.importers import import_dataset\n"
+         "from desktop_app.core.errors import LumenError\n"
+         "try:\n    import_dataset(sys.argv[1], 'generic')\nexcept LumenError as exc:\n"
+         "    print(exc.message)\n"
+         "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)",
+         str(bomb)], capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1],
+        timeout=120)
+    message, peak_mb = child.stdout.strip().splitlines()
+    assert "record 1 of bomb.parquet: its value in column 1 has 6,000,000 bytes" in message
+    assert int(peak_mb) < 1024, peak_mb
+
+
+@pytest.mark.parametrize("limit, table, reason", [
+    ({"file_bytes": 3_000}, {"question": [f"q{i} " * 50 for i in range(100)],
+                             "answer": ["a"] * 100}, "more than the 0 MB Lumen reads"),
+    ({"records": 10}, {"question": ["q"] * 11, "answer": ["a"] * 11}, "11 rows, more than the 10"),
+    ({"file_bytes": 50_000}, {"question": ["q" * 60_000], "answer": ["a"]}, "once uncompressed"),
+    ({"total_chars": 20_000}, {"question": ["y" * 3_000] * 10, "answer": ["a"] * 10},
+     "once decoded"),
+    ({"field_chars": 1_000}, {"question": ["q", "z" * 1_001], "answer": ["a", "b"]},
+     "record 2 of x.parquet: its value in column 1 has 1,001 bytes"),
+], ids=["file", "rows", "pages", "total", "field"])
+def test_parquet_is_checked_against_every_limit_while_it_is_read(tmp_path, monkeypatch, limit,
+                                                                  table, reason):
+    path = tmp_path / "x.parquet"
+    pq.write_table(pa.table(table), path, compression="zstd")
+    _small_limits(monkeypatch, **limit)
+    with pytest.raises(DatasetFormatError, match=re.escape(reason)):
+        import_dataset(path, "generic")
+
+
+def test_medquad_xml_is_checked_against_the_limits_after_entities_expand(tmp_path, monkeypatch):
+    entities = ("<!DOCTYPE Document [<!ENTITY a 'aaaaaaaaaa'>"
+                "<!ENTITY b '&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;'>"
+                "<!ENTITY c '&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;'>]>")
+    path = tmp_path / "0001.xml"
+    path.write_text(entities + "<Document id='1'><QAPairs><QAPair><Question qid='1'>Why?"
+                    "</Question><Answer>&c;</Answer></QAPair></QAPairs></Document>")
+    assert path.stat().st_size < 400
+    assert len(import_dataset(path, "medquad").samples[0].target) == 1_000
+    _small_limits(monkeypatch, field_chars=999)
+    with pytest.raises(DatasetFormatError, match="'Answer' field has 1,000 characters"):
+        import_dataset(path, "medquad")
+    _small_limits(monkeypatch, file_bytes=200)
+    with pytest.raises(DatasetFormatError, match="MB Lumen reads"):
+        import_dataset(path, "medquad")
+
+
+def test_medquad_xml_says_what_is_wrong_with_an_encoding_or_an_outside_entity(tmp_path):
+    encoding = tmp_path / "0001.xml"
+    encoding.write_bytes(b"<?xml version='1.0' encoding='x-unknown-9'?><Document/>")
+    with pytest.raises(DatasetFormatError, match="declares a text encoding Lumen cannot read"):
+        import_dataset(encoding, "medquad")
+    outside = tmp_path / "0002.xml"
+    outside.write_bytes(b"<!DOCTYPE a [<!ENTITY e SYSTEM 'http://example.invalid/x'>]>"
+                        b"<Document>&e;</Document>")
+    with pytest.raises(DatasetFormatError, match="never fetched") as caught:
+        import_dataset(outside, "medquad")
+    assert "damaged" not in str(caught.value) and "report this" not in caught.value.fix

@@ -24,7 +24,7 @@ from ..core.config import Paths, Settings, private_files  # noqa: E402
 from ..core.errors import LumenError  # noqa: E402
 from ..core.logs import configure_logging  # noqa: E402
 from . import doctor, evaluate, glossary, knowledge, models, records, settings, summary  # noqa: E402
-from .common import EXIT_ERROR  # noqa: E402
+from .common import EXIT_BROKEN_PIPE, EXIT_ERROR  # noqa: E402
 
 # In `lumen --help` order.
 COMMAND_GROUPS = (doctor, models, settings, glossary, summary, evaluate, records, knowledge)
@@ -92,7 +92,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return run_gui(paths, settings)
         try:
-            return args.func(args, paths, settings)
+            code = args.func(args, paths, settings)
+            sys.stdout.flush()  # a reader gone away is found here, not in Python's exit
+            return code
         finally:
             _audit_refusals(paths)
     except LumenError as exc:
@@ -107,6 +109,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("Interrupted.", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader stopped reading (`lumen evaluate list | head -1`): what was done is
+        # done; Python's own flush at exit must not fail on the closed pipe either.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
 
 
 

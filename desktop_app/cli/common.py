@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from ..core.store import Store
 
 EXIT_OK, EXIT_PROBLEM, EXIT_ERROR = 0, 1, 2
+# As a shell reports a command stopped by SIGPIPE (128 + 13): its reader went away.
+EXIT_BROKEN_PIPE = 141
 FACE = "command line"  # as the audit log names who acted
 
 

@@ -36,6 +36,9 @@ class Limits:
     field_chars: int = 5_000_000      # one field (a long stay's summary is ~100,000)
     records: int = 1_000_000          # records in one file
     json_depth: int = 64              # nesting of arrays and objects in one record
+    # Text in one file once decoded (Parquet's compressed pages and dictionaries, XML's
+    # entities): what a 2 KB file may expand to is checked against this while it is read.
+    total_chars: int = 200_000_000
 
 
 LIMITS = Limits()
@@ -80,16 +83,23 @@ def read_text(path: Path, *, source: str | None = None, limit: int | None = None
                    "try again.") from None
 
 
-def checked_text(value: str, source: str, record: int | None, field: str) -> str:
-    """A text field within the limits and free of lone surrogates (which SQLite and every
-    file format refuse to store)."""
+def text_problem(value: str) -> str | None:
+    """Why a text cannot be kept (too long, or a lone surrogate, which SQLite and every
+    file format refuse to store), or None."""
     if len(value) > LIMITS.field_chars:
-        raise DatasetFormatError(source, record, f"its {field!r} field has {len(value):,} "
-                                 f"characters, more than the {LIMITS.field_chars:,} Lumen reads")
+        return f"has {len(value):,} characters, more than the {LIMITS.field_chars:,} Lumen reads"
     if _SURROGATE.search(value):
-        raise DatasetFormatError(source, record, f"its {field!r} field holds a character that is "
-                                 "not valid text (a lone UTF-16 surrogate)",
-                                 "Save the file again from its source; the field may be damaged.")
+        return "holds a character that is not valid text (a lone UTF-16 surrogate)"
+    return None
+
+
+def checked_text(value: str, source: str, record: int | None, field: str) -> str:
+    """A text field within the limits and free of lone surrogates."""
+    problem = text_problem(value)
+    if problem is not None:
+        raise DatasetFormatError(source, record, f"its {field!r} field {problem}",
+                                 "Save the file again from its source; the field may be "
+                                 "damaged." if "surrogate" in problem else "")
     return value
 
 
@@ -153,10 +163,13 @@ def csv_rows(text: str, source: str, delimiter: str = ",") -> tuple[list[str], l
         if not header:
             return [], []
         header = [column.strip() for column in header]
-        duplicates = sorted({c for c in header if header.count(c) > 1})
-        if duplicates:
-            raise DatasetFormatError(source, None, "the header names a column twice: "
-                                     + ", ".join(repr(c) for c in duplicates))
+        twice = [n for n, c in enumerate(header, 1) if header.count(c) > 1]
+        if twice:
+            # By position: without a header row, these names are a patient's values.
+            raise DatasetFormatError(source, None, "the first row names two columns alike "
+                                     f"(columns {', '.join(map(str, twice))})",
+                                     "Give every column its own name in the first row; a file "
+                                     "without a header row needs one added.")
         for row in reader:
             if not any(cell.strip() for cell in row):
                 continue  # a blank line

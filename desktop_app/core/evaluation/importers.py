@@ -20,6 +20,7 @@ import io
 import json
 import re
 import xml.etree.ElementTree as ET
+from xml.parsers import expat as pyexpat
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -27,7 +28,7 @@ from ..choices import FORMATS
 from ..errors import DatasetFormatError, LumenError
 from ..hashing import sha256_path
 from ..textfiles import (LIMITS, checked_text, csv_rows, json_depth, json_lines, json_value,
-                         read_text, unreadable)
+                         read_text, text_problem, unreadable)
 from .dataset import Dataset, Sample
 
 
@@ -74,6 +75,7 @@ def import_dataset(path: Path, format: str, *, mapping: dict[str, str] | None = 
                                  + (f" ({'; '.join(notes)})" if notes else ""),
                                  "Check that this is the right file and format.")
     _check_unique(samples, path.name)
+    _check_storable(samples, path.name)
     no_reference = sum(1 for sample in samples if not sample.target)
     if no_reference:
         notes.append(f"{no_reference} of {len(samples)} questions have no reference answer "
@@ -273,13 +275,69 @@ def _pyarrow_parquet(path: Path):
 
 
 def _read_parquet(path: Path) -> list[tuple[int, Record]]:
+    """Every row of a Parquet file, within the limits before anything is decoded: the
+    file's size, its row count and its pages' uncompressed size from the metadata; then
+    batch by batch, each text's decoded size (a dictionary-encoded column is kept encoded
+    until its values' lengths are known: 300 rows may repeat one 6 MB value) and the total,
+    before the batch becomes Python values."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     pq = _pyarrow_parquet(path)
+    source = path.name
+
+    def refuse(record: int | None, reason: str) -> DatasetFormatError:
+        return DatasetFormatError(source, record, reason, "Split the file, or import only the "
+                                  "columns and rows that are needed.")
+
+    size = path.stat().st_size
+    if size > LIMITS.file_bytes:
+        raise refuse(None, f"the file is {size / 1e6:.0f} MB, more than the "
+                     f"{LIMITS.file_bytes / 1e6:.0f} MB Lumen reads")
+    records: list[tuple[int, Record]] = []
     try:
-        rows = pq.read_table(path).to_pylist()
+        schema = pq.read_schema(path)
+        texts = [field.name for field in schema
+                 if pa.types.is_string(field.type) or pa.types.is_large_string(field.type)
+                 or pa.types.is_binary(field.type) or pa.types.is_large_binary(field.type)]
+        opened = pq.ParquetFile(path, read_dictionary=texts)
+        metadata = opened.metadata
+        if metadata.num_rows > LIMITS.records:
+            raise refuse(None, f"the file has {metadata.num_rows:,} rows, more than the "
+                         f"{LIMITS.records:,} Lumen reads")
+        stored = sum(metadata.row_group(group).column(column).total_uncompressed_size
+                     for group in range(metadata.num_row_groups)
+                     for column in range(metadata.num_columns))
+        if stored > LIMITS.file_bytes:
+            raise refuse(None, f"its pages hold {stored / 1e6:.0f} MB once uncompressed, more "
+                         f"than the {LIMITS.file_bytes / 1e6:.0f} MB Lumen reads")
+        total = 0
+        for batch in opened.iter_batches(batch_size=64):
+            first = len(records) + 1
+            for position, column in enumerate(batch.columns, 1):
+                if pa.types.is_dictionary(column.type):
+                    lengths = pc.take(pc.binary_length(column.dictionary), column.indices)
+                elif schema.field(position - 1).name in texts:
+                    lengths = pc.binary_length(column)
+                else:  # numbers, lists, structs: their size as decoded
+                    total += column.nbytes
+                    continue
+                longest = pc.max(lengths).as_py() or 0
+                if longest > LIMITS.field_chars:
+                    row = first + pc.index(lengths, longest).as_py()
+                    raise refuse(row, f"its value in column {position} has {longest:,} bytes of "
+                                 f"text, more than the {LIMITS.field_chars:,} Lumen reads")
+                total += pc.sum(lengths).as_py() or 0
+            if total > LIMITS.total_chars:
+                raise refuse(None, f"its text comes to more than {LIMITS.total_chars / 1e6:.0f} "
+                             "MB once decoded, more than Lumen reads from one file")
+            records.extend(enumerate(batch.to_pylist(), first))
+    except DatasetFormatError:
+        raise
     except Exception as exc:  # pyarrow raises several types for damaged files
-        raise DatasetFormatError(path.name, None, f"not a readable Parquet file ({type(exc).__name__})",
+        raise DatasetFormatError(source, None, f"not a readable Parquet file ({type(exc).__name__})",
                                  "The file may be cut short or damaged; copy it again.") from None
-    return list(enumerate(rows, 1))
+    return records
 
 
 # ---- checking fields ------------------------------------------------------------------
@@ -326,6 +384,28 @@ def _plain(value: Any) -> Any:
     if isinstance(value, bytes):
         return value.decode("utf-8", errors="replace")
     return str(value)
+
+
+def _check_storable(samples: list[Sample], source: str) -> None:
+    """Every text a sample keeps, the columns no field was mapped to included, within the
+    field limit and free of lone surrogates (which no database or file stores), so that a
+    dataset that imports also saves.  These columns are named by position (among the ones
+    kept): in a file without a header row their names are a patient's values."""
+    for number, sample in enumerate(samples, 1):
+        for position, (key, value) in enumerate(sample.metadata.items(), 1):
+            stack = [key, value]
+            while stack:
+                item = stack.pop()
+                if isinstance(item, str) and (problem := text_problem(item)) is not None:
+                    raise DatasetFormatError(
+                        source, number, f"a value in its column number {position} among those "
+                        f"that are not the question, answer, context or id {problem}",
+                        "Save the file again from its source, or leave that column out.")
+                if isinstance(item, dict):
+                    stack.extend(item.keys())
+                    stack.extend(item.values())
+                elif isinstance(item, (list, tuple)):
+                    stack.extend(item)
 
 
 def _check_unique(samples: list[Sample], source: str) -> None:
@@ -528,12 +608,7 @@ def _import_medquad(path: Path, mapping: dict[str, str] | None,
     without_answer = 0
     for file in files:
         prefix = "/".join(file.relative_to(path).parts[:-1]) if path.is_dir() else ""
-        try:
-            root = ET.fromstring(file.read_bytes())
-        except ET.ParseError as exc:
-            line, column = exc.position
-            raise DatasetFormatError(file.name, None, f"not well-formed XML at line {line}, column {column}",
-                                     "The file may be cut short or damaged; copy it again.") from None
+        root = _medquad_root(file)
         layout = _MEDQUAD_ROOTS.get(root.tag)
         if layout is None:
             raise DatasetFormatError(file.name, None, f"not a MedQuAD document (its root element is "
@@ -548,13 +623,14 @@ def _import_medquad(path: Path, mapping: dict[str, str] | None,
             question_element = _first(pair, "Question", "question")
             if question_element is None:
                 raise DatasetFormatError(file.name, number, "the question-answer pair has no <Question>")
-            question = _xml_text(question_element)
+            question = checked_text(_xml_text(question_element), file.name, number, "Question")
             if not question:
                 raise DatasetFormatError(file.name, number, "its <Question> is empty")
             qid = (question_element.get("qid") or "").strip()
             if not qid:
                 raise DatasetFormatError(file.name, number, "its <Question> has no qid")
-            answer = _xml_text(_first(pair, "Answer", "answer"), paragraphs=True)
+            answer = checked_text(_xml_text(_first(pair, "Answer", "answer"), paragraphs=True),
+                                  file.name, number, "Answer")
             if not answer:
                 without_answer += 1
                 continue
@@ -574,6 +650,33 @@ def _import_medquad(path: Path, mapping: dict[str, str] | None,
         notes.append(f"{without_answer} questions have no answer in the file (MedQuAD removed some "
                      "collections' answers) and were skipped")
     return samples, "en"
+
+
+def _medquad_root(file: Path) -> ET.Element:
+    """A MedQuAD file's root element, read within the file limit; its texts are checked
+    against the field limit after entities are expanded (by the caller)."""
+    size = file.stat().st_size
+    if size > LIMITS.file_bytes:
+        raise DatasetFormatError(file.name, None, f"the file is {size / 1e6:.0f} MB, more than "
+                                 f"the {LIMITS.file_bytes / 1e6:.0f} MB Lumen reads",
+                                 "MedQuAD's files are a few kilobytes each; check that this is "
+                                 "the right file.")
+    try:
+        return ET.fromstring(file.read_bytes())
+    except LookupError:  # an XML declaration naming an encoding Python does not know
+        raise DatasetFormatError(file.name, None, "it declares a text encoding Lumen cannot "
+                                 "read", "Save the file again as UTF-8 (MedQuAD's files are "
+                                 "UTF-8).") from None
+    except ET.ParseError as exc:
+        line, column = exc.position
+        if exc.code == pyexpat.errors.codes[pyexpat.errors.XML_ERROR_UNDEFINED_ENTITY]:
+            raise DatasetFormatError(file.name, None, "it uses an entity that the file does not "
+                                     f"define (line {line}, column {column}); entities kept in "
+                                     "other files or on the network are never fetched",
+                                     "Use MedQuAD's files as published: they use no such "
+                                     "entities.") from None
+        raise DatasetFormatError(file.name, None, f"not well-formed XML at line {line}, column {column}",
+                                 "The file may be cut short or damaged; copy it again.") from None
 
 
 # MedQuAD's root elements: (the attribute holding the document's id, the one naming its source).
@@ -596,10 +699,10 @@ def _import_generic(path: Path, mapping: dict[str, str] | None,
         missing = [FIELD_NAMES[f] for f in ("input", "target") if f not in mapping]
         if missing:
             raise DatasetFormatError(
-                path.name, None, f"no column looks like the {' or the '.join(missing)} (columns: "
-                + ", ".join(repr(n) for n in names[:12]) + ("…" if len(names) > 12 else "") + ")",
+                path.name, None, f"none of the {len(names)} columns of its first row has a "
+                f"usual name for the {' or the '.join(missing)}",
                 "Name the columns with --map input=COLUMN --map target=COLUMN (in the window: "
-                "the column dialog).")
+                "the column dialog, which lists them).")
         notes.append("Chose the " + describe_mapping(mapping))
     chosen = _check_mapping(mapping, path.name, ("input", "target"))
     return _mapped_samples(path, chosen, context_required=False, target_required=False), "en"
@@ -615,7 +718,7 @@ def _import_cases(path: Path, mapping: dict[str, str] | None,
     labels = sorted({r.diagnosis for r in case_file.records if r.diagnosis})
     for number, record in enumerate(case_file.records, start=1):
         if not record.diagnosis:
-            raise DatasetFormatError(path.name, number, f"case '{record.key}' has no diagnosis",
+            raise DatasetFormatError(path.name, number, "the case has no diagnosis",
                                      "Every case of a labelled set needs its diagnosis.")
     if len(labels) < 2:
         raise DatasetFormatError(path.name, None, "it has fewer than two different diagnoses",
