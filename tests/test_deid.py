@@ -469,5 +469,61 @@ def test_reading_cases_reports_each_case_and_stops_when_cancelled(tmp_path):
         read_cases(path, progress=cancel_at_five, cancel=token)
     huge = tmp_path / "huge.jsonl"
     huge.write_text('{"id": "1", "complaint": "' + "cough " * (DEID_MAX_CHARS // 6 + 1) + '"}\n')
-    with pytest.raises(DatasetFormatError, match="record 1 of huge.jsonl: its 'complaint' field has"):
+    with pytest.raises(DatasetFormatError, match="record 1 of huge.jsonl: its complaint field has"):
         read_cases(huge)
+
+
+# ---- issue #32: every field capped and de-identified, Cancel heard inside a case ----------
+
+
+def test_cancel_is_heard_inside_one_long_case(tmp_path):
+    """A one-case file: Cancel stops the case's de-identification, not only the next case.
+    The token cancels itself at its third check; checks between cases alone would need
+    a second case to see it."""
+    from desktop_app.core.errors import Cancelled
+    from desktop_app.core.knowledge.cases import read_cases
+    from desktop_app.core.progress import CancelToken
+
+    class CancelledOnThirdCheck(CancelToken):
+        def __init__(self) -> None:
+            super().__init__()
+            self.checks = 0
+
+        def raise_if_cancelled(self) -> None:
+            self.checks += 1
+            if self.checks == 3:
+                self.cancel()
+            super().raise_if_cancelled()
+
+    path = tmp_path / "one.jsonl"
+    path.write_text('{"id": "1", "complaint": "' + "cough and fever " * 20_000 + '"}\n')
+    steps = []
+    token = CancelledOnThirdCheck()
+    with pytest.raises(Cancelled):
+        read_cases(path, progress=steps.append, cancel=token)
+    assert [s.done for s in steps] == [0]  # stopped in the first (and only) case
+
+
+def test_name_ids_and_free_text_fields_are_capped_and_deidentified(tmp_path):
+    from desktop_app.core.errors import DatasetFormatError
+    from desktop_app.core.knowledge.cases import NAME_MAX_CHARS, read_cases
+
+    long_name = tmp_path / "long-name.csv"
+    long_name.write_text("id,name,complaint\n1," + "Quill " * 64_000 + ",cough\n")
+    with pytest.raises(DatasetFormatError, match=f"more than the {NAME_MAX_CHARS} of a name") \
+            as caught:
+        read_cases(long_name)
+    assert "Quill" not in str(caught.value)
+    identified = tmp_path / "identified.jsonl"
+    identified.write_text(
+        '{"id": "John Smith MRN 5520918", "name": "John Smith", "complaint": "cough",'
+        ' "sex": "male; patient John Smith MRN 5520918", "weight": "80 kg, tel 555-0142"}\n'
+        '{"id": "case-2", "complaint": "fever", "sex": "F"}\n')
+    records = read_cases(identified).records
+    first = records[0]
+    assert first.key == "row-1" and records[1].key == "case-2"
+    shown = repr(first.demographics) + first.key
+    for identifier in ("John", "Smith", "5520918", "555-0142"):
+        assert identifier not in shown, shown
+    assert first.demographics["sex"].startswith("male; patient")
+    assert {r["field"] for r in first.removals} >= {"id", "sex", "weight"}

@@ -391,6 +391,18 @@ def test_command_line_knowledge_and_cases(profile, passphrase_env, tmp_path):
     assert listed["documents"][0]["name"] == "guide.md" and listed["case_sets"][0]["cases"] == 60
     run = run_lumen("cases", "import", str(tmp_path / "missing.csv"))
     assert run.returncode == 2 and "Error:" in run.stderr and "Traceback" not in run.stderr
+    # --json leaves the removed identifiers out unless --show-removed asks (issue #32).
+    jsonl = tmp_path / "named.jsonl"
+    jsonl.write_text('{"id": "1", "name": "Rosalind Quillfeather", '
+                     '"complaint": "Rosalind Quillfeather has a cough."}\n')
+    quiet = run_lumen("cases", "import", str(jsonl), "--json")
+    assert quiet.returncode == 0 and "Quillfeather" not in quiet.stdout, quiet.stderr
+    assert "removals" not in json.loads(quiet.stdout)
+    set_id = json.loads(quiet.stdout)["id"]
+    listed = run_lumen("cases", "list", "--set", set_id, "--json")
+    assert "Quillfeather" not in listed.stdout and json.loads(listed.stdout)[0]["removals"]
+    shown = run_lumen("cases", "list", "--set", set_id, "--json", "--show-removed")
+    assert "Quillfeather" in shown.stdout
 
 
 @pytest.mark.parametrize("text, answer", [

@@ -148,8 +148,10 @@ def cmd_cases_import(args, paths, settings) -> int:
             Path(args.file), mapping, progress=progress_printer(not args.json))
     removals = [{"record": r.key, **item} for r in case_file.records for item in r.removals]
     if args.json:
+        # What was removed is the identifiers themselves: printed only when asked for.
         print_json({**case_set.to_dict(), "new": new, "columns": case_file.columns_used,
-                     "columns_not_imported": case_file.columns_dropped, "removals": removals})
+                     "columns_not_imported": case_file.columns_dropped,
+                     **({"removals": removals} if args.show_removed else {})})
         return EXIT_OK
     if not new:
         print(f"{case_file.name} was imported before (set {case_set.id[:8]}); nothing was added.")
@@ -176,7 +178,11 @@ def cmd_cases_list(args, paths, settings) -> int:
             records = base.records(base.case_set(args.set).id)
             rows = [{"key": c.record.key, "complaint": c.record.complaint,
                      "diagnosis": c.record.diagnosis, "treatment": c.record.treatment,
-                     "demographics": c.record.demographics, "removals": list(c.record.removals)}
+                     "demographics": c.record.demographics,
+                     # the identifiers removed, only when asked for
+                     "removals": [item if args.show_removed else
+                                  {k: v for k, v in item.items() if k != "text"}
+                                  for item in c.record.removals]}
                     for c in records]
             if args.json:
                 print_json(rows)
@@ -245,12 +251,16 @@ def register(sub) -> None:
     p.add_argument("file")
     p.add_argument("--map", action="append", metavar="FIELD=COLUMN",
                    help="column for key, complaint, diagnosis, treatment or name")
-    p.add_argument("--show-removed", action="store_true", help="list every de-identification removal")
+    p.add_argument("--show-removed", action="store_true",
+                   help="list every de-identification removal (with --json too: without it, "
+                        "the removed identifiers are left out)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_cases_import)
     p = csub.add_parser("list", help="case sets, or the cases of one set (--set ID)")
     p.add_argument("--set")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--show-removed", action="store_true",
+                   help="with --set: include the identifiers de-identification removed")
     p.set_defaults(func=cmd_cases_list)
     p = csub.add_parser("remove", help="remove a case set")
     p.add_argument("id")

@@ -40,6 +40,11 @@ OLDEST_AGE_READ = 130  # an older "age" is a wrong column or a typo, not a patie
 # De-identification runs at a few microseconds per character, growing linearly
 # (bench/bench_deid.py): a field of this size takes seconds, not minutes.
 DEID_MAX_CHARS = 1_000_000
+# A name column holds a name: longer is a wrong column (and every word of a name becomes a
+# pattern the de-identifier looks for, so a 64,000-word "name" took minutes).
+NAME_MAX_CHARS = 200
+# Free-text demographics (sex, weight) are kept short, after de-identification.
+DEMOGRAPHIC_MAX_CHARS = 100
 
 
 @dataclass
@@ -105,6 +110,13 @@ def _flatten(value: Any) -> str:
     return str(value).strip()
 
 
+def _first_row(columns: list[str]) -> str:
+    """The file's columns, counted, never quoted: in a file without a header row their
+    names are the first patient's values, and messages reach terminals and logs."""
+    return (f"The file's first row names {len(columns)} column{'s' * (len(columns) != 1)}; "
+            "open the file to see them.")
+
+
 def _column_map(columns: list[str], mapping: dict[str, str]) -> dict[str, str]:
     lowered = {c.lower().strip(): c for c in columns}
     chosen: dict[str, str] = {}
@@ -113,7 +125,8 @@ def _column_map(columns: list[str], mapping: dict[str, str]) -> dict[str, str]:
             if mapping[name] not in columns:
                 raise DatasetFormatError("the mapping", None,
                                          f"there is no column '{mapping[name]}' for {name}",
-                                         f"Columns in the file: {', '.join(columns)}.")
+                                         f"{_first_row(columns)} Map a name exactly as it is "
+                                         "written there.")
             chosen[name] = mapping[name]
             continue
         for alias in ALIASES[name]:
@@ -158,7 +171,7 @@ def _read_cases(path: Path, mapping: dict[str, str] | None, progress: ProgressCa
         raise DatasetFormatError(
             source, None, "no complaint column was found",
             f"Name it one of {', '.join(ALIASES['complaint'])}, or map it "
-            f"(--map complaint=COLUMN). Columns in the file: {', '.join(columns)}.")
+            f"(--map complaint=COLUMN). {_first_row(columns)}")
     lowered = {c.lower(): c for c in columns}
     demographic_columns = {d: lowered[d] for d in DEMOGRAPHICS if d in lowered}
     used = set(chosen.values()) | set(demographic_columns.values())
@@ -168,9 +181,37 @@ def _read_cases(path: Path, mapping: dict[str, str] | None, progress: ProgressCa
         if cancel is not None:
             cancel.raise_if_cancelled()
         report(progress, number - 1, len(rows), f"De-identifying case {number} of {len(rows)}")
+        stop = cancel.raise_if_cancelled if cancel is not None else None
+        names = [_text(row, chosen["name"], source, number)] if "name" in chosen else []
+        if names and len(names[0]) > NAME_MAX_CHARS:
+            raise DatasetFormatError(source, number, f"its name field has {len(names[0]):,} "
+                                     f"characters, more than the {NAME_MAX_CHARS} of a name",
+                                     "Check that the name column is mapped to the right column.")
+        known = [n for n in names if n]
+        removals: list[dict[str, Any]] = []
+
+        def clean(part: str, raw: str) -> str:
+            """A field de-identified, its removals kept for review."""
+            if len(raw) > DEID_MAX_CHARS:
+                raise DatasetFormatError(source, number, f"its {part} field has {len(raw):,} "
+                                         f"characters, more than the {DEID_MAX_CHARS:,} Lumen "
+                                         "de-identifies in one field",
+                                         "Split the case, or import only the part needed.")
+            result = deidentify(raw, known_names=known, check_cancel=stop)
+            removals.extend({"field": part, "kind": r.kind, "rule": r.rule, "text": r.text,
+                             "replacement": r.replacement} for r in result.removals)
+            return result.text
+
+        # The id is shown in lists and messages: one that carries an identifier (a name, a
+        # record number) is replaced by the row's number.
         key = _text(row, chosen.get("key"), source, number) if "key" in chosen else f"row-{number}"
         if not key:
             raise DatasetFormatError(source, number, "the record has an empty id")
+        if len(key) > NAME_MAX_CHARS or clean("id", key) != key:
+            if len(key) > NAME_MAX_CHARS:
+                removals.append({"field": "id", "kind": "long id", "rule": "id-too-long",
+                                 "text": key[:40] + "…", "replacement": f"row-{number}"})
+            key = f"row-{number}"
         if key in seen:
             raise DatasetFormatError(source, number, f"its id is also the id of record {seen[key]}",
                                      "Give every case its own id, or leave the id column out.")
@@ -178,20 +219,8 @@ def _read_cases(path: Path, mapping: dict[str, str] | None, progress: ProgressCa
         complaint = _text(row, chosen["complaint"], source, number)
         if not complaint:
             raise DatasetFormatError(source, number, "its complaint is empty")
-        names = [_text(row, chosen["name"], source, number)] if "name" in chosen else []
-        removals: list[dict[str, Any]] = []
-        texts = {}
-        for part in ("complaint", "diagnosis", "treatment"):
-            raw = _text(row, chosen[part], source, number) if part in chosen else ""
-            if len(raw) > DEID_MAX_CHARS:
-                raise DatasetFormatError(source, number, f"its {chosen[part]!r} field has "
-                                         f"{len(raw):,} characters, more than the "
-                                         f"{DEID_MAX_CHARS:,} Lumen de-identifies in one field",
-                                         "Split the case, or import only the part needed.")
-            clean = deidentify(raw, known_names=[n for n in names if n])
-            texts[part] = clean.text
-            removals.extend({"field": part, "kind": r.kind, "rule": r.rule, "text": r.text,
-                             "replacement": r.replacement} for r in clean.removals)
+        texts = {part: clean(part, _text(row, chosen[part], source, number) if part in chosen else "")
+                 for part in ("complaint", "diagnosis", "treatment")}
         demographics: dict[str, Any] = {}
         for label, column in demographic_columns.items():
             value = row.get(column)
@@ -203,7 +232,7 @@ def _read_cases(path: Path, mapping: dict[str, str] | None, progress: ProgressCa
                 except (TypeError, ValueError, OverflowError):
                     age = math.nan
                 if not math.isfinite(age) or not 0 <= age <= OLDEST_AGE_READ:
-                    raise DatasetFormatError(source, number, f"its {column!r} field is not an age "
+                    raise DatasetFormatError(source, number, f"its {label} field is not an age "
                                              f"in years (0 to {OLDEST_AGE_READ})")
                 if age > OLDEST_AGE_SHOWN:
                     removals.append({"field": "age", "kind": "age", "rule": "age-over-89",
@@ -212,9 +241,13 @@ def _read_cases(path: Path, mapping: dict[str, str] | None, progress: ProgressCa
                 else:
                     value = int(age) if age.is_integer() else age
             if isinstance(value, str):
-                value = checked_text(value, source, number, column)[:100]
+                text = checked_text(value, source, number, label)
+                if len(text) > DEID_MAX_CHARS:
+                    raise DatasetFormatError(source, number, f"its {label} field has "
+                                             f"{len(text):,} characters")
+                value = clean(label, text)[:DEMOGRAPHIC_MAX_CHARS]
             elif not isinstance(value, (int, float)) or isinstance(value, bool):
-                raise DatasetFormatError(source, number, f"its {column!r} field is not text or a number")
+                raise DatasetFormatError(source, number, f"its {label} field is not text or a number")
             demographics["sex" if label == "gender" else label] = value
         records.append(CaseRecord(key, texts["complaint"], texts["diagnosis"], texts["treatment"],
                                   demographics, tuple(removals)))

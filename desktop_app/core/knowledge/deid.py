@@ -498,21 +498,23 @@ def _known_name_pattern(names: Iterable[str]) -> re.Pattern[str] | None:
 _MAX_PASSES = 4
 
 
-def deidentify(text: str, *, known_names: Iterable[str] = ()) -> Deidentified:
+def deidentify(text: str, *, known_names: Iterable[str] = (),
+               check_cancel: Callable[[], None] | None = None) -> Deidentified:
     """Replace the identifiers the rules find with placeholders; return the new text and
     every removal, with spans in the original text.
 
     The rules run again over the result until they find nothing more: a placeholder can
     complete a context that the original lacked (in "12/03/2021DR. LEE" the date hides
     the word boundary before the title).  So de-identifying the result again removes
-    nothing."""
+    nothing.  `check_cancel` is called between rules (it raises to stop), so a long field
+    stops within a fraction of a second of Cancel."""
     if isinstance(known_names, str):
         known_names = [known_names]  # one name, not a sequence of letters
     names = _known_name_pattern(known_names)
     found: list[tuple[int, int, Rule]] = []  # spans in the original text
     current, anchors = text, [(0, 0)]
     for _ in range(_MAX_PASSES):
-        new = _find(current, names)
+        new = _find(current, names, check_cancel)
         if not new:
             break
         # Each new span lies in a stretch copied unchanged from the original.
@@ -525,13 +527,16 @@ def deidentify(text: str, *, known_names: Iterable[str] = ()) -> Deidentified:
     return Deidentified(current, removals)
 
 
-def _find(text: str, names: re.Pattern[str] | None) -> list[tuple[int, int, Rule]]:
+def _find(text: str, names: re.Pattern[str] | None,
+          check_cancel: Callable[[], None] | None = None) -> list[tuple[int, int, Rule]]:
     """Every rule's matches, overlaps resolved: earliest start first, then the longest,
     then the rule earlier in RULES; none that touches a placeholder."""
     candidates: list[tuple[int, int, int, Rule]] = []
     if names is not None:
         candidates.extend((m.start(), m.end(), 0, _KNOWN_NAME_RULE) for m in names.finditer(text))
     for order, rule in enumerate(RULES):
+        if check_cancel is not None:
+            check_cancel()
         candidates.extend((start, end, order, rule) for start, end in rule.find(text))
     placeholders = [m.span() for m in _PLACEHOLDER_RE.finditer(text)]
     if placeholders:
