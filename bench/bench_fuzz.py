@@ -4,7 +4,9 @@ Runs tests/test_fuzz.py with LUMEN_FUZZ_EXAMPLES examples per reader (default 5,
 over 100,000 files in all across the 20 reader tests), randomised (the suite's short run
 is derandomised), and prints how many files were tried, how many crashed (an exception
 that is not a LumenError), how many ran past the per-file deadline (hypothesis's
-`deadline`, 10 s here), and the wall time.  pytest reports the first failing input of
+`deadline`, 10 s here), the wall time and the run's peak memory (the pytest process's
+maximum resident set).  What a benchmark importer returns is saved into a real database
+(issue #32), so a failure to store is a crash too.  pytest reports the first failing input of
 any reader, shrunk, so a crash comes with the file that caused it.
 
     python bench/bench_fuzz.py [--examples 5000]
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import re
 import subprocess
 import sys
@@ -42,7 +45,9 @@ def main() -> int:
     summary = re.findall(r"(\d+ (?:passed|failed).*?) in ", output)
     print(f"reader tests: {len(set(tests)) or len(passing)}; files tried: {sum(passing) + sum(failing):,} "
           f"({args.examples:,} asked per test); crashing files: {sum(failing)}; past the "
-          f"10 s deadline: {deadline}; wall time {seconds:.0f} s; pytest: {summary[-1] if summary else '?'}")
+          f"10 s deadline: {deadline}; wall time {seconds:.0f} s; peak memory "
+          f"{resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024:.0f} MB; "
+          f"pytest: {summary[-1] if summary else '?'}")
     if run.returncode != 0:
         print(output[-6000:])
     return run.returncode

@@ -321,7 +321,8 @@ def _bad_files() -> list[tuple[str, str, str]]:
          + "</QAPairs></Document>"),
     ]
     cases = [
-        ("cases", "dupes.csv", f"id,complaint,age,name\n{m},{m},40,{m}\n{m},{m},41,{m}\n"),
+        # (an id that holds the case's name is replaced by its row: the name differs here)
+        ("cases", "dupes.csv", f"id,complaint,age,name\n{m},{m},40,Ann Lee\n{m},{m},41,Bo Ek\n"),
         ("cases", "age.csv", f"id,complaint,age,name\n1,{m},{m},{m}\n"),
         ("cases", "old.jsonl", json.dumps({"id": m, "complaint": m, "age": 10 ** 6, "name": m})),
         ("cases", "empty.jsonl", json.dumps({"id": m, "complaint": "", "name": m})),
