@@ -8,6 +8,7 @@ from desktop_app.core.errors import StoreError, WrongKeyError
 from desktop_app.core.store import KeyManager, open_store
 from desktop_app.core.store.custody import backup, change_key, restore
 from desktop_app.core.store.keys import KEYRING_SERVICE, DatabaseKey
+from desktop_app.core.store.witness import STARTED_KEY
 from helpers import TEST_PASSPHRASE
 
 NEW_PASSPHRASE = "a different passphrase entirely"
@@ -16,10 +17,14 @@ MARKER = "Marker-Sentence-Of-A-Patient-That-Must-Stay-Encrypted"
 
 
 def _rows(store) -> dict[str, list[tuple]]:
+    """Every row of every table; not when the audit witness was started, which a restored
+    database does anew (its witness is a file of the profile, not in the backup)."""
     tables = [row[0] for row in store.query(
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
         "ORDER BY name")]
-    return {table: store.query(f'SELECT * FROM "{table}" ORDER BY rowid') for table in tables}
+    return {table: [row for row in store.query(f'SELECT * FROM "{table}" ORDER BY rowid')
+                    if not (table == "app_meta" and row[0] == STARTED_KEY)]
+            for table in tables}
 
 
 def _with_patient_text(store) -> None:

@@ -523,6 +523,21 @@ def test_unlock_dialog_refuses_a_wrong_passphrase(qtbot, profile):
     dialog.store.close()
 
 
+def test_unlock_dialog_says_when_wrong_tries_must_wait(qtbot, profile):
+    """Issue #32: after five wrong passphrases the next try waits, and the window says so."""
+    open_store(profile.database_file, TEST_PASSPHRASE).close()
+    dialog = UnlockDialog(profile.database_file)
+    qtbot.addWidget(dialog)
+    for _ in range(5):
+        dialog.passphrase.setText("not the passphrase")
+        dialog.accept()
+        assert "does not open" in dialog.error.text()
+    dialog.passphrase.setText(TEST_PASSPHRASE)
+    dialog.accept()
+    assert dialog.store is None and "Too many wrong tries" in dialog.error.text()
+    assert "seconds" in dialog.error.text()
+
+
 def test_unlock_dialog_sets_up_a_new_passphrase(qtbot, profile):
     dialog = UnlockDialog(profile.database_file)
     qtbot.addWidget(dialog)

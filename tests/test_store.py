@@ -9,7 +9,7 @@ from desktop_app.core.errors import PassphraseRequired, StoreError, WrongKeyErro
 from desktop_app.core.store import KeyManager, open_store
 from desktop_app.core.store.keys import KEYRING_SERVICE
 from desktop_app.core.store.migrations import LATEST_VERSION
-from helpers import TEST_PASSPHRASE
+from helpers import TEST_PASSPHRASE, run_lumen
 
 
 def test_passphrase_database_round_trip(profile, passphrase_env):
@@ -307,3 +307,113 @@ def test_an_import_that_cannot_be_audited_imports_nothing(profile):
     with open_store(profile.database_file, TEST_PASSPHRASE) as store:
         assert store.query("SELECT count(*) FROM eval_dataset")[0][0] == 0
         assert store.query("SELECT count(*) FROM eval_sample")[0][0] == 0
+
+
+# ---- issue #32: the audit witness, and failed unlocks that cannot be erased or hurried ----
+
+
+def _cut_the_tail(store, keep: int) -> None:
+    """What someone with the passphrase can do inside the database: delete the newest
+    entries and point the head at the last one kept."""
+    from desktop_app.core.store.audit_chain import HEAD_KEY
+
+    store.execute("DELETE FROM audit_log WHERE id > ?", (keep,))
+    last = store.query("SELECT id, entry_hash FROM audit_log ORDER BY id DESC LIMIT 1")
+    store.execute("INSERT OR REPLACE INTO app_meta (key, value) VALUES (?, ?)",
+                  (HEAD_KEY, f"{last[0][0]}:{last[0][1]}" if last else ""))
+
+
+@pytest.mark.parametrize("attack", ["cut the tail", "delete every entry",
+                                    "cut, then write new entries", "older copy put in place",
+                                    "witness deleted"])
+def test_the_witness_reports_what_the_seals_inside_the_database_cannot(profile, passphrase_env,
+                                                                       tmp_path, attack):
+    import shutil
+
+    from desktop_app.core.store import witness
+
+    with open_store(profile.database_file) as store:
+        for n in range(4):
+            store.audit("test.action", {"n": n})
+        assert store.verify_audit().ok
+    if attack == "older copy put in place":
+        older = tmp_path / "older.db"
+        shutil.copy(profile.database_file, older)  # closed: the WAL is checkpointed
+    with open_store(profile.database_file) as store:
+        for n in range(3):
+            store.audit("test.later", {"n": n})
+        if attack == "cut the tail":
+            _cut_the_tail(store, keep=3)
+        elif attack == "delete every entry":
+            _cut_the_tail(store, keep=0)
+        elif attack == "cut, then write new entries":
+            _cut_the_tail(store, keep=3)
+    if attack == "older copy put in place":
+        for suffix in ("-wal", "-shm"):
+            profile.database_file.with_name(profile.database_file.name + suffix).unlink(missing_ok=True)
+        shutil.copy(older, profile.database_file)  # no key needed
+    if attack == "witness deleted":
+        witness.witness_file(profile.database_file).unlink()
+    with open_store(profile.database_file) as store:
+        if attack == "cut, then write new entries":
+            store.audit("test.reused", {})  # reuses a freed id
+        check = store.verify_audit()
+    assert not check.ok, attack
+    assert ("witness" in check.problem), check.problem
+    verified = run_lumen("audit", "verify", env={"LUMEN_PASSPHRASE": TEST_PASSPHRASE})
+    assert verified.returncode == 1 and "altered" in verified.stdout
+
+
+def test_the_witness_is_resealed_with_a_new_key_and_a_forged_line_is_found(profile,
+                                                                           passphrase_env):
+    from desktop_app.core.store import witness
+    from desktop_app.core.store.custody import change_key
+
+    with open_store(profile.database_file) as store:
+        store.audit("test.action")
+        change_key(store, "a completely new passphrase")
+        assert store.verify_audit().ok
+    with open_store(profile.database_file, "a completely new passphrase") as store:
+        assert store.verify_audit().ok
+        path = witness.witness_file(profile.database_file)
+        lines = path.read_text().splitlines()
+        forged = lines[-1].replace('"mac":"', '"mac":"0')
+        path.write_text("\n".join(lines[:-1] + [forged]) + "\n")
+        check = store.verify_audit()
+    assert not check.ok and "witness" in check.problem
+
+
+def test_failed_unlocks_survive_a_deleted_side_file_and_slow_the_next_tries(profile,
+                                                                            passphrase_env):
+    import time
+
+    from desktop_app.core.errors import UnlockThrottled
+    from desktop_app.core.store import witness
+
+    open_store(profile.database_file).close()
+    for _ in range(5):
+        with pytest.raises(WrongKeyError):
+            open_store(profile.database_file, "not the passphrase")
+    # Deleting the side file does not erase them: the witness holds them too.
+    profile.database_file.with_name("lumen.db.failed-unlocks").unlink()
+    with pytest.raises(UnlockThrottled, match="next try is allowed in"):
+        open_store(profile.database_file)  # even the right passphrase waits
+    time.sleep(witness.wait_before_next_unlock([{"t": time.time()}] * 5) + 0.2)
+    with open_store(profile.database_file) as store:
+        actions = [e["action"] for e in store.audit_entries()]
+        assert actions.count("database.unlock_failed") == 5
+        assert store.verify_audit().ok
+    with pytest.raises(WrongKeyError):  # an unlock that worked starts the count again
+        open_store(profile.database_file, "not the passphrase")
+    open_store(profile.database_file).close()
+
+
+def test_the_wait_grows_after_five_failures_and_is_capped():
+    from desktop_app.core.store.witness import LONGEST_WAIT_S, wait_before_next_unlock
+
+    def failures(n):
+        return [{"t": 1000.0}] * n
+    assert wait_before_next_unlock(failures(4), now=1000.0) == 0
+    waits = [wait_before_next_unlock(failures(n), now=1000.0) for n in range(5, 14)]
+    assert waits == sorted(waits) and waits[0] == 2 and waits[-1] == LONGEST_WAIT_S
+    assert wait_before_next_unlock(failures(5), now=1003.0) == 0

@@ -83,6 +83,10 @@ class WrongKeyError(StoreError):
     """The key or passphrase does not open the database."""
 
 
+class UnlockThrottled(StoreError):
+    """Too many wrong keys in a row: the next try must wait (issue #32)."""
+
+
 class PassphraseRequired(StoreError):
     """No OS keyring is available and no passphrase was given."""
 

@@ -31,6 +31,7 @@ import sqlcipher3
 
 from ..errors import StoreError, WrongKeyError
 from ..locks import FileLock
+from .witness import STARTED_KEY
 from .keys import KEYRING_SERVICE, MIN_PASSPHRASE_LENGTH, DatabaseKey, KeyManager
 
 PROFILE_FILES_TABLE = "lumen_profile_file"
@@ -324,6 +325,8 @@ def restore(source: Path, passphrase: str, database_file: Path,
         try:
             conn.execute("SELECT sqlcipher_export('restored')")
             conn.execute(f"DROP TABLE restored.{PROFILE_FILES_TABLE}")
+            # The restored database starts a witness of its own at its first open.
+            conn.execute("DELETE FROM restored.app_meta WHERE key = ?", (STARTED_KEY,))
             conn.execute(f"PRAGMA restored.user_version = {int(version)}")
         finally:
             conn.execute("DETACH DATABASE restored")

@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import threading
+import time
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -19,8 +20,9 @@ import sqlcipher3
 
 from .. import offline
 from ..locks import FileLock
-from ..errors import StoreError, WrongKeyError
+from ..errors import StoreError, UnlockThrottled, WrongKeyError
 from .audit_chain import HEAD_KEY, SECRET_KEY, ChainCheck, os_account, seal, verify_rows
+from . import witness
 from .keys import DatabaseKey, KeyManager
 from .migrations import LATEST_VERSION, MIGRATIONS
 
@@ -46,6 +48,16 @@ class Store:
         self._collects_refusals = collects_refusals
         self._lock = threading.RLock()
         self._closed = False
+        self._witness_file = witness.witness_file(self.path)
+        self._witness_on = False  # until the log is sealed and the witness read
+        self.witness_problem = ""
+        wait = witness.wait_before_next_unlock(_failed_unlocks(self.path))
+        if wait > 0:
+            raise UnlockThrottled(
+                f"Too many wrong tries in a row to open Lumen's database: the next try is "
+                f"allowed in {wait:.0f} seconds.",
+                "Wait, then check the passphrase carefully. Every try is recorded in the audit "
+                "log.")
         try:
             self._conn = sqlcipher3.connect(str(self.path), check_same_thread=False,
                                             isolation_level=None, timeout=10)
@@ -92,6 +104,7 @@ class Store:
             if mode.lower() != "wal":
                 log.warning("Database journal mode is %s, not WAL", mode)
             self._migrate()
+            self._open_witness(key)
         except sqlcipher3.Error as exc:
             self._conn.close()
             self._in_use.release()
@@ -101,6 +114,55 @@ class Store:
             self._in_use.release()
             raise
         self._audit_refused_connections()
+        self._witness_catch_up()
+
+    # ---- the audit log's witness (witness.py) ----
+
+    def _open_witness(self, key: DatabaseKey) -> None:
+        """Read the witness and compare it with the log; start it for a database that has
+        none yet (new, restored, or from before the witness), or note that it is missing."""
+        if self.schema_version < AUDIT_CHAIN_SCHEMA:  # an old database kept at its schema
+            return
+        self._witness_key = witness.witness_key(key.source, key.secret)
+        self._witness = witness.read_state(self._witness_file, self._witness_key)
+        # Failed unlocks the witness holds that no entry follows yet: audited now (the
+        # side file may have been deleted), which also ends the throttle.
+        self._witness_failures = list(self._witness.trailing_failures)
+        started = self._conn.execute("SELECT value FROM app_meta WHERE key = ?",
+                                     (witness.STARTED_KEY,)).fetchone()
+        if started is None:
+            self._conn.execute("INSERT OR REPLACE INTO app_meta (key, value) VALUES (?, ?)",
+                               (witness.STARTED_KEY, _utc_now()))
+            self.witness_problem = ""
+        elif not self._witness_file.exists():
+            self.witness_problem = ("the audit witness file beside the database is missing "
+                                    f"(it was started {started[0]})")
+        else:
+            self.witness_problem = witness.compare(self._witness, self._audit_hashes())
+        if self.witness_problem:
+            log.warning("The audit log does not match its witness: %s", self.witness_problem)
+        self._witness_on = True
+        self._witness_catch_up()
+
+    def _audit_hashes(self, after: int = 0) -> dict[int, str]:
+        return dict(self._conn.execute("SELECT id, entry_hash FROM audit_log WHERE id > ? "
+                                       "ORDER BY id", (after,)).fetchall())
+
+    def _witness_catch_up(self) -> None:
+        """Witness the committed entries it does not hold yet.  Never while a transaction
+        is open (an entry rolled back must not be witnessed), nor once the log and the
+        witness differ (the difference is the evidence)."""
+        with self._lock:
+            if not self._witness_on or self.witness_problem or self._conn.in_transaction:
+                return
+            last = self._witness.entries[-1][0] if self._witness.entries else 0
+            new = [(seq, h) for seq, h in self._audit_hashes(last).items() if h]
+            if not new:
+                return
+            try:
+                witness.append_entries(self._witness_file, self._witness_key, self._witness, new)
+            except OSError as exc:
+                log.warning("The audit witness could not be written: %s", exc)
 
     # ---- schema ----
 
@@ -180,12 +242,14 @@ class Store:
             self._insert_audit(action, detail, None)
         # Outside the transaction: these empty queues a rollback would not refill.
         self._audit_refused_connections()
+        self._witness_catch_up()
 
     def audit(self, action: str, detail: dict[str, Any] | None = None,
               actor: str | None = None) -> None:
         """Record an action.  `detail` holds ids and counts only, never patient text."""
         self._insert_audit(action, detail, actor)
         self._audit_refused_connections()
+        self._witness_catch_up()
 
     def _insert_audit(self, action: str, detail: dict[str, Any] | None, actor: str | None) -> None:
         """Append a sealed entry: its link to the newest entry, its seal and the new head
@@ -253,7 +317,19 @@ class Store:
                 secret = self._audit_secret()
             except StoreError as exc:
                 return ChainCheck(False, len(rows), rows[0][0] if rows else None, exc.message)
-        return verify_rows(secret, rows, head[0][0] if head else "")
+            check = verify_rows(secret, rows, head[0][0] if head else "")
+            if not check.ok or not self._witness_on:
+                return check
+            # Then against the witness, read afresh: what the seals inside the database
+            # cannot show (a cut by someone with the key, an older copy put in place).
+            if not self._witness_file.exists():
+                problem = self.witness_problem or "the audit witness file beside the database is missing"
+            else:
+                problem = witness.compare(witness.read_state(self._witness_file, self._witness_key),
+                                          {row[0]: row[6] for row in rows})
+            if problem:
+                return ChainCheck(False, len(rows), None, problem)
+            return check
 
     def _audit_refused_connections(self) -> None:
         """Write the network guard's refusals since the last write into the audit log.
@@ -262,22 +338,19 @@ class Store:
         if not self._collects_refusals:
             return
         noted = _failed_unlocks_file(self.path)
-        if noted.exists():
-            try:
-                lines = noted.read_text(encoding="utf-8").splitlines()
-            except OSError as exc:
-                log.warning("Failed unlocks could not be read: %s", exc)
-                lines = []
-            for line in lines:
-                try:
-                    attempt = json.loads(line)
-                except ValueError:
-                    continue
-                self._insert_audit("database.unlock_failed",
-                                   {"at": attempt.get("at", ""),
-                                    "key_source": attempt.get("key_source", "")},
-                                   str(attempt.get("actor", "unknown")))
-            noted.unlink(missing_ok=True)
+        attempts = _side_file_failures(noted)
+        # The same attempt is in the side file and the witness: deleting either one
+        # leaves it in the other.
+        seen = {a.get("id") for a in attempts if a.get("id")}
+        attempts += [a for a in getattr(self, "_witness_failures", ())
+                     if not a.get("id") or a.get("id") not in seen]
+        for attempt in attempts:
+            self._insert_audit("database.unlock_failed",
+                               {"at": str(attempt.get("at", "")),
+                                "key_source": str(attempt.get("key_source", ""))},
+                               str(attempt.get("actor", "unknown")))
+        self._witness_failures = []
+        noted.unlink(missing_ok=True)
         attempts = offline.take_unaudited()
         for index, attempt in enumerate(attempts):
             try:
@@ -323,6 +396,17 @@ class Store:
                 self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
             except sqlcipher3.Error as exc:
                 raise _store_error(self.path, exc) from None
+            new_witness_key = witness.witness_key(key.source, key.secret)
+            if not self._witness_on:
+                self._witness_key = new_witness_key
+                self.key_source = key.source
+                return
+            try:
+                witness.reseal(self._witness_file, self._witness_key, new_witness_key)
+            except OSError as exc:
+                log.warning("The audit witness could not be sealed under the new key: %s", exc)
+            self._witness_key = new_witness_key
+            self._witness = witness.read_state(self._witness_file, new_witness_key)
         self.key_source = key.source
 
     def export_to(self, path: Path, passphrase: str, files: dict[str, str]) -> dict[str, int]:
@@ -368,6 +452,7 @@ class Store:
             self._closed = True
             try:
                 self._audit_refused_connections()
+                self._witness_catch_up()
             except StoreError as exc:
                 log.warning("Refused network attempts could not be audited: %s", exc.message)
             self._conn.close()
@@ -386,14 +471,46 @@ def _failed_unlocks_file(database: Path) -> Path:
 
 def _note_failed_unlock(database: Path, key_source: str) -> None:
     """A wrong key cannot write to the database it failed to open: the attempt (when,
-    which account, which kind of key; never the key) waits in a side file and goes into
-    the audit log the next time the database opens."""
+    which account, which kind of key; never the key) waits in a side file and in the
+    audit witness, and goes into the audit log the next time the database opens."""
+    import secrets
+
+    record = {"id": secrets.token_hex(8), "at": _utc_now(), "t": round(time.time(), 3),
+              "actor": os_account(), "key_source": key_source}
     try:
         with _failed_unlocks_file(database).open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps({"at": _utc_now(), "actor": os_account(),
-                                     "key_source": key_source}) + "\n")
+            handle.write(json.dumps(record) + "\n")
     except OSError as exc:
         log.warning("A failed unlock could not be noted: %s", exc)
+    try:
+        witness.append_failure(witness.witness_file(database), record)
+    except OSError as exc:
+        log.warning("A failed unlock could not be witnessed: %s", exc)
+
+
+def _side_file_failures(noted: Path) -> list[dict]:
+    try:
+        lines = noted.read_text(encoding="utf-8").splitlines() if noted.exists() else []
+    except OSError as exc:
+        log.warning("Failed unlocks could not be read: %s", exc)
+        return []
+    attempts = []
+    for line in lines:
+        try:
+            attempt = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(attempt, dict):
+            attempts.append(attempt)
+    return attempts
+
+
+def _failed_unlocks(database: Path) -> list[dict]:
+    """The failed unlocks since the last one that opened the database: the side file's
+    or the witness's trailing ones, whichever holds more (one may have been deleted)."""
+    from_witness = witness.read_state(witness.witness_file(database), None).trailing_failures
+    from_side_file = _side_file_failures(_failed_unlocks_file(database))
+    return max(from_witness, from_side_file, key=len)
 
 
 def _store_error(path: Path, exc: Exception) -> StoreError:
@@ -420,8 +537,9 @@ def open_store(database_file: Path, passphrase: str | None = None, *,
     if keys.is_new():
         key = keys.key_for_new(passphrase)
         database_file.parent.mkdir(parents=True, exist_ok=True)
-        # Remove stray WAL/SHM files from an earlier, abandoned database of this name.
-        for suffix in ("-wal", "-shm"):
+        # Remove stray WAL/SHM files from an earlier, abandoned database of this name, and
+        # its audit witness (a new database starts its own).
+        for suffix in ("-wal", "-shm", witness.witness_file(Path("x")).name[1:]):
             database_file.with_name(database_file.name + suffix).unlink(missing_ok=True)
         store = Store(database_file, key, collects_refusals=collects_refusals)
         try:
