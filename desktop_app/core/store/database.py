@@ -131,6 +131,13 @@ class Store:
         started = self._conn.execute("SELECT value FROM app_meta WHERE key = ?",
                                      (witness.STARTED_KEY,)).fetchone()
         if started is None:
+            if self._witness_file.exists():  # another database's, left behind: kept aside
+                aside = self._witness_file.with_name(
+                    f"{self._witness_file.name}.before-{_utc_now().replace(':', '')}")
+                os.replace(self._witness_file, aside)
+                log.warning("An audit witness without its database was moved to %s", aside.name)
+                self._witness = witness.WitnessState()
+                self._witness_failures = []
             self._conn.execute("INSERT OR REPLACE INTO app_meta (key, value) VALUES (?, ?)",
                                (witness.STARTED_KEY, _utc_now()))
             self.witness_problem = ""
