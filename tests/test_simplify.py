@@ -265,6 +265,28 @@ def test_unreadable_documents_say_what_to_do(tmp_path, name, content, phrase):
     assert phrase in info.value.message and info.value.fix
 
 
+def test_documents_are_checked_against_the_limits_as_they_expand(tmp_path, monkeypatch):
+    """Issue #32: a Word file's zip parts and a PDF's pages are checked while read (the
+    limits made small so a small file expands past them)."""
+    import docx
+
+    from desktop_app.core import textfiles
+
+    document = docx.Document()
+    document.add_paragraph("cough " * 2_000)
+    document.save(tmp_path / "a.docx")
+    html_to_pdf("<p>" + "cough " * 400 + "</p>", tmp_path / "a.pdf")
+    assert read_document(tmp_path / "a.docx") and read_document(tmp_path / "a.pdf")
+    monkeypatch.setattr(textfiles, "LIMITS", textfiles.Limits(field_chars=1_000))
+    with pytest.raises(LumenError, match="12,000 characters of text, more than the 1,000"):
+        read_document(tmp_path / "a.docx")
+    with pytest.raises(LumenError, match="more text than that by page 1"):
+        read_document(tmp_path / "a.pdf")
+    monkeypatch.setattr(textfiles, "LIMITS", textfiles.Limits(file_bytes=20_000))
+    with pytest.raises(LumenError, match=r"expands to \d+ MB, more than the"):
+        read_document(tmp_path / "a.docx")
+
+
 def test_scanned_pdf_without_text_is_explained(tmp_path):
     html_to_pdf("<p></p>", tmp_path / "scan.pdf")
     with pytest.raises(LumenError, match="no text layer"):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from . import textfiles
 from .errors import LumenError
 from .textfiles import read_text, unreadable
 
@@ -49,10 +50,30 @@ def read_document(path: Path) -> str:
     return text
 
 
+def _too_long(path: Path, what: str) -> LumenError:
+    limit = textfiles.LIMITS.field_chars
+    return LumenError(f"{path.name} {what}, more than the {limit:,} characters Lumen reads "
+                      "as one summary. Nothing was opened.",
+                      "Open the summary itself rather than a whole record export.")
+
+
 def _read_docx(path: Path) -> str:
+    """A Word file's paragraphs and tables, after checking what its zip parts expand to
+    (zipfile reads no more than a part's declared size, so the check holds)."""
+    import zipfile
+
     import docx
     from docx.opc.exceptions import PackageNotFoundError
 
+    try:
+        with zipfile.ZipFile(path) as archive:
+            expanded = sum(item.file_size for item in archive.infolist())
+    except (zipfile.BadZipFile, OSError):
+        expanded = 0  # python-docx says what is wrong with it below
+    if expanded > textfiles.LIMITS.file_bytes:
+        raise LumenError(f"{path.name} expands to {expanded / 1e6:.0f} MB, more than the "
+                         f"{textfiles.LIMITS.file_bytes / 1e6:.0f} MB Lumen reads. Nothing was "
+                         "opened.", "Open the summary itself rather than a whole record export.")
     try:
         document = docx.Document(str(path))
     except (PackageNotFoundError, KeyError, ValueError, OSError):
@@ -62,7 +83,10 @@ def _read_docx(path: Path) -> str:
     for table in document.tables:
         for row in table.rows:
             lines.append("  ".join(cell.text.strip() for cell in row.cells))
-    return "\n".join(lines)
+    text = "\n".join(lines)
+    if len(text) > textfiles.LIMITS.field_chars:
+        raise _too_long(path, f"holds {len(text):,} characters of text")
+    return text
 
 
 def _read_pdf(path: Path) -> str:
@@ -74,7 +98,14 @@ def _read_pdf(path: Path) -> str:
         if reader.is_encrypted:
             raise LumenError(f"{path.name} is a password-protected PDF.",
                              "Save an unprotected copy, or paste the summary's text.")
-        text = "\n".join(page.extract_text() or "" for page in reader.pages)
+        pages: list[str] = []
+        total = 0
+        for number, page in enumerate(reader.pages, 1):
+            pages.append(page.extract_text() or "")
+            total += len(pages[-1])
+            if total > textfiles.LIMITS.field_chars:  # checked page by page, while reading
+                raise _too_long(path, f"holds more text than that by page {number}")
+        text = "\n".join(pages)
     except LumenError:
         raise
     except (PdfReadError, ValueError, OSError, KeyError):
