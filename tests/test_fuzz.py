@@ -168,6 +168,7 @@ def _imports_and_saves(store, path: Path, format: str) -> None:
         assert store.query("SELECT count(*) FROM eval_sample")[0][0] == before
         return
     EvaluationStore(store).save_dataset(dataset)
+    assert MARKER not in json.dumps(store.audit_entries(1))  # the import's audit entry
 
 
 @pytest.mark.parametrize("format, name", [("medisumqa", "x.jsonl"), ("generic", "x.jsonl"),
