@@ -323,9 +323,29 @@ def _cut_the_tail(store, keep: int) -> None:
                   (HEAD_KEY, f"{last[0][0]}:{last[0][1]}" if last else ""))
 
 
+def _reseal_with_the_key_inside(store) -> None:
+    """What someone with the passphrase and this code can do inside the database: change
+    an entry, then seal every entry again with the HMAC key the database holds."""
+    from desktop_app.core.store.audit_chain import HEAD_KEY, SECRET_KEY, seal
+
+    secret = bytes.fromhex(store.query("SELECT value FROM app_meta WHERE key = ?",
+                                       (SECRET_KEY,))[0][0])
+    store.execute("UPDATE audit_log SET detail = '{}' WHERE id = 2")
+    previous = ""
+    for entry_id, at, actor, action, detail in store.query(
+            "SELECT id, at, actor, action, detail FROM audit_log ORDER BY id"):
+        entry_hash = seal(secret, previous, entry_id, at, actor, action, detail)
+        store.execute("UPDATE audit_log SET prev_hash = ?, entry_hash = ? WHERE id = ?",
+                      (previous, entry_hash, entry_id))
+        previous = entry_hash
+        store.execute("INSERT OR REPLACE INTO app_meta (key, value) VALUES (?, ?)",
+                      (HEAD_KEY, f"{entry_id}:{entry_hash}"))
+    assert store.verify_audit().problem.startswith("entry 2 differs")  # the seals pass
+
+
 @pytest.mark.parametrize("attack", ["cut the tail", "delete every entry",
                                     "cut, then write new entries", "older copy put in place",
-                                    "witness deleted"])
+                                    "witness deleted", "re-sealed with the key inside"])
 def test_the_witness_reports_what_the_seals_inside_the_database_cannot(profile, passphrase_env,
                                                                        tmp_path, attack):
     import shutil
@@ -348,6 +368,8 @@ def test_the_witness_reports_what_the_seals_inside_the_database_cannot(profile, 
             _cut_the_tail(store, keep=0)
         elif attack == "cut, then write new entries":
             _cut_the_tail(store, keep=3)
+        elif attack == "re-sealed with the key inside":
+            _reseal_with_the_key_inside(store)
     if attack == "older copy put in place":
         for suffix in ("-wal", "-shm"):
             profile.database_file.with_name(profile.database_file.name + suffix).unlink(missing_ok=True)
@@ -356,7 +378,11 @@ def test_the_witness_reports_what_the_seals_inside_the_database_cannot(profile, 
         witness.witness_file(profile.database_file).unlink()
     with open_store(profile.database_file) as store:
         if attack == "cut, then write new entries":
-            store.audit("test.reused", {})  # reuses a freed id
+            store.audit("test.after_the_cut", {})
+            # The new entry's id is past every witnessed one: no id is used twice.
+            newest = store.query("SELECT max(id) FROM audit_log")[0][0]
+            assert newest > max(seq for seq, _ in witness.read_state(
+                witness.witness_file(profile.database_file), None).entries)
         check = store.verify_audit()
     assert not check.ok, attack
     assert ("witness" in check.problem), check.problem

@@ -138,6 +138,7 @@ class Store:
                 log.warning("An audit witness without its database was moved to %s", aside.name)
                 self._witness = witness.WitnessState()
                 self._witness_failures = []
+            self._witness_file.touch()  # begun, even before the first entry
             self._conn.execute("INSERT OR REPLACE INTO app_meta (key, value) VALUES (?, ?)",
                                (witness.STARTED_KEY, _utc_now()))
             self.witness_problem = ""
@@ -269,12 +270,18 @@ class Store:
                 if own:
                     self._conn.execute("BEGIN IMMEDIATE")
                 secret = self._audit_secret()
-                last = self._conn.execute("SELECT entry_hash FROM audit_log "
+                last = self._conn.execute("SELECT id, entry_hash FROM audit_log "
                                           "ORDER BY id DESC LIMIT 1").fetchone()
-                prev_hash = last[0] if last else ""
+                prev_hash = last[1] if last else ""
+                # An id is never used twice, even after entries were cut from the end:
+                # the next one is past the witness's newest too.
+                witnessed = (self._witness.entries[-1][0]
+                             if self._witness_on and self._witness.entries else 0)
                 entry_id = self._conn.execute(
-                    "INSERT INTO audit_log (at, actor, action, detail, prev_hash) "
-                    "VALUES (?, ?, ?, ?, ?)", (at, actor, action, text, prev_hash)).lastrowid
+                    "INSERT INTO audit_log (id, at, actor, action, detail, prev_hash) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (max(last[0] if last else 0, witnessed) + 1, at, actor, action, text,
+                     prev_hash)).lastrowid
                 entry_hash = seal(secret, prev_hash, entry_id, at, actor, action, text)
                 self._conn.execute("UPDATE audit_log SET entry_hash = ? WHERE id = ?",
                                    (entry_hash, entry_id))
