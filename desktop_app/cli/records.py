@@ -121,9 +121,11 @@ def cmd_restore(args, paths, settings) -> int:
     key, files = restore(Path(args.file), phrase, paths.database_file, new_phrase)
     targets = paths.profile_files
     for name, text in files.items():
-        if name in targets:
+        if name in targets:  # written whole or not at all, as Settings.save does
             targets[name].parent.mkdir(parents=True, exist_ok=True)
-            targets[name].write_text(text, encoding="utf-8")
+            partial = targets[name].with_name(targets[name].name + ".tmp")
+            partial.write_text(text, encoding="utf-8")
+            partial.replace(targets[name])
     with open_store(paths.database_file, new_phrase) as store:
         store.audit("profile.restored", {"files": sorted(files)})
         check = store.verify_audit()
