@@ -129,7 +129,8 @@ def test_a_run_carried_on_elsewhere_is_neither_interrupted_nor_run_twice(evaluat
     assert continue_run(evaluations, evaluator, run_id)["status"] == "complete"
 
 
-def test_failed_and_blank_answers_get_worst_case_scores(evaluations, evaluator, runtime):
+def test_a_failed_sample_is_not_scored_and_a_blank_answer_scores_the_worst(evaluations,
+                                                                            evaluator, runtime):
     from desktop_app.core.evaluation import metrics
 
     dataset = evaluations.save_dataset(import_dataset(demo_benchmark(), "medisumqa"))
@@ -137,8 +138,51 @@ def test_failed_and_blank_answers_get_worst_case_scores(evaluations, evaluator, 
     blank = dataclasses.replace(sample, context="")  # an Ask system cannot answer without a summary
     outcome = evaluator.evaluate("lamp:plain", ["reference", "similarity-judge"], blank, None)
     assert outcome.output == "" and "no document" in outcome.error
-    assert outcome.scores["sari"] == 0 and outcome.scores["fkgl"] == metrics.WORST_FKGL
-    assert outcome.scores["judge_similarity"] == 1
+    assert outcome.scores == {} and outcome.judge == {}  # no answer is not a bad answer
+    assert outcome.trace["error_fix"] == "Use the 'qa' system for this dataset."
+    # A blank answer is an answer, and the worst one, as in LAMP-MedQA.
+    scores, judge, _ = evaluator.score(["reference", "similarity-judge"], sample, "  ", None)
+    assert scores["sari"] == 0 and scores["fkgl"] == metrics.WORST_FKGL
+    assert scores["judge_similarity"] == 1 and judge["similarity"]["reason"] == "blank prediction"
+
+
+def test_a_run_with_too_many_errors_stops_as_failed_and_retries_them_on_resume(
+        evaluations, evaluator, runtime, tmp_path):
+    """A document system on a set of open questions is refused before it starts; a run
+    whose samples keep failing stops as failed, says why and what to do, and a resume
+    tries the failed samples again (none kept as a score)."""
+    from desktop_app.core.evaluation.runner import check_run
+
+    questions = evaluations.save_dataset(import_dataset(
+        ROOT / "tests" / "data" / "benchmarks" / "generic_sample.json", "generic"))
+    with pytest.raises(LumenError, match="none of the samples") as refused:
+        check_run(evaluations, questions.id, "lamp:glossary", ["key-facts"])
+    assert "--system qa" in refused.value.fix
+    rows = [{"question": f"Question {i}?", "answer": "Take 5 mg daily.",
+             "context": "Discharge: take 5 mg daily." if i == 0 else ""} for i in range(12)]
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text("\n".join(json.dumps(row) for row in rows))
+    dataset = evaluations.save_dataset(import_dataset(mixed, "generic"))
+    run_id = start_run(evaluations, runtime, evaluator.settings, dataset.id, "evidence",
+                       ["key-facts"])
+    with pytest.raises(LumenError, match="stopped as failed: 2 of 12 samples ended in an error"
+                       ) as stopped:
+        continue_run(evaluations, evaluator, run_id)
+    assert "Most often (2): LumenError: The sample has no document" in stopped.value.message
+    assert stopped.value.fix.startswith("Use the 'qa' system for this dataset.")
+    assert f"--resume {run_id}" in stopped.value.fix
+    assert evaluations.run(run_id)["status"] == "failed"
+    assert len(evaluations.finished_ids(run_id)) == 1 and evaluations.error_count(run_id) == 2
+    summary = summarize(evaluations, run_id, ReportRules(resamples=500))
+    assert summary["counts"]["errors"] == 2 and all(
+        row["n"] == 1 for row in summary["metrics"].values())
+    assert any(e["action"] == "bench.run_failed" for e in evaluations.store.audit_entries(20))
+    # Resumed, the two failed samples are tried again (and fail again): never scored twice.
+    with pytest.raises(LumenError, match="stopped as failed"):
+        continue_run(evaluations, evaluator, run_id)
+    results = evaluations.results(run_id)
+    assert len(results) == 3 == len({r["sample_id"] for r in results})
+    assert len(evaluations.spans(run_id)) == 2
 
 
 def test_systems_and_criteria_are_checked():
@@ -224,7 +268,12 @@ def test_a_killed_run_resumes_with_every_sample_scored_once(profile, tmp_path):
     assert all(json.loads(r[1])["sari"] is not None for r in rows)
     with open_store(profile.database_file, TEST_PASSPHRASE) as store:
         resumes = [e["detail"] for e in store.audit_entries() if e["action"] == "bench.run_resumed"]
+        spans = EvaluationStore(store).spans(run_id)
     assert resumes == [{"run": run_id, "was": "interrupted", "finished": before}]
+    # The run's time is its clock's, both parts: the killed one up to its last kept sample.
+    assert len(spans) == 2 and all(span["seconds"] > 0 for span in spans)
+    assert summary["timing"]["clock"] and summary["timing"]["seconds"] == pytest.approx(
+        sum(span["seconds"] for span in spans), abs=0.01)
     report = tmp_path / "report.html"
     written = run_lumen("evaluate", "report", run_id, "--out", str(report), "--accept", "errors == 0",
                         env=env)

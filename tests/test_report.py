@@ -18,6 +18,7 @@ from desktop_app.core.errors import LumenError
 from desktop_app.core.evaluation.chart import Bar, axis_range, bar_chart_svg
 from desktop_app.core.evaluation.importers import import_dataset
 from desktop_app.core.evaluation.report import (ReportRules, build_report, charts, check_criteria,
+                                                metric_info,
                                                 parse_criteria, report_kind, summarize, verdict)
 from desktop_app.core.evaluation.runs import EvaluationStore
 from desktop_app.core.pipelines.calibration import demo_benchmark
@@ -76,7 +77,7 @@ def test_a_contradictory_critical_answer_fails_the_run_whatever_the_criteria(eva
 
 def test_findings_follow_the_thresholds_it_sets(evaluations):
     significant = {**FINE, "correctness": "incorrect", "clinical_impact": "significant"}
-    run_id, _ = stored_run(evaluations, [FINE] * 4 + [significant])
+    run_id, _ = stored_run(evaluations, [FINE] * 11 + [significant])
     default = summarize(evaluations, run_id, ReportRules(resamples=1000))
     assert default["counts"]["findings"] == 0  # neither contradictory nor critical
     assert verdict(default, [])["status"] == "passed"
@@ -175,7 +176,8 @@ def test_the_report_pdf_fills_an_a4_page_with_its_own_title(evaluations, tmp_pat
     path = tmp_path / "report.pdf"
     write_report(report, path)
     reader = PdfReader(str(path))
-    assert reader.metadata.title == f"Lumen validation report, run {run_id}"
+    created = evaluations.run(run_id)["created_at"][:10]
+    assert reader.metadata.title == f"Lumen validation report: demo, lamp:glossary, smollm2, {created} (run {run_id})"
     box = reader.pages[0].mediabox
     assert (round(float(box.width)), round(float(box.height))) == (595, 842)  # A4 in points
     assert "Validation FAILED" in " ".join(reader.pages[0].extract_text().split())
@@ -199,3 +201,157 @@ def test_report_file_kinds_are_checked_before_any_work(tmp_path):
         report_kind("report.docx")
     with pytest.raises(LumenError, match="cannot write a report as 'report'"):
         report_kind("report")
+
+
+def scored_run(evaluations, scores: list[dict], *, system="lamp:glossary", errors=(),
+               scorers=("reference", "key-facts"), dataset=None, output="An answer.") -> str:
+    """A run whose samples carry the given scores; the samples numbered in `errors` ended
+    in an error instead (no output, no score)."""
+    dataset = dataset or evaluations.save_dataset(import_dataset(demo_benchmark(), "medisumqa",
+                                                                 name="demo"))
+    samples = evaluations.samples(dataset.id, limit=len(scores))
+    run_id = evaluations.create_run(dataset.id, system, list(scorers), CONFIG, None)
+    for index, (sample, values) in enumerate(zip(samples, scores)):
+        failed = index in errors
+        evaluations.save_result(run_id, sample, index, output="" if failed else output,
+                                scores={} if failed else values, judge={}, trace={},
+                                error="LumenError: the model file is damaged." if failed else "",
+                                seconds=1.0, model_seconds=0.5)
+    evaluations.set_status(run_id, "complete")
+    return run_id
+
+
+def test_every_interval_of_every_metric_stays_in_its_range_on_adversarial_runs(evaluations):
+    """All equal at either end of the scale, the two ends mixed, n = 1, 2, 3 and 12, and
+    runs whose every sample ended in an error: no mean or interval leaves the metric's
+    range (a Wilson interval on a 0-100 score, or on a 1-5 judge at 1, did)."""
+    info = metric_info()
+
+    def ends(name):
+        low, high = info[name]["range"]
+        return low, (low + 40.0 if high == float("inf") else high)
+
+    patterns = {"bottom": lambda lo, hi, i: lo, "top": lambda lo, hi, i: hi,
+                "mixed": lambda lo, hi, i: (lo, hi)[i % 2]}
+    checked = 0
+    for n in (1, 2, 3, 12):
+        for pattern, value in patterns.items():
+            scores = [{name: value(*ends(name), i) for name in info} for i in range(n)]
+            run_id = scored_run(evaluations, scores)
+            summary = summarize(evaluations, run_id, ReportRules(resamples=500, min_samples=2))
+            assert set(summary["metrics"]) == set(info)
+            for name, row in summary["metrics"].items():
+                low, high = info[name]["range"]
+                assert low <= row["mean"] <= high, (name, pattern, n)
+                if row["ci_low"] is not None:
+                    checked += 1
+                    assert low <= row["ci_low"] <= row["mean"] <= row["ci_high"] <= high, \
+                        (name, pattern, n, row)
+                    assert row["interval"] == ("Wilson" if info[name]["rate"]
+                                               else "bootstrap percentile")
+                else:
+                    assert n < 2 and row["no_interval"]
+    assert checked >= 3 * 3 * len(info) - 1
+    for n in (1, 3, 12):
+        run_id = scored_run(evaluations, [{}] * n, errors=range(n))
+        summary = summarize(evaluations, run_id, ReportRules(resamples=500))
+        assert summary["metrics"] == {} and summary["counts"]["errors"] == n
+        assert summary["errors"] == [{"error": "LumenError: the model file is damaged.",
+                                      "count": n, "samples": [r["sample_id"] for r in
+                                                              evaluations.results(run_id)]}]
+        decided = verdict(summary, check_criteria(summary, parse_criteria("errors == 0")))
+        assert decided["status"] == "failed" and f"{n} of {n} samples ended in an error" in \
+            decided["headline"]
+
+
+def test_errors_are_left_out_of_every_metric_and_listed(evaluations):
+    scores = [{"bleu": 50.0, "key_fact_recall": 1.0}] * 12
+    run_id = scored_run(evaluations, scores, errors={3})
+    summary = summarize(evaluations, run_id, ReportRules(resamples=500))
+    assert summary["metrics"]["bleu"]["mean"] == 50.0 and summary["metrics"]["bleu"]["n"] == 11
+    assert summary["counts"] == {**summary["counts"], "samples": 12, "answered": 11, "errors": 1}
+    assert any("1 of 12 samples ended in an error" in note and "left out of every metric" in note
+               for note in summary["not_measured"])
+    page = build_report(evaluations, run_id, ReportRules(resamples=500), "errors == 0").to_html()
+    assert "the model file is damaged" in page
+    assert "(no answer)" not in page
+
+
+def test_the_default_criteria_fail_a_useless_model_for_every_kind_of_system(evaluations,
+                                                                         tmp_path):
+    """A model that answers "I don't know" to everything, its answers scored by the real
+    scorers and the run summarized by the real report, fails each kind of system's
+    default criteria; a lenient judge (5 of 5, FKGL 3) does not save it."""
+    from desktop_app.core.choices import SYSTEM_KINDS, criteria_setting, system_kind
+    from desktop_app.core.config import Settings
+    from desktop_app.core.evaluation.dataset import Sample
+    from desktop_app.core.evaluation.runner import key_fact_scores
+    from desktop_app.core.glossary.glossary import load_glossary
+    from desktop_app.core.config import resource_root
+
+    glossary = load_glossary(None)
+    demo = evaluations.save_dataset(import_dataset(demo_benchmark(), "medisumqa", name="demo"))
+    consultations = evaluations.save_dataset(import_dataset(
+        resource_root() / "resources" / "benchmarks" / "lumen-dialogue-demo.jsonl", "dialogue"))
+    cases = tmp_path / "cases.csv"
+    cases.write_text("id,complaint,diagnosis\n" + "".join(
+        f"c{i},complaint number {i},{('flu', 'asthma', 'gout', 'eczema')[i % 4]}\n"
+        for i in range(20)))
+    labelled = evaluations.save_dataset(import_dataset(cases, "cases"))
+    useless = "I don't know."
+    kinds = set()
+    for system in ("lamp:glossary", "zero-shot", "evidence", "qa", "dialogue:dialogue",
+                   "doctorrag:full"):
+        kind = system_kind(system)
+        kinds.add(kind)
+        dataset, output = demo, useless
+        samples = evaluations.samples(demo.id, limit=20)
+        if kind == "consultation":
+            dataset, output = consultations, "none"  # no diagnosis reached
+            scores = [{"diagnosis_correct": 0.0}] * 20
+        elif kind == "diagnosis":
+            dataset = labelled
+            scores = [{"diagnosis_accuracy": float(useless == s.target)}
+                      for s in evaluations.samples(labelled.id)]
+        elif system == "lamp:glossary":
+            # The checks refuse "I don't know", so the summary's own lines are shown (here
+            # the reference itself, the best they could be): the model's share fails it.
+            output = "(the reference)"
+            scores = [key_fact_scores(s.target, s, glossary, "evidence") for s in samples]
+        elif kind == "qa":
+            scores = [key_fact_scores(useless, Sample(s.id, s.input, s.target, "", {}), glossary,
+                                      "model") for s in samples]
+        else:
+            scores = [key_fact_scores(useless, s, glossary, "evidence" if kind == "evidence"
+                                      else "model") for s in samples]
+        if kind not in ("consultation", "diagnosis"):
+            scores = [{**s, "fkgl": 3.0, "judge_similarity": 5.0} for s in scores]
+        run_id = scored_run(evaluations, scores, system=system, dataset=dataset, output=output)
+        summary = summarize(evaluations, run_id, ReportRules(resamples=500))
+        criteria = parse_criteria(getattr(Settings(), criteria_setting(system)))
+        checked = check_criteria(summary, criteria)
+        decided = verdict(summary, checked)
+        assert decided["status"] == "failed", (system, decided)
+        assert all(c["measured"] for c in checked), (system, checked)
+        if kind in ("consultation", "diagnosis"):
+            assert "chance" in decided["headline"] and summary["chance"]
+    assert kinds == set(SYSTEM_KINDS)
+
+
+def test_too_few_samples_or_an_unmeasured_criterion_decide_nothing(evaluations):
+    run_id = scored_run(evaluations, [{"key_fact_recall": 1.0, "bleu": 40.0}] * 4)
+    summary = summarize(evaluations, run_id, ReportRules(resamples=500))
+    decided = verdict(summary, check_criteria(summary, parse_criteria("key_fact_recall >= 0.5")))
+    assert decided["status"] == "undecided"
+    assert decided["headline"].startswith("Not enough samples to decide: 4 answered")
+    run_id = scored_run(evaluations, [{"bleu": 40.0}] * 12)
+    summary = summarize(evaluations, run_id, ReportRules(resamples=500))
+    checked = check_criteria(summary, parse_criteria("bleu > 10; key_fact_recall >= 0.5"))
+    assert [c["measured"] for c in checked] == [True, False]
+    decided = verdict(summary, checked)
+    assert decided["status"] == "undecided" and "Key-fact recall was not measured" in decided["headline"]
+    assert "NOT MEASURED" in build_report(evaluations, run_id, ReportRules(resamples=500),
+                                          "bleu > 10; key_fact_recall >= 0.5").to_html()
+    with pytest.raises(LumenError, match="has none"):
+        parse_criteria("bleu > chance")
+    assert str(parse_criteria("macro_f1_low > chance")[0]) == "macro_f1_low > chance"

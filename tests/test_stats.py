@@ -175,9 +175,16 @@ def test_bootstrap_interval_never_leaves_the_range_of_the_scores():
 
 
 def test_metric_interval_picks_wilson_for_rates_and_refuses_too_few_samples():
-    rate = metric_interval([1, 0, 1, 1, 0, 1, 1, 1, 1, 1], min_samples=10, resamples=2000)
+    rate = metric_interval([1, 0, 1, 1, 0, 1, 1, 1, 1, 1], min_samples=10, rate=True,
+                           resamples=2000)
     assert rate["interval"] == "Wilson" and rate["n"] == 10 and rate["mean"] == pytest.approx(0.8)
     assert (rate["ci_low"], rate["ci_high"]) == pytest.approx(wilson_interval(8, 10))
+    # Scores that happen to be 0 and 1 are not a rate: a 1-5 judge at 1 on every sample (all
+    # of them blank) is 1 to 1, not Wilson's 0.72 to 1 below the scale.
+    judge = metric_interval([1.0] * 10, min_samples=10, resamples=2000)
+    assert judge["interval"] == "bootstrap percentile" and (judge["ci_low"], judge["ci_high"]) == (1, 1)
+    with pytest.raises(ValueError):
+        metric_interval([0.5] * 10, min_samples=10, rate=True)
     scores = metric_interval([0.2, 0.5, 0.9, 0.4, 0.7, 0.1, 0.3, 0.8, 0.6, 0.5],
                              min_samples=10, resamples=2000)
     assert scores["interval"] == "bootstrap percentile" and 0.1 <= scores["ci_low"] < scores["ci_high"] <= 0.9

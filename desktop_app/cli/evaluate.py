@@ -77,7 +77,10 @@ def cmd_bench_run(args, paths, settings) -> int:
     if args.json:
         print_json(summary)
     else:
-        print(f"Run {run['id']} {run['status']}: {summary['counts']['samples']} samples.")
+        counts = summary["counts"]
+        print(f"Run {run['id']} {run['status']}: {counts['samples']} samples"
+              + (f", {counts['errors']} ended in an error (left out of every metric; "
+                 f"'--resume {run['id']}' tries them again)" if counts["errors"] else "") + ".")
         for name, row in summary["metrics"].items():
             mean = "—" if row["mean"] is None else f"{row['mean']:.2f}"
             interval = (row["no_interval"] if row["ci_low"] is None else
@@ -106,7 +109,8 @@ def cmd_bench_report(args, paths, settings) -> int:
     print(f"Report written to {out}. {decided['headline']}")
     for note in decided["notes"] + report.summary["not_measured"]:
         print(f"  {note}")
-    return EXIT_PROBLEM if decided["status"] == "failed" else EXIT_OK
+    # Only a pass (or a report that claims nothing) exits 0: IT scripts read the status.
+    return EXIT_PROBLEM if decided["status"] in ("failed", "undecided") else EXIT_OK
 
 
 def cmd_bench_compare(args, paths, settings) -> int:
@@ -132,6 +136,8 @@ def cmd_bench_compare_modes(args, paths, settings) -> int:
         return EXIT_OK
     print(f"{len(result['runs'])} consultation runs on {result['shared_samples']} shared cases; "
           f"Wilcoxon, Benjamini-Hochberg over {result['tests']} tests, alpha {result['alpha']:g}.")
+    if result["warning"]:
+        print(f"  Warning: {result['warning']}")
     for run in result["runs"]:
         print(f"  {run['mode']:12} {run['id']}  macro F1 {run['macro_f1']:.2f}")
     for r in result["rows"]:

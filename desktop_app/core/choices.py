@@ -50,6 +50,32 @@ def default_scorers(chosen_systems) -> list[str]:
     return [name for name in SCORERS if name in wanted]
 
 
+# What a system's answers are, which decides the acceptance criteria its report holds it
+# to by default (Settings: <kind>_acceptance_criteria; "document" is acceptance_criteria).
+SYSTEM_KINDS = {"document": "a model's answers about a document",
+                "evidence": "the document's own lines, no model",
+                "qa": "a model's answers to open questions, no document",
+                "consultation": "simulated consultations",
+                "diagnosis": "diagnoses of labelled cases"}
+
+
+def system_kind(system: str) -> str:
+    """The kind of a system name (SYSTEM_KINDS)."""
+    if system.startswith("dialogue:"):
+        return "consultation"
+    if system.startswith("doctorrag:"):
+        return "diagnosis"
+    if system in ("qa", "evidence"):
+        return system
+    return "document"
+
+
+def criteria_setting(system: str) -> str:
+    """The Settings field that holds a system's default acceptance criteria."""
+    kind = system_kind(system)
+    return "acceptance_criteria" if kind == "document" else f"{kind}_acceptance_criteria"
+
+
 FORMATS: dict[str, str] = {
     "medisumqa": "MeDiSumQA: discharge summary, patient question, reference answer (CSV, JSONL, JSON, Parquet)",
     "hivmedqa": "HIVMedQA: the category files HIV_evaluation_questionare_category_N.json, or their folder",

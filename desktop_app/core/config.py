@@ -377,29 +377,66 @@ class Settings:
         "tries to rewrite those too.", group="Ask")
 
     # Evaluation.
+    # Each kind of system has criteria a useless model fails (issue #33): what a patient
+    # is shown must hold the reference's facts, not loop, not invent, and for a model's
+    # system be the model's own often enough to say the model was validated.
     acceptance_criteria: str = _setting(
-        "fkgl < 10; judge_similarity >= 3; judge_unparseable == 0; errors == 0",
-        "Acceptance criteria",
-        "What a validation report checks, separated by semicolons: a metric's mean (fkgl, sari, "
-        "sbert, token_f1, bleu, rouge_l, bertscore_f1, judge_similarity, key_fact_recall) or a count "
-        "(judge_unparseable, errors, findings), an operator (<, <=, >, >=, ==) and a number.",
+        "key_fact_recall >= 0.6; degenerate <= 0.05; unsupported_facts <= 0.5; "
+        "model_answer >= 0.5; fkgl < 10; judge_similarity >= 3; judge_unparseable == 0; "
+        "errors == 0",
+        "Acceptance criteria (answers about a summary)",
+        "What a validation report of a model's answers about a document (lamp, zero-shot, "
+        "one-shot) checks, separated by semicolons: a metric's mean (key_fact_recall, "
+        "degenerate, unsupported_facts, model_answer, fkgl, sari, sbert, token_f1, bleu, "
+        "rouge_l, bertscore_f1, judge_similarity) or a count (judge_unparseable, errors, "
+        "findings), an operator (<, <=, >, >=, ==) and a number. model_answer is the share of "
+        "answers shown that are the model's own rather than the summary's lines: below it, the "
+        "run validated the summary's lines, not the model.", group="Evaluation",
+        technical="acceptance criteria")
+    evidence_acceptance_criteria: str = _setting(
+        "key_fact_recall >= 0.6; degenerate <= 0.05; unsupported_facts <= 0.5; fkgl < 10; "
+        "judge_similarity >= 3; judge_unparseable == 0; errors == 0",
+        "Acceptance criteria (answers without a model)",
+        "What the report of the 'evidence' system (the summary's own lines, no model) checks, "
+        "written as the criteria above.", group="Evaluation")
+    qa_acceptance_criteria: str = _setting(
+        "key_fact_recall >= 0.5; degenerate <= 0.05; judge_similarity >= 3; "
+        "judge_unparseable == 0; errors == 0",
+        "Acceptance criteria (open questions)",
+        "What the report of the 'qa' system (a model answers a question with no document: "
+        "MedQuAD, MedicationQA, HIVMedQA) checks, written as the criteria above.",
         group="Evaluation")
     consultation_acceptance_criteria: str = _setting(
-        "errors == 0",
-        "Acceptance criteria for consultations",
-        "What the report of a simulated-consultation run (3MDBench, dialogue:<mode>) checks, "
-        "written as the acceptance criteria are: e.g. macro_f1 >= 0.5; diagnosis_correct, "
-        "ended_by_break, assessor_1_1 to assessor_3_2 (rates), assessor_4_1 (0-2), "
-        "dialogue_utterances, errors.", group="Evaluation")
+        "macro_f1_low > chance; errors == 0",
+        "Acceptance criteria (consultations)",
+        "What the report of a simulated-consultation run (3MDBench, dialogue:<mode>) checks. "
+        "The default: the lower end of the macro F1's 95% interval is above chance (guessing "
+        "with the cases' own diagnosis frequencies), so a doctor model that cannot tell the "
+        "diagnoses apart fails. Also: macro_f1, diagnosis_correct, ended_by_break, "
+        "assessor_1_1 to assessor_3_2 (rates), assessor_4_1 (0-2), dialogue_utterances, errors.",
+        group="Evaluation")
+    diagnosis_acceptance_criteria: str = _setting(
+        "diagnosis_accuracy_low > chance; errors == 0",
+        "Acceptance criteria (diagnosis of labelled cases)",
+        "What the report of a DoctorRAG replay (doctorrag:<set-up>) checks: by default, the "
+        "lower end of the accuracy's 95% interval is above picking one of each case's labels "
+        "at random.", group="Evaluation")
+    run_max_error_share: float = _setting(
+        0.1, "Most samples in error",
+        "A run in which more than this share of samples ends in an error (no document, a "
+        "model that failed, a server down) stops as failed, and its report fails: it measured "
+        "too little. Errored samples are tried again when the run is resumed.",
+        group="Evaluation", minimum=0.0, maximum=1.0)
     bootstrap_resamples: int = _setting(
         10000, "Resamples for intervals and comparisons",
         "How many times results are resampled to estimate intervals and to compare runs; more "
         "is steadier and slower.", group="Evaluation", minimum=1000, maximum=100000,
         technical="bootstrap resamples")
     report_min_samples: int = _setting(
-        10, "Fewest samples for an interval",
+        10, "Fewest samples for an interval and a verdict",
         "A metric measured on fewer samples is reported with its mean and 'too few samples' "
-        "instead of a confidence interval.", group="Evaluation", minimum=2, maximum=1000)
+        "instead of a confidence interval, and a run with fewer samples answered is 'not "
+        "enough samples to decide', never passed.", group="Evaluation", minimum=2, maximum=1000)
     report_fail_correctness: str = _setting(
         "contradictory", "Judge correctness that fails a run",
         "A MedJudge answer judged this wrong or worse is a finding (incorrect < contradictory; "

@@ -31,8 +31,10 @@ class CancelToken:
 
     def __init__(self) -> None:
         self._event = threading.Event()
+        self.reason = ""  # "quit": the window is closing (a run is then interrupted, not paused)
 
-    def cancel(self) -> None:
+    def cancel(self, reason: str = "") -> None:
+        self.reason = self.reason or reason
         self._event.set()
 
     @property

@@ -410,6 +410,11 @@ class EvaluationActions:
         from .evaluation.importers import import_dataset
 
         dataset = import_dataset(Path(path), fmt, mapping=mapping or None, name=name)
+        if fmt not in ("cases", "dialogue") and not any(s.context.strip() for s in dataset.samples):
+            # Said at the import, before a run of the default system errs on every sample.
+            dataset.notes.append("no sample has a document, so it is a set of open questions: "
+                                 "run it with the 'qa' system (lumen evaluate run NAME "
+                                 "--system qa; in the Evaluation tab, 'qa')")
         return self.store.save_dataset(dataset), dataset
 
     def start(self, dataset: str, systems: list[str], scorers: list[str],
@@ -463,19 +468,31 @@ class EvaluationActions:
         (desktop_app/export.py, which audits the export)."""
         from .evaluation.report import build_report
 
+        from .choices import criteria_setting
+
         settings, store = self._session.settings, self.store
-        default = (settings.consultation_acceptance_criteria
-                   if store.run(run_id)["system"].startswith("dialogue:")
-                   else settings.acceptance_criteria)
+        default = getattr(settings, criteria_setting(store.run(run_id)["system"]))
         return build_report(store, run_id, self._rules(None),
                             default if criteria is None else criteria, baseline)
+
+    def verdict(self, summary: dict[str, Any], criteria: str | None = None) -> dict[str, Any]:
+        """What a run's report would conclude (its verdict), from its summary, with the
+        default criteria of its kind of system unless `criteria` are given; the Evaluation
+        tab shows it beside each run."""
+        from .choices import criteria_setting
+        from .evaluation.report import check_criteria, parse_criteria, verdict
+
+        if criteria is None:
+            criteria = getattr(self._session.settings, criteria_setting(summary["run"]["system"]))
+        return verdict(summary, check_criteria(summary, parse_criteria(criteria)))
 
     def compare_modes(self, run_ids: list[str]) -> dict[str, Any]:
         """Consultation runs (dialogue:<mode>) pair by pair on their shared cases: Wilcoxon
         with Benjamini-Hochberg at alpha 0.01, as 3MDBench."""
         from .evaluation.report import compare_modes
 
-        return compare_modes(self.store, run_ids)
+        return compare_modes(self.store, run_ids,
+                             min_samples=self._session.settings.report_min_samples)
 
     def compare(self, run_a: str, run_b: str, resamples: int | None = None) -> dict[str, Any]:
         """Run B against baseline run A, on the samples both finished."""

@@ -47,7 +47,8 @@ def axis_range(scale: str, highest: float) -> tuple[float, float]:
     if "-" in scale and scale.replace("-", "").replace(".", "").isdigit():
         low, high = (float(part) for part in scale.split("-"))
         return min(0.0, low), max(high, highest)
-    return 0.0, _nice(max(highest, 1e-9))
+    # A count whose values are all 0 still gets an axis to 1, not six ticks all read "0".
+    return 0.0, _nice(max(highest, 1.0))
 
 
 def _nice(value: float) -> float:
@@ -57,6 +58,26 @@ def _nice(value: float) -> float:
         if value <= step * power:
             return step * power
     return 10 * power
+
+
+LABEL_CHARACTERS = 30  # a metric's name beside its bars, per line
+
+
+def label_lines(name: str) -> list[str]:
+    """A metric's name in at most two lines that fit beside the bars, broken between words
+    ("Assessor 1.3 conclusion explained" was cut to "... explaine")."""
+    words, lines = name.split(), [""]
+    for word in words:
+        joined = f"{lines[-1]} {word}".strip()
+        if len(joined) <= LABEL_CHARACTERS or not lines[-1]:
+            lines[-1] = joined
+        elif len(lines) < 2:
+            lines.append(word)
+        else:
+            lines[-1] = joined
+    if len(lines[-1]) > LABEL_CHARACTERS:
+        lines[-1] = lines[-1][:LABEL_CHARACTERS - 1].rstrip() + "…"
+    return lines
 
 
 def _ticks(low: float, high: float) -> list[float]:
@@ -101,8 +122,11 @@ def bar_chart_svg(title: str, axis_label: str, groups: list[tuple[str, list[Bar]
         out.append(f'<text x="{tx:.1f}" y="{plot_bottom + 14}" text-anchor="middle">{_number(tick)}</text>')
     for g, (name, bars) in enumerate(groups):
         top = plot_top + g * group_height + _GAP / 2
-        out.append(f'<text x="{plot_left - 6}" y="{top + len(systems) * _BAR / 2 + 4:.1f}" '
-                   f'text-anchor="end">{escape(name[:32])}</text>')
+        lines = label_lines(name)
+        middle = top + len(systems) * _BAR / 2 + 4 - 6.5 * (len(lines) - 1)
+        for number, line in enumerate(lines):
+            out.append(f'<text x="{plot_left - 6}" y="{middle + 13 * number:.1f}" '
+                       f'text-anchor="end">{escape(line)}</text>')
         for bar in bars:
             row = systems.index(bar.system)
             y = top + row * _BAR

@@ -122,10 +122,13 @@ def consultation_summary(results: list[dict[str, Any]], *, resamples: int,
         interval["ci_low"], interval["ci_high"] = macro_f1_interval(pairs, resamples)
     by_category = {}
     for category in dict.fromkeys(protocol.labels.values()):
-        rows = [row["f1"] for label, row in scores["per_label"].items()
-                if protocol.labels.get(label) == category]
+        # Only the diagnoses the cases have: a category only ever guessed has no case to
+        # score, and is left out rather than listed at 0.
+        rows = [row for label, row in scores["per_label"].items()
+                if protocol.labels.get(label) == category and row["support"]]
         if rows:
-            by_category[category] = sum(rows) / len(rows)
+            by_category[category] = {"macro_f1": sum(row["f1"] for row in rows) / len(rows),
+                                     "cases": sum(row["support"] for row in rows)}
     by_temperament = {}
     for temperament in protocol.temperaments:
         chosen = [pair for pair, r in zip(pairs, results)

@@ -18,36 +18,46 @@ from .runs import EvaluationStore
 
 _OPERATORS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
               "==": operator.eq}
-_CRITERION = re.compile(r"^\s*([a-z_0-9]+)\s*(<=|>=|==|<|>)\s*(-?\d+(?:\.\d+)?)\s*$")
+_CRITERION = re.compile(r"^\s*([a-z_0-9]+)\s*(<=|>=|==|<|>)\s*(-?\d+(?:\.\d+)?|chance)\s*$")
 COUNTS = ("judge_unparseable", "errors", "samples", "findings")
 
 
+# The values each scale's scores can take: an interval of a mean never leaves them.
+# FKGL's floor is textstat's for one-syllable words.
+SCALE_RANGES = {"0-1": (0.0, 1.0), "0-100": (0.0, 100.0), "1-5": (1.0, 5.0),
+                "0-5": (0.0, 5.0), "0-2": (0.0, 2.0), "count": (0.0, float("inf")),
+                "US school grade": (-3.4, float("inf"))}
+
+
 def metric_info() -> dict[str, dict[str, Any]]:
+    """Every per-sample metric: its label, direction, scale and range, and whether it is a
+    rate (each score 0 or 1 by definition, so its interval is Wilson's)."""
     from . import metrics
 
     from .judges import HIV_DIMENSIONS
 
-    info = dict(metrics.METRICS)
+    info = {name: dict(meta) for name, meta in metrics.METRICS.items()}
     info["judge_similarity"] = {"label": "LLM judge (1-5)", "higher_is_better": True, "scale": "1-5"}
     info["diagnosis_accuracy"] = {"label": "Diagnosis accuracy", "higher_is_better": True,
-                                  "scale": "0-1"}
+                                  "scale": "0-1", "rate": True}
     info["key_fact_recall"] = {"label": "Key-fact recall", "higher_is_better": True,
                                "scale": "0-1"}
     info["unsupported_facts"] = {"label": "Unsupported facts per answer",
                                  "higher_is_better": False, "scale": "count"}
     info["degenerate"] = {"label": "Degenerate answers", "higher_is_better": False,
-                          "scale": "0-1"}
+                          "scale": "0-1", "rate": True}
     info["model_answer"] = {"label": "Shown answer is the model's", "higher_is_better": True,
-                            "scale": "0-1"}
+                            "scale": "0-1", "rate": True}
     from .dialogue import ASSESSOR_ITEM_NAMES
 
     info["diagnosis_correct"] = {"label": "Consultation diagnosis right", "higher_is_better": True,
-                                 "scale": "0-1"}
+                                 "scale": "0-1", "rate": True}
     info["ended_by_break"] = {"label": "Ended by the patient (BREAK)",
-                              "higher_is_better": True, "scale": "0-1"}
+                              "higher_is_better": True, "scale": "0-1", "rate": True}
     for item, name in ASSESSOR_ITEM_NAMES.items():
         info["assessor_" + item.replace(".", "_")] = {"label": f"Assessor {item} {name}",
-                                                      "higher_is_better": True, "scale": "0-1"}
+                                                      "higher_is_better": True, "scale": "0-1",
+                                                      "rate": True}
     info["assessor_4_1"] = {"label": "Assessor 4.1 competence (0-2)", "higher_is_better": True,
                             "scale": "0-2"}
     info["dialogue_utterances"] = {"label": "Utterances per consultation",
@@ -55,29 +65,57 @@ def metric_info() -> dict[str, dict[str, Any]]:
     for dimension in (*HIV_DIMENSIONS, "overall"):
         info[f"hiv_{dimension}"] = {"label": f"HIVMedQA {dimension.replace('_', ' ')} (0-5)",
                                     "higher_is_better": True, "scale": "0-5"}
+    for meta in info.values():
+        meta.setdefault("rate", False)
+        meta["range"] = SCALE_RANGES[meta["scale"]]
+    info["sbert"]["range"] = (-100.0, 100.0)  # a cosine x 100: below 0 for opposed texts
     return info
 
 
 @dataclass(frozen=True)
 class Criterion:
+    """METRIC OP NUMBER, or METRIC OP chance.  A metric ending in `_low` is the lower bound
+    of its 95% interval ("macro_f1_low > chance": better than guessing, with the sampling
+    error taken into account); `chance` is the metric's chance level in this run
+    (`chance_levels`)."""
+
     metric: str
     op: str
-    value: float
+    value: float | None  # None: the chance level
 
     def __str__(self) -> str:
-        return f"{self.metric} {self.op} {self.value:g}"
+        return f"{self.metric} {self.op} {'chance' if self.value is None else f'{self.value:g}'}"
+
+    @property
+    def base(self) -> str:
+        return self.metric[:-4] if self.metric.endswith("_low") else self.metric
+
+
+# The metrics with a chance level, and how it is taken.
+CHANCE = {"macro_f1": "guessing with the cases' own diagnosis frequencies (1/K for K diagnoses)",
+          "diagnosis_accuracy": "picking one of each case's labels at random"}
 
 
 def parse_criteria(text: str) -> list[Criterion]:
-    known = set(metric_info()) | set(COUNTS) | {"macro_f1"}
+    info = metric_info()
+    with_interval = [*info, "macro_f1"]
+    known = set(info) | set(COUNTS) | {"macro_f1"} | {f"{name}_low" for name in with_interval}
     criteria = []
     for part in filter(None, (p.strip() for p in text.split(";"))):
         match = _CRITERION.match(part)
         if not match or match.group(1) not in known:
             raise LumenError(f"The acceptance criterion '{part}' is not understood.",
-                             "Write it as METRIC OP NUMBER, e.g. 'fkgl < 10'; metrics: "
-                             f"{', '.join(sorted(known))}.")
-        criteria.append(Criterion(match.group(1), match.group(2), float(match.group(3))))
+                             "Write it as METRIC OP NUMBER, e.g. 'fkgl < 10' (METRIC_low for "
+                             "the lower end of its interval, 'chance' for its chance level: "
+                             "'macro_f1_low > chance'); metrics: "
+                             f"{', '.join(sorted(set(info) | set(COUNTS) | {'macro_f1'}))}.")
+        criterion = Criterion(match.group(1), match.group(2),
+                              None if match.group(3) == "chance" else float(match.group(3)))
+        if criterion.value is None and criterion.base not in CHANCE:
+            raise LumenError(f"The acceptance criterion '{part}' compares with a chance level, "
+                             f"and {criterion.base} has none.",
+                             f"Chance levels are known for: {', '.join(CHANCE)}.")
+        criteria.append(criterion)
     return criteria
 
 
@@ -92,12 +130,14 @@ class ReportRules:
     fail_impact: str = "critical"  # a CLINICAL_IMPACT label, or "off"
     allowed_findings: int = 0
     worst_answers: int = 5
+    max_error_share: float = 0.1  # more samples than this in error: a failed run
 
     @classmethod
     def from_settings(cls, settings) -> "ReportRules":
         return cls(settings.bootstrap_resamples, settings.report_min_samples,
                    settings.report_fail_correctness, settings.report_fail_impact,
-                   settings.report_allowed_findings, settings.report_worst_answers)
+                   settings.report_allowed_findings, settings.report_worst_answers,
+                   settings.run_max_error_share)
 
     def is_finding(self, labels: dict[str, Any]) -> bool:
         from .judges import CLINICAL_IMPACT, CORRECTNESS
@@ -194,21 +234,44 @@ def _not_measured(run: dict[str, Any], dataset: dict[str, Any], results: list[di
         notes.append(f"{no_reference} samples have no reference answer: no reference metric or "
                      "judge scored them.")
     if counts["errors"]:
-        notes.append(f"{counts['errors']} samples failed with an error; they score as the worst case.")
+        notes.append(f"{counts['errors']} of {counts['samples']} samples ended in an error: they "
+                     "are listed with their reasons and left out of every metric.")
     if counts["judge_unparseable"]:
         notes.append(f"{counts['judge_unparseable']} judge replies could not be read: those "
                      "answers are unjudged on that judge (missing, not 0).")
-    notes += [f"{row['label']}: {row['no_interval']}." for row in table.values() if row["no_interval"]]
+    # One reason, said once, with the metrics it holds for ("too few samples" for all of them).
+    reasons: dict[str, list[str]] = {}
+    for row in table.values():
+        if row["no_interval"]:
+            reasons.setdefault(row["no_interval"], []).append(row["label"])
+    for reason, labels in reasons.items():
+        notes.append(f"No interval, {reason}: {', '.join(labels)}." if len(labels) > 1
+                     else f"{labels[0]}: {reason}.")
     return notes
+
+
+def error_reasons(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The samples that ended in an error, grouped by their message (most common first):
+    what a reader needs to fix the cause, without a line per sample."""
+    grouped: dict[str, list[str]] = {}
+    for r in results:
+        if r["error"]:
+            grouped.setdefault(r["error"], []).append(r["sample_id"])
+    return [{"error": error, "count": len(ids), "samples": ids}
+            for error, ids in sorted(grouped.items(), key=lambda item: -len(item[1]))]
 
 
 def summarize(evaluations: EvaluationStore, run_id: str, rules: ReportRules | None = None
               ) -> dict[str, Any]:
+    """What a run found.  A sample that ended in an error has no answer to score: it is
+    counted and listed with its reason, and left out of every metric and interval (a
+    run whose samples all failed has no metric at all, not the worst of each)."""
     from . import stats
 
     rules = rules or ReportRules()
     run = evaluations.run(run_id)
-    results = evaluations.results(run_id)
+    everything = evaluations.results(run_id)
+    results = [r for r in everything if not r["error"]]
     info = metric_info()
     table = {}
     for name, meta in info.items():
@@ -216,15 +279,15 @@ def summarize(evaluations: EvaluationStore, run_id: str, rules: ReportRules | No
         present = [v for v in values if v is not None]
         if not values:
             continue
-        row = (stats.metric_interval(present, min_samples=rules.min_samples,
+        row = (stats.metric_interval(present, min_samples=rules.min_samples, rate=meta["rate"],
                                      resamples=rules.resamples) if present else
                {"mean": None, "n": 0, "ci_low": None, "ci_high": None, "interval": "",
                 "no_interval": "no sample was scored"})
         table[name] = {"label": meta["label"], "missing": len(values) - len(present),
-                       "higher_is_better": meta["higher_is_better"], "scale": meta["scale"], **row}
-    seconds = sum(r["seconds"] for r in results)
-    counts = {"samples": len(results),
-              "errors": sum(1 for r in results if r["error"]),
+                       "higher_is_better": meta["higher_is_better"], "scale": meta["scale"],
+                       "rate": meta["rate"], **row}
+    counts = {"samples": len(everything), "answered": len(results),
+              "errors": len(everything) - len(results),
               "judge_unparseable": sum(1 for r in results for reply in r["judge"].values()
                                        if isinstance(reply, dict) and reply.get("unparseable")),
               "judge_cut_off": sum(1 for r in results for reply in r["judge"].values()
@@ -244,39 +307,65 @@ def summarize(evaluations: EvaluationStore, run_id: str, rules: ReportRules | No
 
         consultation = consultation_summary(results, resamples=rules.resamples,
                                             min_samples=rules.min_samples)
+    wall = evaluations.wall_seconds(run_id)
+    seconds = wall if wall is not None else sum(r["seconds"] for r in everything)
     return {"run": run, "dataset": dataset, "metrics": table, "counts": counts,
-            "consultation": consultation,
+            "consultation": consultation, "errors": error_reasons(everything),
+            "chance": chance_levels(results),
             "medjudge": distributions, "judged": sum(1 for m in medjudge if m.get("labels")),
             "rules": asdict(rules) | {"finding": rules.describe()},
             "worst": _worst_answers(results, rules),
-            "not_measured": _not_measured(run, dataset, results, table, counts),
-            "timing": {"seconds": round(seconds, 2),
-                       "model_seconds": round(sum(r["model_seconds"] for r in results), 2),
-                       "samples_per_minute": round(60 * len(results) / seconds, 2) if seconds else None}}
+            "not_measured": _not_measured(run, dataset, everything, table, counts),
+            "timing": {"seconds": round(seconds, 2), "clock": wall is not None,
+                       "model_seconds": round(sum(r["model_seconds"] for r in everything), 2),
+                       "samples_per_minute": (round(60 * len(everything) / seconds, 2)
+                                              if seconds else None)}}
 
 
 def verdict(summary: dict[str, Any], checked: list[dict[str, Any]]) -> dict[str, Any]:
     """What the report may say of the run, and why: never more than its data.
 
-    failed: a criterion failed, or more judge findings than allowed;
+    failed: more samples in error than allowed; or, with enough samples, a criterion not
+      met or more judge findings than allowed;
+    undecided: fewer samples answered than an interval needs (report_min_samples), or a
+      criterion whose metric was not measured (its scorer did not run, no interval);
     passed: every criterion met and, if MedJudge ran, findings within what is allowed;
     no claim: no criterion set and no answer judged.
     The notes say what the verdict does not cover."""
     rules, counts = summary["rules"], summary["counts"]
-    reasons = [f"{c['criterion']} is not met (actual {_fmt(c['actual'])})"
-               for c in checked if not c["passed"]]
+    answered, samples = counts.get("answered", counts["samples"]), counts["samples"]
+    reasons = [f"{c['criterion']} is not met (actual {_fmt(c['actual'])}"
+               + (f", chance {_fmt(c['threshold'])}" if c.get("chance") else "") + ")"
+               for c in checked if c.get("measured", True) and not c["passed"]]
+    unmeasured = [f"{c['criterion']}: {c['why']}" for c in checked if not c.get("measured", True)]
     judged = summary.get("judged", 0)
     if counts.get("findings", 0) > rules["allowed_findings"]:
         reasons.append(f"{counts['findings']} of {judged} judged answers are findings "
                        f"({rules['finding']}); {rules['allowed_findings']} allowed")
     notes = []
-    if not judged:
+    answers = not summary["run"]["system"].startswith(("dialogue:", "doctorrag:"))
+    if answers and not judged:
         notes.append("No answer was judged for clinical correctness or impact (MedJudge not run "
                      "or no reply readable), so this run could not fail on it.")
     if counts.get("errors"):
-        notes.append(f"{counts['errors']} samples ended in an error.")
-    if reasons:
+        notes.append(f"{counts['errors']} of {samples} samples ended in an error and are left "
+                     "out of every metric.")
+    too_many_errors = samples and counts.get("errors", 0) > rules.get("max_error_share", 0.1) * samples
+    if too_many_errors:
+        status = "failed"
+        headline = (f"Validation FAILED: {counts['errors']} of {samples} samples ended in an "
+                    f"error (at most {rules.get('max_error_share', 0.1):.0%} may); the run "
+                    "measured too little to judge the system.")
+    elif answered < rules["min_samples"]:
+        status = "undecided"
+        headline = (f"Not enough samples to decide: {answered} answered without error, and a "
+                    f"verdict needs at least {rules['min_samples']}."
+                    + (f" On these few, not met: {'; '.join(reasons)}." if reasons else ""))
+    elif reasons:
         status, headline = "failed", "Validation FAILED: " + "; ".join(reasons) + "."
+    elif unmeasured:
+        status = "undecided"
+        headline = ("Not decided: " + "; ".join(unmeasured) + ". The other criteria were met.")
     elif not checked and not judged:
         status, headline = ("no claim", "No acceptance criteria were set and no answer was "
                             "judged: this report makes no claim of acceptance.")
@@ -289,17 +378,54 @@ def verdict(summary: dict[str, Any], checked: list[dict[str, Any]]) -> dict[str,
     return {"status": status, "headline": headline, "reasons": reasons, "notes": notes}
 
 
+def chance_levels(summary_results: list[dict[str, Any]]) -> dict[str, float]:
+    """The chance level of the metrics that have one (CHANCE), on the samples answered."""
+    levels: dict[str, float] = {}
+    labelled = [r for r in summary_results if (r["metadata"] or {}).get("labels")]
+    if labelled:
+        levels["diagnosis_accuracy"] = sum(1 / len(r["metadata"]["labels"])
+                                           for r in labelled) / len(labelled)
+    truths = {r["target"] for r in summary_results if r["target"]}
+    if truths:
+        levels["macro_f1"] = 1 / len(truths)
+    return levels
+
+
 def check_criteria(summary: dict[str, Any], criteria: list[Criterion]) -> list[dict[str, Any]]:
+    """Each criterion with the run's value (`actual`), the value it is held to (`threshold`)
+    and whether it was met; a criterion whose metric was not measured is not met and says
+    why (`measured` False), which leaves the verdict undecided rather than passed."""
+    info = metric_info()
     checked = []
     for criterion in criteria:
+        name, why = criterion.base, ""
         if criterion.metric in COUNTS:
             actual = summary["counts"].get(criterion.metric)
-        elif criterion.metric == "macro_f1":  # a run's score, not a mean of samples'
-            actual = (summary.get("consultation") or {}).get("diagnosis", {}).get("macro_f1")
+        elif name == "macro_f1":  # a run's score, not a mean of samples'
+            diagnosis = (summary.get("consultation") or {}).get("diagnosis", {})
+            band = diagnosis.get("macro_f1_interval") or {}
+            actual = band.get("ci_low") if criterion.metric != name else diagnosis.get("macro_f1")
+            if actual is None:
+                why = ("no consultation was scored" if not diagnosis.get("cases")
+                       else f"no interval ({band.get('no_interval') or 'none'})")
         else:
-            actual = summary["metrics"].get(criterion.metric, {}).get("mean")
-        passed = actual is not None and _OPERATORS[criterion.op](actual, criterion.value)
-        checked.append({"criterion": str(criterion), "actual": actual, "passed": bool(passed)})
+            row = summary["metrics"].get(name)
+            actual = None if row is None else row["ci_low" if criterion.metric != name else "mean"]
+            if row is None:
+                why = (f"{info[name]['label'] if name in info else name} was not measured "
+                       "(its scorer did not run, or no sample could be scored on it)")
+            elif actual is None:
+                why = (f"no interval ({row['no_interval'] or 'none'})"
+                       if criterion.metric != name else "no sample was scored")
+        threshold = (summary.get("chance", {}).get(name) if criterion.value is None
+                     else criterion.value)
+        if threshold is None and not why:
+            why = "no chance level for this run"
+        measured = actual is not None and threshold is not None
+        passed = measured and _OPERATORS[criterion.op](actual, threshold)
+        checked.append({"criterion": str(criterion), "actual": actual, "passed": bool(passed),
+                        "measured": measured, "why": why, "threshold": threshold,
+                        "chance": criterion.value is None})
     return checked
 
 
@@ -342,10 +468,13 @@ _MODE_METRICS = ("diagnosis_correct", "dialogue_utterances", "ended_by_break", "
                  "assessor_3_2", "assessor_4_1")
 
 
-def compare_modes(evaluations: EvaluationStore, run_ids: list[str]) -> dict[str, Any]:
+def compare_modes(evaluations: EvaluationStore, run_ids: list[str], *,
+                  min_samples: int = ReportRules.min_samples) -> dict[str, Any]:
     """Consultation runs (one per doctor mode) compared pair by pair on the cases they
-    share, as 3MDBench does: Wilcoxon signed-rank per metric, Benjamini-Hochberg over
-    every test made, significant at alpha = 0.01; macro F1 of each run on those cases."""
+    share (cases that ended in an error in either are left out), as 3MDBench does:
+    Wilcoxon signed-rank per metric, Benjamini-Hochberg over every test made, significant
+    at alpha = 0.01; macro F1 of each run on those cases.  Below `min_samples` shared
+    cases the p-values are given with a warning and nothing is called significant."""
     from . import stats
     from .dialogue import NONE, diagnosis_scores
 
@@ -353,7 +482,8 @@ def compare_modes(evaluations: EvaluationStore, run_ids: list[str]) -> dict[str,
     if len(runs) < 2 or not all(r["system"].startswith("dialogue:") for r in runs):
         raise LumenError("Comparing modes needs two or more consultation runs.",
                          "Give the ids of dialogue:<mode> runs on the same cases.")
-    results = {r["id"]: {x["sample_id"]: x for x in evaluations.results(r["id"])} for r in runs}
+    results = {r["id"]: {x["sample_id"]: x for x in evaluations.results(r["id"]) if not x["error"]}
+               for r in runs}
     shared = sorted(set.intersection(*(set(found) for found in results.values())))
     if len(shared) < 2:
         raise LumenError("The runs have fewer than two finished cases in common.",
@@ -374,15 +504,18 @@ def compare_modes(evaluations: EvaluationStore, run_ids: list[str]) -> dict[str,
                              "metric": metric, "label": info[metric]["label"], "n": len(pairs),
                              "mean_a": sum(xs) / len(xs), "mean_b": sum(ys) / len(ys),
                              "p_wilcoxon": stats.wilcoxon(ys, xs)["p_value"]})
+    few = len(shared) < min_samples
     for row, adjusted in zip(rows, stats.benjamini_hochberg([r["p_wilcoxon"] for r in rows])):
         row["p_bh"] = adjusted
-        row["significant"] = adjusted < MODE_ALPHA
+        row["significant"] = adjusted < MODE_ALPHA and not few
     f1 = {r["id"]: diagnosis_scores([(results[r["id"]][s]["target"],
                                       results[r["id"]][s]["output"] or NONE)
                                      for s in shared])["macro_f1"] for r in runs}
     return {"runs": [{"id": r["id"], "mode": r["system"].split(":", 1)[1],
                       "macro_f1": f1[r["id"]]} for r in runs],
-            "shared_samples": len(shared), "tests": len(rows), "alpha": MODE_ALPHA, "rows": rows}
+            "shared_samples": len(shared), "tests": len(rows), "alpha": MODE_ALPHA, "rows": rows,
+            "warning": (f"Only {len(shared)} cases in common: below {min_samples}, a p-value "
+                        "says little, and no difference is called significant." if few else "")}
 
 
 def mode_siblings(evaluations: EvaluationStore, run_id: str) -> list[str]:
@@ -456,7 +589,9 @@ def charts(runs: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, str]]:
     return drawn
 
 
-_STATUS_COLOURS = {"passed": "#1b7a3a", "failed": "#b3261e", "no claim": "#555555"}
+# A verdict's colour, in the report and in the Evaluation tab.
+VERDICT_COLOURS = {"passed": "#1b7a3a", "failed": "#b3261e", "no claim": "#555555",
+                   "undecided": "#8a5a00"}
 
 
 def to_html(summary: dict[str, Any], criteria: list[dict[str, Any]],
@@ -480,28 +615,35 @@ def to_html(summary: dict[str, Any], criteria: list[dict[str, Any]],
     def interval(row: dict[str, Any]) -> str:
         if row["ci_low"] is None:
             return f"<i>{esc(row['no_interval'] or 'none')}</i>"
-        return f"{_fmt(row['ci_low'])} – {_fmt(row['ci_high'])}"
+        return f"{_fmt(row['ci_low'])} – {_fmt(row['ci_high'])} ({esc(row['interval'])})"
 
     metric_rows = "".join(
         f"<tr><td>{esc(row['label'])} {'↑' if row['higher_is_better'] else '↓'}</td><td>{row['n']}</td>"
         f"<td>{row['missing']}</td><td><b>{_fmt(row['mean'])}</b></td><td>{interval(row)}</td>"
-        f"<td>{esc(row['interval'])}</td></tr>" for row in summary["metrics"].values())
+        "</tr>" for row in summary["metrics"].values())
+    def result(c: dict[str, Any]) -> str:
+        if not c.get("measured", True):
+            return f"<td style='color:#8a5a00'><b>NOT MEASURED</b> {esc(c['why'])}</td>"
+        return (f"<td style='color:{'#1b7a3a' if c['passed'] else '#b3261e'}'><b>"
+                f"{'PASS' if c['passed'] else 'FAIL'}</b></td>")
+
     criteria_rows = "".join(
-        f"<tr><td>{esc(c['criterion'])}</td><td>{_fmt(c['actual'])}</td>"
-        f"<td style='color:{'#1b7a3a' if c['passed'] else '#b3261e'}'><b>"
-        f"{'PASS' if c['passed'] else 'FAIL'}</b></td></tr>" for c in criteria)
+        f"<tr><td>{esc(c['criterion'])}"
+        + (f" ({_fmt(c['threshold'])})" if c.get("chance") and c.get("threshold") is not None else "")
+        + f"</td><td>{_fmt(c['actual'])}</td>{result(c)}</tr>" for c in criteria)
     machine = config.get("machine", {})
-    colour = _STATUS_COLOURS[decided["status"]]
-    title = f"Lumen validation report, run {run['id']}"
+    colour = VERDICT_COLOURS[decided["status"]]
+    title = report_title(summary)
     parts = [
         f"<html><head><meta charset='utf-8'><title>{esc(title)}</title><style>"
         "body{font-family:sans-serif;font-size:10pt}table{border-collapse:collapse;margin:4px 0}"
         "td,th{border:1px solid #999;padding:3px 6px;text-align:left;vertical-align:top}"
         "th{background:#e6e6e6}code{font-size:8pt}h1{font-size:18pt}h2{font-size:13pt}"
         "h3{font-size:11pt}</style></head><body>",
-        "<h1>Lumen validation report</h1>",
-        f"<p>Run <code>{esc(run['id'])}</code>, system <b>{esc(run['system'])}</b>, status "
-        f"{esc(run['status'])}, started {esc(run['created_at'])}.</p>",
+        f"<h1>Lumen validation report: {esc(dataset['name'])}, {esc(run['system'])}</h1>",
+        f"<p>Run <code>{esc(run['id'])}</code>, system <b>{esc(run['system'])}</b> "
+        f"({esc(system_description(run['system']))}), model <b>{esc(_generator(config))}</b>, "
+        f"status {esc(run['status'])}, started {esc(run['created_at'])}.</p>",
         f"<p style='font-size:13pt;color:{colour}'><b>{esc(decided['headline'])}</b></p>",
     ]
     if decided["notes"] or summary["not_measured"]:
@@ -520,20 +662,28 @@ def to_html(summary: dict[str, Any], criteria: list[dict[str, Any]],
         "<th>sha256 (or server · served model)</th></tr></thead>", models, "</table>",
         f"<h2>Dataset</h2><p>{esc(dataset['name'])} ({esc(dataset['format'])}, "
         f"{dataset['sample_count']} samples; file {esc(dataset['source_file'])}, sha256 "
-        f"<code>{esc(dataset['source_sha256'])}</code>); {summary['counts']['samples']} scored"
+        f"<code>{esc(dataset['source_sha256'])}</code>); {summary['counts']['answered']} "
+        f"samples answered" + (f", {summary['counts']['errors']} ended in an error"
+                               if summary["counts"]["errors"] else "")
         + (f" (limit {run['limit']})" if run["limit"] else "") + ".</p>",
         f"<h2>Results</h2>{table}<thead><tr><th>metric (↑ higher is better)</th><th>n</th>"
-        "<th>missing</th><th>mean</th><th>95% interval</th><th>interval</th></tr></thead>",
+        "<th>missing</th><th>mean</th><th>95% interval (method)</th></tr></thead>",
         metric_rows, "</table>",
-        f"<p>Intervals: Wilson for rates (scores of 0 or 1), percentile bootstrap "
-        f"({summary['rules']['resamples']} resamples) otherwise, so no interval leaves the "
-        f"metric's range; none below {summary['rules']['min_samples']} samples. "
-        f"Errors: {summary['counts']['errors']}; unparseable judge replies (stored as missing, "
+        f"<p>Intervals: Wilson for rates (a metric scored 0 or 1 per sample by definition), "
+        f"percentile bootstrap ({summary['rules']['resamples']} resamples) otherwise, so no "
+        f"interval leaves the metric's range; none below {summary['rules']['min_samples']} "
+        f"samples. Samples that ended in an error are in no metric "
+        f"({summary['counts']['errors']}); unparseable judge replies (stored as missing, "
         f"not 0): {summary['counts']['judge_unparseable']}"
         + (f", of which {summary['counts']['judge_cut_off']} cut off at their token limit"
-           if summary["counts"].get("judge_cut_off") else "") + f". Time: {summary['timing']['seconds']} s "
-        f"({summary['timing']['samples_per_minute']} samples/min).</p>",
+           if summary["counts"].get("judge_cut_off") else "") + ". " + _timing(summary) + "</p>",
     ]
+    if summary.get("errors"):
+        parts += [f"<h2>Samples that ended in an error</h2>{table}<thead><tr><th>samples</th>"
+                  "<th>error</th></tr></thead>",
+                  "".join(f"<tr><td>{item['count']}: {esc(_some(item['samples']))}</td>"
+                          f"<td>{esc(item['error'])}</td></tr>" for item in summary["errors"]),
+                  "</table>"]
     if bertscore_note:
         parts.append(f"<p><small>{esc(bertscore_note)}</small></p>")
     shown = [(f"{run['system']} ({run['id'][:8]})", summary)]
@@ -594,6 +744,46 @@ def to_html(summary: dict[str, Any], criteria: list[dict[str, Any]],
     return "\n".join(parts)
 
 
+def _generator(config: dict[str, Any]) -> str:
+    model = config.get("models", {}).get("generator") or {}
+    return model.get("server_model") or model.get("id") or "—"
+
+
+def system_description(system: str) -> str:
+    from ..choices import systems
+
+    return systems().get(system, system)
+
+
+def report_title(summary: dict[str, Any]) -> str:
+    """What a report is of, in one line: dataset, system, model and the run's date."""
+    run = summary["run"]
+    return (f"Lumen validation report: {summary['dataset']['name']}, {run['system']}, "
+            f"{_generator(run['config'])}, {run['created_at'][:10]} (run {run['id']})")
+
+
+def _some(ids: list[str], shown: int = 8) -> str:
+    return ", ".join(ids[:shown]) + (f" and {len(ids) - shown} more" if len(ids) > shown else "")
+
+
+def _timing(summary: dict[str, Any]) -> str:
+    timing = summary["timing"]
+    rate = timing["samples_per_minute"]
+    how = ("on the clock, across every start and resume" if timing.get("clock") else
+           "the sum of the samples' own times (the run predates Lumen's run clock)")
+    return (f"Time: {_duration(timing['seconds'])} ({how})"
+            + (f", {rate:.1f} samples per minute." if rate else "."))
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    if seconds < 120:
+        return f"{seconds} s"
+    minutes, seconds = divmod(seconds, 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min" if hours else f"{minutes} min {seconds:02d} s"
+
+
 def _consultation_html(found: dict[str, Any], table: str) -> list[str]:
     esc = html.escape
     scores = found["diagnosis"]
@@ -607,8 +797,9 @@ def _consultation_html(found: dict[str, Any], table: str) -> list[str]:
         f"<tr><td>{esc(label)}</td><td>{row['support']}</td><td>{_fmt(row['precision'])}</td>"
         f"<td>{_fmt(row['recall'])}</td><td>{_fmt(row['f1'])}</td></tr>"
         for label, row in scores["per_label"].items())
-    groups = "".join(f"<tr><td>category: {esc(name)}</td><td>{_fmt(value)}</td></tr>"
-                     for name, value in found["by_category"].items())
+    groups = "".join(f"<tr><td>category: {esc(name)} ({row['cases']} case{'s' * (row['cases'] != 1)})"
+                     f"</td><td>{_fmt(row['macro_f1'])}</td></tr>"
+                     for name, row in found["by_category"].items())
     groups += "".join(f"<tr><td>temperament: {esc(name)} ({row['cases']} case{'s' * (row['cases'] != 1)})</td>"
                       f"<td>{_fmt(row['macro_f1'])}</td></tr>"
                       for name, row in found["by_temperament"].items())
@@ -624,7 +815,7 @@ def _consultation_html(found: dict[str, Any], table: str) -> list[str]:
         "BREAK; cap: the utterance cap; context: the next message would not fit the model's "
         f"context). Assessor competence (4.1) over {found['assessed']} readable replies: "
         f"{levels}." + (f" {found['failed']} consultations failed with an error." if
-                        found["failed"] else "") + "</p>",
+                        found.get("failed") else "") + "</p>",
         f"{table}<thead><tr><th>group</th><th>macro F1</th></tr></thead>{groups}</table>",
         f"<h3>Per label</h3>{table}<thead><tr><th>label</th><th>cases</th><th>precision</th>"
         f"<th>recall</th><th>F1</th></tr></thead>{labels}</table>"]
@@ -644,7 +835,8 @@ def _modes_html(modes: dict[str, Any], table: str) -> list[str]:
         f"<p>The newest consultation run of each mode on this dataset, on the "
         f"{modes['shared_samples']} cases they share: Wilcoxon signed-rank per metric, "
         f"Benjamini-Hochberg over all {modes['tests']} tests; * significant at "
-        f"α = {modes['alpha']:g}, as in 3MDBench.</p>",
+        f"α = {modes['alpha']:g}, as in 3MDBench."
+        + (f" <b>{esc(modes['warning'])}</b>" if modes.get("warning") else "") + "</p>",
         f"{table}<thead><tr><th>mode</th><th>run</th><th>macro F1 (shared cases)</th></tr>"
         f"</thead>{runs}</table>",
         f"{table}<thead><tr><th>metric</th><th>mode A</th><th>mode B</th><th>n</th>"
@@ -702,7 +894,7 @@ def build_report(evaluations: EvaluationStore, run_id: str, rules: ReportRules,
         siblings = mode_siblings(evaluations, run_id)
         if len(siblings) > 1:
             try:
-                modes = compare_modes(evaluations, siblings)
+                modes = compare_modes(evaluations, siblings, min_samples=rules.min_samples)
             except LumenError:  # too few shared cases: the report says nothing of modes
                 modes = None
     return ValidationReport(summary, check_criteria(summary, criteria), comparison, baseline,

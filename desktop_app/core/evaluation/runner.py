@@ -18,8 +18,11 @@ Scorers: `diagnosis-accuracy` (the label picked equals the case's diagnosis),
 `consultation` (3MDBench: the diagnosis right or not, the dialogue's length and end, the
 assessor's items 1.1-3.2 and 4.1; macro F1 over the run is the report's), `reference` (SARI, FKGL, SBERT cosine, Token F1, BLEU, ROUGE-L, BERTScore
 against the reference answer) and `similarity-judge` (LAMP-MedQA's 1-5 judge, JSON
-under a grammar; an unparseable reply is stored as missing, never as 0).  A blank or
-failed prediction gets worst-case reference scores, as in LAMP-MedQA.
+under a grammar; an unparseable reply is stored as missing, never as 0).  A blank
+prediction gets worst-case reference scores, as in LAMP-MedQA; a sample that failed with
+an error has no prediction and no score: it is listed with its reason, left out of every
+metric, and tried again when the run is resumed.  A run stops as failed once more samples
+are in error than Settings.run_max_error_share allows.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from ..errors import Cancelled, LumenError, ModelOutputError
 from ..glossary.glossary import Glossary
 from ..models.catalog import ROLES
 from ..models.runtime import ModelRuntime
-from ..choices import METHODS, SCORERS, systems
+from ..choices import METHODS, SCORERS, system_kind, systems
 from ..pipelines.ask import AskPipeline, clean_reply
 from ..pipelines.base import Pipeline
 from ..progress import CancelToken, ProgressCallback, report
@@ -137,7 +140,7 @@ class Evaluator(Pipeline):
                 max_tokens=self.settings.answer_tokens * 2, cancel=cancel)
             return clean_reply(generation.text), {"calls": [generation.to_dict()]}, generation.seconds
         if not sample.context:
-            raise LumenError(f"Sample {sample.id} has no document, and '{system}' answers questions "
+            raise LumenError(f"The sample has no document, and '{system}' answers questions "
                              "about a document.", "Use the 'qa' system for this dataset.")
         result = self.ask.run(sample.context, sample.input, method=method, variant=variant, cancel=cancel)
         trace = result.trace.to_dict()
@@ -149,7 +152,7 @@ class Evaluator(Pipeline):
                              "Run them from the Evaluation tab or 'lumen evaluate run'.")
         labels = list(sample.metadata.get("labels") or [])
         if len(labels) < 2:
-            raise LumenError(f"Sample {sample.id} has no labels to choose from.",
+            raise LumenError("The sample has no labels to choose from.",
                              "Import the case set with the 'cases' format.")
         # The case itself may sit in the case base: it is left out, as in the paper.
         own = self.knowledge.casebase.ids_for_key(sample.id)
@@ -174,7 +177,7 @@ class Evaluator(Pipeline):
         from .consultation import Turn
 
         if "personality" not in sample.metadata:
-            raise LumenError(f"Sample {sample.id} is not a consultation case.",
+            raise LumenError("The sample is not a consultation case.",
                              "Import the cases in the 'dialogue' format.")
         kept = [Turn.from_dict(t) for t in journal.turns(sample.id)] if journal else []
         on_turn = ((lambda index, turn: journal.save(sample.id, index, turn.__dict__))
@@ -287,7 +290,12 @@ class Evaluator(Pipeline):
         except Cancelled:
             raise
         except LumenError as exc:
+            # No answer is not a bad answer: an errored sample is kept with its reason (and
+            # the fix, for the run's message) and scored on nothing (report.summarize).
             output, error = "", f"{type(exc).__name__}: {exc.message}"
+            trace = {"error_fix": exc.fix}
+            return SampleOutcome(sample, output, {}, {}, trace, error,
+                                 time.perf_counter() - started, model_seconds)
         scores, judge, judge_seconds = self.score(scorers, sample, output, cancel, trace)
         return SampleOutcome(sample, output, scores, judge, trace, error,
                              time.perf_counter() - started, model_seconds + judge_seconds)
@@ -356,6 +364,11 @@ def check_run(evaluations: EvaluationStore, dataset_id: str, system: str,
         raise LumenError(f"Unknown scorer(s): {', '.join(sorted(unknown))}.",
                          f"Scorers: {', '.join(SCORERS)}.")
     dataset = evaluations.dataset(dataset_id)
+    if system_kind(system) in ("document", "evidence") and not evaluations.has_documents(dataset_id):
+        raise LumenError(f"'{system}' answers questions about a document, and none of the "
+                         f"samples of {dataset.name} has one (it is a set of open questions).",
+                         "Run it with the 'qa' system (--system qa): a model answers each "
+                         "question alone.")
     consults = system.startswith("dialogue:")
     if consults and dataset.format != "dialogue":
         raise LumenError(f"'{system}' simulates consultations, and {dataset.name} is not a "
@@ -422,6 +435,26 @@ def _evaluate_in_parallel(evaluator: Evaluator, run: dict[str, Any], todo: list[
         cancel.raise_if_cancelled()
 
 
+def too_many_errors(evaluations: EvaluationStore, run_id: str, errors: int, total: int,
+                    share: float) -> LumenError:
+    """The error that ends a run with more samples in error than allowed: how many, the
+    most common reason, and its fix."""
+    from .report import error_reasons
+
+    results = evaluations.results(run_id)
+    reasons = error_reasons(results)
+    commonest = reasons[0] if reasons else {"error": "unknown", "count": errors, "samples": []}
+    fix = next((r["trace"].get("error_fix", "") for r in results
+                if r["error"] == commonest["error"]), "")
+    evaluations.store.audit("bench.run_failed", {"run": run_id, "errors": errors,
+                                                 "samples": total})
+    return LumenError(
+        f"Run {run_id} stopped as failed: {errors} of {total} samples ended in an error (at "
+        f"most {share:.0%} may). Most often ({commonest['count']}): {commonest['error']}",
+        (fix + " " if fix else "") + "The samples answered are kept; errored samples are "
+        f"tried again with 'lumen evaluate run --resume {run_id}' once the cause is fixed.")
+
+
 def continue_run(evaluations: EvaluationStore, evaluator: Evaluator, run_id: str, *,
                  progress: ProgressCallback = None, cancel: CancelToken | None = None,
                  on_sample: SampleCallback | None = None) -> dict[str, Any]:
@@ -435,7 +468,7 @@ def _carry_on(evaluations: EvaluationStore, evaluator: Evaluator, run_id: str, w
               progress: ProgressCallback, cancel: CancelToken | None,
               on_sample: SampleCallback | None) -> dict[str, Any]:
     run = evaluations.run(run_id)
-    if run["status"] == "complete":
+    if run["status"] == "complete" and not evaluations.error_count(run_id):
         return run
     samples = evaluations.samples(run["dataset_id"], run["limit"])
     done = evaluations.finished_ids(run_id)
@@ -445,21 +478,36 @@ def _carry_on(evaluations: EvaluationStore, evaluator: Evaluator, run_id: str, w
     evaluations.set_status(run_id, "running")
     total = len(samples)
     todo = [(ordinal, sample) for ordinal, sample in enumerate(samples) if sample.id not in done]
+    # The run's time is the clock's, span by span across resumes (runs.EvaluationStore.
+    # wall_seconds); each saved sample moves this span's end, so a kill loses only the
+    # time since the last one.
+    span = evaluations.start_span(run_id)
+    allowed = evaluator.settings.run_max_error_share * total
+    errors = 0  # samples that ended in an error before are in `todo`, tried again
 
     def keep(ordinal: int, outcome: SampleOutcome) -> None:
+        nonlocal errors
         # One transaction per sample, whatever order they finish in: a kill -9 loses at
         # most the samples in flight, which a resume answers again.
         evaluations.save_result(run_id, outcome.sample, ordinal, output=outcome.output,
                                 scores=outcome.scores, judge=outcome.judge,
                                 trace=outcome.trace, error=outcome.error,
                                 seconds=outcome.seconds, model_seconds=outcome.model_seconds)
+        evaluations.touch_span(span)
         done.add(outcome.sample.id)
         if on_sample is not None:
             on_sample(outcome, len(done), total)
+        errors += bool(outcome.error)
+        if errors > allowed:
+            raise too_many_errors(evaluations, run_id, errors, total,
+                                  evaluator.settings.run_max_error_share)
 
     # A consultation takes minutes: the bar says which utterance it has reached.
-    journal = (TurnJournal(evaluations, run_id, lambda _sample, index: report(
-        progress, len(done), total, f"Sample {len(done) + 1} of {total}: utterance {index + 1}"))
+    def on_turn(_sample: str, index: int) -> None:
+        evaluations.touch_span(span)
+        report(progress, len(done), total, f"Sample {len(done) + 1} of {total}: utterance {index + 1}")
+
+    journal = (TurnJournal(evaluations, run_id, on_turn)
                if run["system"].startswith("dialogue:") else None)
     at_once = parallel_samples(evaluator, run["system"], run["scorers"])
     try:
@@ -475,11 +523,17 @@ def _carry_on(evaluations: EvaluationStore, evaluator: Evaluator, run_id: str, w
             report(progress, len(done), total, f"Sample {len(done) + 1} of {total}")
             keep(ordinal, evaluator.evaluate(run["system"], run["scorers"], sample, cancel, journal))
     except (Cancelled, KeyboardInterrupt):
-        evaluations.set_status(run_id, "paused")
+        evaluations.touch_span(span)
+        # Paused by the user; a run the window's closing stopped stays "running", which
+        # reads as "interrupted" once no process holds it, as a kill does.
+        if not (cancel is not None and cancel.reason == "quit"):
+            evaluations.set_status(run_id, "paused")
         raise
     except BaseException:
+        evaluations.touch_span(span)
         evaluations.set_status(run_id, "failed")
         raise
+    evaluations.touch_span(span)
     evaluations.set_status(run_id, "complete")
     report(progress, total, total, "Run complete")
     evaluations.store.audit("bench.run_complete", {"run": run_id, "samples": total})

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import json
+import time
 import uuid
 from dataclasses import dataclass
 from typing import Any, Iterator
@@ -167,21 +168,65 @@ class EvaluationStore:
                            (status, _now(), run_id))
 
     def finished_ids(self, run_id: str) -> set[str]:
+        """The samples answered; one that ended in an error is not finished: a resume tries
+        it again."""
         return {row[0] for row in self.store.query(
-            "SELECT sample_id FROM eval_result WHERE run_id = ?", (run_id,))}
+            "SELECT sample_id FROM eval_result WHERE run_id = ? AND error = ''", (run_id,))}
+
+    def error_count(self, run_id: str) -> int:
+        return self.store.query("SELECT count(*) FROM eval_result WHERE run_id = ? AND error != ''",
+                                (run_id,))[0][0]
+
+    def has_documents(self, dataset_id: str) -> bool:
+        """Whether any sample of the dataset carries a document to answer about."""
+        return bool(self.store.query("SELECT 1 FROM eval_sample WHERE dataset_id = ? AND "
+                                     "trim(context) != '' LIMIT 1", (dataset_id,)))
 
     def save_result(self, run_id: str, sample: Sample, ordinal: int, *, output: str,
                     scores: dict[str, float | None], judge: dict[str, Any], trace: dict[str, Any],
                     error: str, seconds: float, model_seconds: float) -> bool:
-        """Keep one sample's result; False if it was already kept (never scored twice)."""
+        """Keep one sample's result; False if it was already kept (never scored twice).  A
+        result that ended in an error gives way to the sample's next try."""
         with self.store.transaction() as conn:
             inserted = conn.execute(
-                "INSERT OR IGNORE INTO eval_result (run_id, sample_id, ordinal, output, scores, judge, "
-                "trace, error, seconds, model_seconds, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO eval_result (run_id, sample_id, ordinal, output, scores, judge, "
+                "trace, error, seconds, model_seconds, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (run_id, sample_id) DO UPDATE SET output = excluded.output, "
+                "scores = excluded.scores, judge = excluded.judge, trace = excluded.trace, "
+                "error = excluded.error, seconds = excluded.seconds, "
+                "model_seconds = excluded.model_seconds, finished_at = excluded.finished_at "
+                "WHERE eval_result.error != ''",
                 (run_id, sample.id, ordinal, output, json.dumps(scores), json.dumps(judge),
                  json.dumps(trace, default=str), error, seconds, model_seconds, _now())).rowcount
             conn.execute("UPDATE eval_run SET updated_at = ? WHERE id = ?", (_now(), run_id))
         return bool(inserted)
+
+    # ---- the run's clock ----
+
+    def start_span(self, run_id: str) -> int:
+        """A stretch of time in which a process carries the run on; its end moves with every
+        sample kept (touch_span)."""
+        now = _now()
+        with self.store.transaction() as conn:
+            return conn.execute("INSERT INTO eval_run_span (run_id, started_at, ended_at, "
+                                "seconds, started_clock) VALUES (?, ?, ?, 0, ?)",
+                                (run_id, now, now, time.monotonic())).lastrowid
+
+    def touch_span(self, span: int) -> None:
+        self.store.execute("UPDATE eval_run_span SET ended_at = ?, seconds = ? - started_clock "
+                           "WHERE id = ?", (_now(), time.monotonic(), span))
+
+    def spans(self, run_id: str) -> list[dict[str, Any]]:
+        return [{"started_at": r[0], "ended_at": r[1], "seconds": r[2]} for r in self.store.query(
+            "SELECT started_at, ended_at, seconds FROM eval_run_span WHERE run_id = ? ORDER BY id",
+            (run_id,))]
+
+    def wall_seconds(self, run_id: str) -> float | None:
+        """The run's time on the clock: the sum of its spans (each from its start to its
+        last kept sample or its stop), parallel samples counted once; None for a run kept
+        before spans were (its time is then the sum of its samples')."""
+        spans = self.spans(run_id)
+        return sum(span["seconds"] for span in spans) if spans else None
 
     # ---- consultation turns (3MDBench) ----
 

@@ -4,7 +4,8 @@ with 10,000 resamples, Wilcoxon signed-rank as a robustness check, Bonferroni ac
 all tests; Benjamini-Hochberg is offered as the less conservative alternative.
 
 A metric's own interval (`metric_interval`) respects the metric's range: Wilson for
-rates, percentile bootstrap for bounded scores, none below a sample count IT sets.
+rates (a metric whose every score is 0 or 1 by definition), percentile bootstrap for
+every other score, none below a sample count IT sets.
 
 Inputs to the paired tests are per-sample scores of system A and system B in the same sample order;
 differences are always A - B.
@@ -143,20 +144,28 @@ def bootstrap_interval(values: Sequence[float], resamples: int = 10_000, seed: i
     return float(max(low, x.min())), float(min(high, x.max()))
 
 
-def metric_interval(values: Sequence[float], *, min_samples: int, resamples: int = 10_000,
-                    confidence: float = 0.95) -> dict[str, Any]:
+def metric_interval(values: Sequence[float], *, min_samples: int, rate: bool = False,
+                    resamples: int = 10_000, confidence: float = 0.95) -> dict[str, Any]:
     """The mean of one metric's per-sample scores with the interval that suits it:
-    Wilson for a rate (every score 0 or 1), percentile bootstrap otherwise. With fewer
-    than `min_samples` scores there is no interval, and the reason says so."""
+    Wilson for a rate (`rate`: a metric whose scores are 0 or 1 by definition), percentile
+    bootstrap otherwise, whose bounds are means of the scores and so stay within the
+    metric's range.  Scores that merely happen to be 0 and 1 (a SARI of 0 on every
+    sample, a 1-5 judge at 1) are not a rate: a Wilson interval on them would be a
+    proportion's, outside the metric's scale.  With fewer than `min_samples` scores there
+    is no interval, and the reason says so."""
     x = np.asarray(values, dtype=np.float64).reshape(-1)
     if x.size == 0:
         raise ValueError("No values to average.")
-    row: dict[str, Any] = {"mean": float(x.mean()), "n": int(x.size), "ci_low": None,
+    # The mean of scores never leaves their range; summing in floating point can, by a hair.
+    mean = float(min(max(x.mean(), x.min()), x.max()))
+    row: dict[str, Any] = {"mean": mean, "n": int(x.size), "ci_low": None,
                            "ci_high": None, "interval": "", "no_interval": ""}
     if x.size < max(2, min_samples):
         row["no_interval"] = f"too few samples ({x.size}; an interval needs {max(2, min_samples)})"
         return row
-    if np.isin(x, (0.0, 1.0)).all():
+    if rate:
+        if not np.isin(x, (0.0, 1.0)).all():
+            raise ValueError("A rate's scores are 0 or 1.")
         row["ci_low"], row["ci_high"] = wilson_interval(int(x.sum()), int(x.size), confidence)
         row["interval"] = "Wilson"
     else:

@@ -243,6 +243,21 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             PRIMARY KEY (run_id, sample_id, turn)
         );
     """),
+    (8, "an evaluation run's clock", """
+        -- Each stretch of time a process carried a run on (a start, a resume): its start
+        -- and the last time a sample was kept in it, in wall-clock seconds (from a
+        -- monotonic clock, so a clock change does not bend it).  A run's time is their
+        -- sum: samples in parallel count once, the time before a kill is kept.
+        CREATE TABLE eval_run_span (
+            id            INTEGER PRIMARY KEY,
+            run_id        TEXT NOT NULL REFERENCES eval_run(id) ON DELETE CASCADE,
+            started_at    TEXT NOT NULL,
+            ended_at      TEXT NOT NULL,
+            seconds       REAL NOT NULL,
+            started_clock REAL NOT NULL
+        );
+        CREATE INDEX eval_run_span_run ON eval_run_span(run_id);
+    """),
 ]
 
 LATEST_VERSION = MIGRATIONS[-1][0]
