@@ -47,7 +47,7 @@ def cmd_verify_offline(args, paths, settings) -> int:
               f"{len(step.events)} outside attempt(s)", flush=True)
         for event in step.events:
             print(f"       → {event.call} {event.target} ({event.level})")
-        if step.returncode != 0:
+        if not step.ran:
             for line in step.output_tail.strip().splitlines()[-5:]:
                 print(f"       | {line}")
 
@@ -58,6 +58,8 @@ def cmd_verify_offline(args, paths, settings) -> int:
                              use_strace=False if args.no_strace else None, on_step=show)
     with profile_session(paths, settings) as session:
         session.audit("offline.verified", {"ok": tour.ok, "attempts": len(tour.events),
+                                           "servers": sorted(netprobe.configured_servers(
+                                               paths, settings)),
                                            "files_outside": len(tour.files_outside),
                                            "system_calls": tour.syscall_level,
                                            "quick": args.quick})
@@ -74,10 +76,15 @@ def cmd_verify_offline(args, paths, settings) -> int:
     if tour.ok:
         print(f"\nNothing tried to leave this machine: {len(tour.steps)} steps watched at {levels}, "
               "and no file was written outside Lumen's own folders.")
+    servers = netprobe.configured_servers(paths, settings)
+    for endpoint, roles in servers.items():
+        print(f"Model server in use: {endpoint} ({', '.join(roles)}). The guard lets Lumen "
+              "reach it and nothing else; each connection is audited (network.connected). "
+              "The tour above ran on the embedded models, so it did not reach it.")
     else:
         print(f"\nNOT offline-clean: {len(tour.events)} outside attempt(s), "
               f"{len(tour.files_outside)} file(s) outside Lumen's folders, "
-              f"{sum(1 for s in tour.steps if s.returncode)} step(s) failed. Watched at {levels}.")
+              f"{sum(1 for s in tour.steps if not s.ran)} step(s) failed. Watched at {levels}.")
     return EXIT_OK if tour.ok else EXIT_PROBLEM
 
 
