@@ -435,3 +435,85 @@ def test_https_server_is_trusted_only_with_it_s_ca_bundle(shared_models, profile
     finally:
         process.terminate()
         process.wait(15)
+
+
+class CutStreams:
+    """A loopback HTTP server that streams chat replies the way llama-cpp-python's server
+    does when the next request interrupts one: chunks, then the end of the stream with no
+    finish reason.  The first `cut` replies are cut; later ones finish.  A stand-in for the
+    one behaviour the real server shows only under load; the real server is tested above."""
+
+    def __init__(self, cut: int) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.cut, self.requests, self.tokenize_calls = cut, 0, 0
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # quiet
+                pass
+
+            def do_POST(self):  # noqa: N802 (the standard library's name)
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                if self.path.endswith("tokenize"):
+                    owner.tokenize_calls += 1
+                    self.send_response(404)
+                    self.end_headers()
+                    return
+                owner.requests += 1
+                finished = owner.requests > owner.cut
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                for piece in ("The dose ", "is 5 mg"):
+                    chunk = {"model": "cut", "choices": [{"delta": {"content": piece},
+                                                         "finish_reason": None}]}
+                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                if finished:
+                    last = {"model": "cut", "choices": [{"delta": {}, "finish_reason": "stop"}]}
+                    self.wfile.write(f"data: {json.dumps(last)}\n\ndata: [DONE]\n\n".encode())
+                self.wfile.flush()
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def model(self):
+        from desktop_app.core.models.catalog import ModelSpec
+        from desktop_app.core.models.server import ServerModel
+
+        spec = ModelSpec(id="cut", name="Cut", kind="server", roles=("generator",),
+                         endpoint=self.url + "/v1", server_model="cut",
+                         server_kind="llama-cpp-python", context_length=2048)
+        return ServerModel(spec, Settings())
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_a_stream_cut_without_a_finish_reason_is_asked_again_never_taken_as_an_answer():
+    """Issue #33: with the server's default flags a replay printed "complete" while judge
+    replies had been cut short.  A reply that ends with no finish reason is asked for once
+    more, then is an error naming the server's flag; a cut reply is never returned."""
+    once = CutStreams(cut=1)
+    model = once.model()
+    try:
+        generation = model.generate([{"role": "user", "content": "Dose?"}], max_tokens=16)
+        assert generation.text == "The dose is 5 mg" and generation.finish_reason == "stop"
+        assert once.requests == 2
+        model.generate([{"role": "user", "content": "And again?"}], max_tokens=16)
+        assert once.tokenize_calls == 1  # a missing tokenize endpoint is asked once, not per text
+    finally:
+        model.close()
+        once.close()
+    always = CutStreams(cut=99)
+    model = always.model()
+    try:
+        with pytest.raises(ModelError, match="ended its reply part-way, twice") as caught:
+            model.generate([{"role": "user", "content": "Dose?"}], max_tokens=16)
+        assert "--interrupt_requests False" in caught.value.fix and always.requests == 2
+    finally:
+        model.close()
+        always.close()
+    offline.clear_attempts()

@@ -62,6 +62,10 @@ def cmd_models_add(args, paths, settings) -> int:
               f"{spec.chat_format or 'from the file'}; sha256 {spec.files[0].sha256}")
         if args.role:
             print(f"Roles: {', '.join(args.role)}")
+        from ..core.models.server import SERVER_NOTES
+
+        if spec.server_kind in SERVER_NOTES:
+            print(f"Note: {SERVER_NOTES[spec.server_kind]}")
     return EXIT_OK
 
 
@@ -106,6 +110,10 @@ def cmd_models_add_server(args, paths, settings) -> int:
               f"{ {'keyring': 'in the keyring', 'database': 'in the encrypted database'}.get(spec.api_key, 'none')}")
         if args.role:
             print(f"Roles: {', '.join(args.role)}")
+        from ..core.models.server import SERVER_NOTES
+
+        if spec.server_kind in SERVER_NOTES:
+            print(f"Note: {SERVER_NOTES[spec.server_kind]}")
     return EXIT_OK
 
 

@@ -15,6 +15,7 @@ from ..core.errors import ChatTemplateError
 from ..core.models.catalog import ROLES
 from ..core.models.chat import known_formats
 from ..core.session import Session
+from ..core.models.server import SERVER_NOTES
 from .messages import show_error, show_info
 from .progress_bar import TaskProgress
 from .workers import run_in_background
@@ -222,7 +223,9 @@ class ModelsPage(QWidget):
                        f"{session.settings.context_size}")
             show_info(self, "Model server added",
                       f"{spec.name}: '{spec.server_model}' on {spec.endpoint} ({spec.server_kind}), "
-                      f"{context}." + ("" if choice.roles else " Choose its roles below."))
+                      f"{context}." + ("" if choice.roles else " Choose its roles below.")
+                      + (f"\n\n{SERVER_NOTES[spec.server_kind]}"
+                         if spec.server_kind in SERVER_NOTES else ""))
         self._start(lambda progress, cancel: session.models.add_server(
                         choice.url, name=choice.name, model=choice.model, roles=choice.roles,
                         ca_bundle=choice.ca_bundle, api_key=choice.api_key,

@@ -50,6 +50,17 @@ REPLY_PRIMER_TOKENS = 8
 # Where a server cannot count at all: one token per 3 bytes of UTF-8, above what English
 # and clinical text need with any common tokenizer (about 4 bytes a token).
 BYTES_PER_TOKEN_ESTIMATE = 3
+# A streamed reply that ends with no finish reason was cut short (llama-cpp-python's server
+# by default drops a reply when the next request arrives): asked again this many times,
+# then an error; never taken as a short answer.
+INTERRUPTED_REPLY_RETRIES = 1
+# What to tell IT when a server of a kind is added (the window and `models add-server`).
+SERVER_NOTES = {
+    "llama-cpp-python": (
+        "llama-cpp-python's server drops a streamed reply when the next request arrives "
+        "unless it was started with --interrupt_requests False: Lumen asks once more, then "
+        "stops with an error. Start it as: python -m llama_cpp.server --model MODEL.gguf "
+        "--host 0.0.0.0 --port 8443 --interrupt_requests False")}
 CONNECT_TIMEOUT_S = 10.0
 SERVER_KINDS = ("llama-server", "llama-cpp-python", "vllm", "openai")
 _OWNERS = {"llamacpp": "llama-server", "me": "llama-cpp-python", "vllm": "vllm"}
@@ -286,6 +297,7 @@ class ServerModel:
         self.reported_model = spec.server_model
         self._counts: dict[str, int] = {}
         self._counts_lock = threading.Lock()
+        self._tokenize_works = True
 
     @property
     def chat_template_source(self) -> str:
@@ -303,6 +315,8 @@ class ServerModel:
             if text in self._counts:
                 return self._counts[text]
         kind = self.spec.server_kind
+        if not self._tokenize_works:
+            kind = ""  # the server's tokenize endpoint failed once: estimate from here on
         try:
             if kind == "llama-cpp-python":
                 count = len(self.client.post("extras/tokenize", {"input": text}).get("tokens", []))
@@ -316,6 +330,7 @@ class ServerModel:
             else:
                 count = -(-len(text.encode("utf-8")) // BYTES_PER_TOKEN_ESTIMATE)
         except (LumenError, ValueError, TypeError):
+            self._tokenize_works = False  # asked once per model, not once per text
             count = -(-len(text.encode("utf-8")) // BYTES_PER_TOKEN_ESTIMATE)
         with self._counts_lock:
             if len(self._counts) > 20000:
@@ -358,11 +373,29 @@ class ServerModel:
             body["stream_options"] = {"include_usage": True}
         if json_schema is not None:
             body["response_format"] = response_format(kind, json_schema)
-        if cancel is not None:
-            cancel.raise_if_cancelled()
+        for attempt in range(1 + INTERRUPTED_REPLY_RETRIES):
+            if cancel is not None:
+                cancel.raise_if_cancelled()
+            generation = self._stream_reply(body, prompt_tokens, max_tokens, on_token, cancel,
+                                            stop_when)
+            if generation.finish_reason:
+                return generation
+            log.warning("The model server %s ended a reply without finishing it (try %d).",
+                        self.endpoint, attempt + 1)
+        raise ModelError(
+            f"The model server {self.endpoint} ended its reply part-way, twice (no finish "
+            "reason): another request interrupted it, or the server stopped.",
+            "Start llama-cpp-python's server with --interrupt_requests False (packaging/"
+            "README.md gives each server's start command), and check its log.")
+
+    def _stream_reply(self, body: dict[str, Any], prompt_tokens: int, max_tokens: int,
+                      on_token: TokenCallback | None, cancel: CancelToken | None,
+                      stop_when: Callable[[str], bool] | None) -> Generation:
+        """One streamed reply; its finish_reason is "" when the stream ended without one (a
+        reply cut short: never to be taken as a short answer)."""
         pieces: list[str] = []
         chunks = 0
-        finish = "stop"
+        finish = ""
         usage: dict[str, Any] = {}
         started = time.perf_counter()
         events = self.client.stream("chat/completions", body)
