@@ -142,6 +142,34 @@ def test_settings_dialog_edits_the_settings_object(qtbot, window, profile):
     again.reject()
 
 
+def test_the_settings_dialog_opens_showing_every_tab_name_whole(qtbot, window):
+    """Issue #33: it opened at 637 x 456 with "Ger" for General."""
+    dialog = window.open_settings()
+    qtbot.waitExposed(dialog)
+    bar = dialog.tabs.tabBar()
+    screen = dialog.screen().availableGeometry()  # offscreen: 800 x 600
+    assert dialog.width() >= min(900, screen.width()) and dialog.height() >= min(600, screen.height())
+    assert bar.sizeHint().width() <= dialog.tabs.width()
+    for index in range(bar.count()):
+        shown = bar.tabRect(index)
+        assert bar.rect().contains(shown), bar.tabText(index)
+        assert shown.width() >= bar.fontMetrics().horizontalAdvance(bar.tabText(index))
+    dialog.reject()
+
+
+def test_tab_leaves_the_summary_box_and_alt_q_reaches_the_question(qtbot, window):
+    from PySide6.QtWidgets import QApplication
+
+    page = window.ask_page
+    window.tabs.setCurrentWidget(page)
+    page.summary.setFocus()
+    qtbot.waitUntil(lambda: page.summary.hasFocus(), timeout=5_000)
+    qtbot.keyClick(page.summary, Qt.Key.Key_Tab)
+    assert "\t" not in page.summary.toPlainText() and not page.summary.hasFocus()
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Q, Qt.KeyboardModifier.AltModifier)
+    assert page.question.hasFocus()
+
+
 def test_a_glossary_setting_changed_in_the_dialog_rebuilds_every_tab_s_glossary(qtbot, window):
     before = window.session.glossary
     assert window.ask_page.glossary is before
@@ -1207,8 +1235,9 @@ def test_evaluation_tab_runs_a_small_benchmark(qtbot, quick_window, tmp_path):
     assert statuses == {"complete"}
     header = [page.results.horizontalHeaderItem(c).text() for c in range(page.results.columnCount())]
     assert any(h.startswith("SARI") for h in header) and any("FKGL" in h for h in header)
-    cell = page.results.item(0, 1)  # 2 samples: a mean, and no interval
+    cell = page.results.item(0, 2)  # 2 samples: a mean, and no interval
     assert "(n=2)" in cell.text() and "too few samples" in cell.toolTip()
+    assert page.results.item(0, 1).text() == "not decided"  # 2 samples decide nothing
     page.runs.selectRow(0)
     assert page.samples.rowCount() == 2
     page.samples.selectRow(0)
@@ -1232,6 +1261,64 @@ def test_evaluation_tab_runs_a_small_benchmark(qtbot, quick_window, tmp_path):
     page.write_report(run_id, tmp_path / "report.docx")  # refused at once, with what to do
     error = page.findChild(QMessageBox, "errorDialog")
     assert error is not None and ".html, .pdf or .csv" in error.text() + error.informativeText()
+
+
+@pytest.mark.slow
+def test_quitting_during_a_replay_interrupts_the_run_without_a_dialog(qtbot, open_window, profile,
+                                                                      monkeypatch):
+    """Issue #33: the window closed mid-replay left an orphan "Something went wrong
+    (ProgrammingError)" dialog (the stopped run's handler read the closed database) and the
+    run "paused"; now no handler runs after the close, and the run reads "interrupted",
+    ready to resume, as after a kill."""
+    from PySide6.QtWidgets import QApplication
+
+    from desktop_app.core.evaluation.runs import EvaluationStore
+    from desktop_app.core.pipelines.calibration import demo_benchmark
+
+    window = open_window(answer_tokens=24, extraction_attempts=1)
+    page = window.evaluation_page
+    session = window.session
+    dataset, _ = session.evaluation.import_file(demo_benchmark(), "medisumqa")
+    (run_id,) = session.evaluation.start(dataset.id, ["zero-shot"], ["reference"], limit=3)
+    page.refresh()
+    page._queue = [run_id]
+    page._next()
+    # The row says the run is going, not "paused, 0 done".
+    qtbot.waitUntil(lambda: page.runs.item(0, 2).text() == "running", timeout=120_000)
+    told = []
+    monkeypatch.setattr("desktop_app.gui.evaluation_page.show_error",
+                        lambda *args, **kwargs: told.append(args))
+    window.close()
+    qtbot.wait(500)  # what the stopped run's thread sent is delivered by now
+    assert told == []
+    assert not [w for w in QApplication.topLevelWidgets()
+                if isinstance(w, QMessageBox) and w.isVisible()]
+    with open_store(profile.database_file) as store:
+        assert EvaluationStore(store).run(run_id)["status"] == "interrupted"
+
+
+def test_the_results_table_gives_each_run_its_verdict(qtbot, quick_window):
+    """The verdict the report would give, in the tab: a column per run and the selected
+    run's headline."""
+    from desktop_app.core.evaluation.importers import import_dataset
+    from desktop_app.core.pipelines.calibration import demo_benchmark
+
+    page = quick_window.evaluation_page
+    evaluations = quick_window.session.evaluation.store
+    dataset = evaluations.save_dataset(import_dataset(demo_benchmark(), "medisumqa"))
+    run_id = evaluations.create_run(dataset.id, "evidence", ["key-facts"], {}, 3)
+    for index, sample in enumerate(evaluations.samples(dataset.id, limit=3)):
+        evaluations.save_result(run_id, sample, index, output="I don't know.",
+                                scores={"key_fact_recall": 0.0}, judge={}, trace={}, error="",
+                                seconds=1.0, model_seconds=0.0)
+    evaluations.set_status(run_id, "complete")
+    page.refresh()
+    qtbot.waitUntil(lambda: page.results.rowCount() == 1, timeout=60_000)
+    assert page.results.horizontalHeaderItem(1).text() == "Verdict"
+    cell = page.results.item(0, 1)
+    assert cell.text() == "not decided" and "Not enough samples to decide: 3" in cell.toolTip()
+    page.runs.selectRow(0)
+    assert "Not enough samples to decide" in page.verdict.text()
 
 
 def test_persian_samples_are_shown_right_to_left(qtbot, quick_window):

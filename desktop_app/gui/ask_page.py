@@ -136,7 +136,7 @@ class AskPage(QWidget):
         self.source_label = QLabel("")
         self.question = QLineEdit()
         self.question.setObjectName("question")
-        self.question.setPlaceholderText("The patient's question, e.g. \"Why did they stop my water pill?\"")
+        self.question.setPlaceholderText("The patient's question (Alt+Q), e.g. \"Why did they stop my water pill?\"")
         self.question.returnPressed.connect(self.ask)
         self.method = QComboBox()
         for name in METHODS:
@@ -188,6 +188,7 @@ class AskPage(QWidget):
         self.evidence_label = QLabel("Evidence from the summary (Alt+V)")
         # Alt+V, not Alt+E: Alt+E is the Evaluation tab's mnemonic.
         keyboard_shortcut(self, "Alt+V", self.focus_evidence, "Go to the evidence lines")
+        keyboard_shortcut(self, "Alt+Q", self.focus_question, "Go to the question box")
         self.evidence_label.setStyleSheet("font-weight:600")
         self.evidence_hint = QLabel("")
         self.evidence_hint.setObjectName("evidenceHint")
@@ -416,6 +417,10 @@ class AskPage(QWidget):
         if not found:
             self._update_evidence_hint(False)
         return found
+
+    def focus_question(self) -> None:
+        self.question.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.question.selectAll()
 
     def focus_evidence(self) -> None:
         self.evidence_list.setFocus(Qt.FocusReason.ShortcutFocusReason)

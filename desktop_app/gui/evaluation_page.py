@@ -10,12 +10,13 @@ its input, output, trace, scores and judge replies.  Reports go to HTML, PDF or 
 
 from __future__ import annotations
 
+import html
 import json
 import time
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QRectF, Qt
-from PySide6.QtGui import QKeySequence, QPainter
+from PySide6.QtGui import QBrush, QColor, QKeySequence, QPainter
 from PySide6.QtSvg import QSvgRenderer
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFileDialog,
                                QFormLayout, QGridLayout, QHBoxLayout, QHeaderView, QLabel,
@@ -26,17 +27,29 @@ from ..core.errors import LumenError
 from ..core.choices import FORMATS, SCORERS, default_scorers, systems
 from ..core.evaluation.importers import columns, detect_mapping
 from ..core.evaluation.chart import Bar, axis_label, axis_range, bar_chart_svg
-from ..core.evaluation.report import metric_info, report_kind
+from ..core.evaluation.report import VERDICT_COLOURS, metric_info, report_kind
 from ..core.session import Session
 from ..export import write_report
 from .messages import show_error, show_info
 from .progress_bar import TaskProgress
 from .workers import run_in_background
 
+# The verdict as the Results table names it (its report's headline in the tooltip).
+VERDICT_WORDS = {"passed": "passed", "failed": "FAILED", "undecided": "not decided",
+                 "no claim": "no claim"}
 RESULT_METRICS = ("sari", "fkgl", "sbert", "token_f1", "bleu", "rouge_l", "bertscore_f1",
                   "judge_similarity", "diagnosis_accuracy", "key_fact_recall",
                   "unsupported_facts", "degenerate", "model_answer", "diagnosis_correct",
                   "dialogue_utterances", "ended_by_break", "assessor_4_1")
+
+
+def readable_scores(scores: dict) -> str:
+    """A sample's scores one per line by their labels, two decimals ("SARI: 36.67"), in
+    place of the stored JSON and its internal names."""
+    info = metric_info()
+    return "\n".join(f"{info.get(name, {}).get('label', name)}: "
+                     + ("not scored" if value is None else f"{value:.2f}")
+                     for name, value in scores.items()) or "(not scored)"
 
 
 class MappingDialog(QDialog):
@@ -235,6 +248,11 @@ class EvaluationPage(QWidget):
         self.report_button.clicked.connect(self.choose_report)
         self.report_button.setToolTip("Save the selected run's validation report as HTML, PDF or CSV")
         self.report_status = QLabel()
+        self.verdict = QLabel()
+        self.verdict.setObjectName("verdictLabel")
+        self.verdict.setWordWrap(True)
+        self.verdict.setToolTip("What the selected run's report concludes, with the acceptance "
+                                "criteria of its kind of system (Settings → Evaluation)")
 
         controls = QFormLayout()
         dataset_row = QHBoxLayout()
@@ -272,6 +290,7 @@ class EvaluationPage(QWidget):
         header.addWidget(self.report_button)
         header.addWidget(self.report_status)
         right.addLayout(header)
+        right.addWidget(self.verdict)
         right.addWidget(self.results, 1)
         chart_row = QHBoxLayout()
         chart_row.addWidget(QLabel("Chart:"))
@@ -305,23 +324,34 @@ class EvaluationPage(QWidget):
                                  dataset.id)
         if current:
             self.dataset.setCurrentIndex(max(0, self.dataset.findData(current)))
-        runs = self.evaluations.runs()
-        self.runs.setRowCount(len(runs))
+        runs = self._fill_runs()
         self.baseline.blockSignals(True)
         chosen = self.baseline.currentData()
         self.baseline.clear()
         self.baseline.addItem("(none)", "")
+        for run in runs:
+            self.baseline.addItem(f"{run['system']} ({run['id']})", run["id"])
+        if chosen:
+            self.baseline.setCurrentIndex(max(0, self.baseline.findData(chosen)))
+        self.baseline.blockSignals(False)
+        self.refresh_results()
+
+    def _fill_runs(self) -> list[dict]:
+        """The Runs table as the store has it now (a run being carried on reads "running")."""
+        runs = self.evaluations.runs()
+        selected = self.selected_run()
+        self.runs.blockSignals(True)
+        self.runs.setRowCount(len(runs))
         for row, run in enumerate(runs):
             for column, value in enumerate((run["id"], run["system"], run["status"],
                                             str(run["finished"]), run["created_at"])):
                 item = QTableWidgetItem(value)
                 item.setData(Qt.ItemDataRole.UserRole, run["id"])
                 self.runs.setItem(row, column, item)
-            self.baseline.addItem(f"{run['system']} ({run['id']})", run["id"])
-        if chosen:
-            self.baseline.setCurrentIndex(max(0, self.baseline.findData(chosen)))
-        self.baseline.blockSignals(False)
-        self.refresh_results()
+            if run["id"] == selected:
+                self.runs.selectRow(row)
+        self.runs.blockSignals(False)
+        return runs
 
     def selected_run(self) -> str | None:
         items = self.runs.selectedItems()
@@ -349,7 +379,11 @@ class EvaluationPage(QWidget):
                         significant = {r["metric"] for r in comparison["rows"] if r["significant"]}
                     except LumenError:
                         significant = set()  # no samples in common: nothing to compare
-                rows.append((run, summary, significant))
+                try:
+                    decided = actions.verdict(summary)
+                except LumenError as exc:  # criteria in the settings not understood
+                    decided = {"status": "undecided", "headline": exc.message}
+                rows.append((run, summary, significant, decided))
             return rows
 
         def done(rows) -> None:
@@ -366,10 +400,12 @@ class EvaluationPage(QWidget):
         info = metric_info()
         # Only the metrics some run has: a consultation run and a question run share none.
         shown = [m for m in RESULT_METRICS if m in info
-                 and any(m in summary["metrics"] for _run, summary, _sig in rows)]
-        self.results.setColumnCount(len(shown) + 1)
-        self.results.setHorizontalHeaderLabels(["Run"] + [
+                 and any(m in summary["metrics"] for _run, summary, _sig, _v in rows)]
+        self.results.setColumnCount(len(shown) + 2)
+        self.results.setHorizontalHeaderLabels(["Run", "Verdict"] + [
             f"{info[m]['label']} {'↑' if info[m]['higher_is_better'] else '↓'}" for m in shown])
+        self._verdicts = {run["id"]: decided for run, _summary, _sig, decided in rows}
+        self._show_verdict()
         self.results.setRowCount(len(rows))
         chart_metric = self.chart_metric.currentData()
         if shown and chart_metric not in shown:
@@ -380,9 +416,13 @@ class EvaluationPage(QWidget):
             self.chart_metric.setCurrentIndex(self.chart_metric.findData(chart_metric))
             self.chart_metric.blockSignals(False)
         bars = []
-        for row, (run, summary, significant) in enumerate(rows):
+        for row, (run, summary, significant, decided) in enumerate(rows):
             self.results.setItem(row, 0, QTableWidgetItem(f"{run['system']} ({run['id']})"))
-            for column, metric in enumerate(shown, start=1):
+            verdict_item = QTableWidgetItem(VERDICT_WORDS[decided["status"]])
+            verdict_item.setForeground(QBrush(QColor(VERDICT_COLOURS[decided["status"]])))
+            verdict_item.setToolTip(decided["headline"])
+            self.results.setItem(row, 1, verdict_item)
+            for column, metric in enumerate(shown, start=2):
                 values = summary["metrics"].get(metric)
                 item = QTableWidgetItem("—")
                 if values and values["mean"] is not None:
@@ -400,7 +440,17 @@ class EvaluationPage(QWidget):
         meta = info.get(chart_metric, {})
         self.chart.set_data(meta.get("label", chart_metric), meta.get("scale", ""), bars)
 
+    def _show_verdict(self) -> None:
+        """The selected run's verdict in words, as its report would give it."""
+        decided = getattr(self, "_verdicts", {}).get(self.selected_run() or "")
+        if decided is None:
+            self.verdict.setText("Select a run to see its verdict." if self.runs.rowCount() else "")
+            return
+        self.verdict.setText(f"<b style='color:{VERDICT_COLOURS[decided['status']]}'>"
+                             f"{html.escape(decided['headline'])}</b>")
+
     def show_samples(self) -> None:
+        self._show_verdict()
         run_id = self.selected_run()
         results = self.evaluations.results(run_id) if run_id else []
         self._language = (self.evaluations.dataset(self.evaluations.run(run_id)["dataset_id"]).language
@@ -432,7 +482,7 @@ class EvaluationPage(QWidget):
                     f"{html.escape(text)}</div>")
         self.detail.setHtml(
             block("Question", result["input"]) + block("Output", result["output"] or "(blank)")
-            + block("Reference answer", result["target"]) + block("Scores", json.dumps(result["scores"], indent=1))
+            + block("Reference answer", result["target"]) + block("Scores", readable_scores(result["scores"]))
             + block("Judge", json.dumps(result["judge"], indent=1, ensure_ascii=False))
             + (block("Error", result["error"]) if result["error"] else "")
             + block("Document", result["context"][:4000] + ("…" if len(result["context"]) > 4000 else ""))
@@ -528,6 +578,7 @@ class EvaluationPage(QWidget):
                 if self._first_done is None:
                     self._first_done = update.done
                     self._started = time.monotonic()
+                    self._fill_runs()  # the run now reads "running", not "paused"
                 done_here = update.done - self._first_done
                 if done_here > 0:
                     rate = (time.monotonic() - self._started) / done_here

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QDoubleSpinBox,
                                QFormLayout, QLabel, QLineEdit, QScrollArea, QSpinBox, QTabWidget,
                                QVBoxLayout, QWidget)
@@ -16,6 +17,9 @@ from ..core.config import Settings
 from ..core.errors import LumenError
 from ..core.models.catalog import ModelRegistry
 from ..core.session import Session
+
+
+OPENING_SIZE = (900, 680)  # the least the dialog opens at, in pixels
 
 
 class SettingsDialog(QDialog):
@@ -75,6 +79,15 @@ class SettingsDialog(QDialog):
         layout.addWidget(QLabel("Each setting says what it does and its default; hover for "
                                 "details. Changes apply to the next model call."))
         layout.addWidget(tabs)
+        self.tabs = tabs
+        # Opens wide enough for every tab's name in full ("Ger" was all of "General" at
+        # Qt's own size) and tall enough for a page of settings, within the screen.
+        tabs.setElideMode(Qt.TextElideMode.ElideNone)
+        tabs.setUsesScrollButtons(False)
+        wanted_width = max(OPENING_SIZE[0], tabs.tabBar().sizeHint().width() + 48)
+        screen = self.screen().availableGeometry() if self.screen() is not None else None
+        self.resize(min(wanted_width, screen.width()) if screen else wanted_width,
+                    min(OPENING_SIZE[1], screen.height()) if screen else OPENING_SIZE[1])
         layout.addWidget(self.error)
         layout.addWidget(buttons)
 

@@ -48,6 +48,9 @@ class SummaryEditor(QPlainTextEdit):
         self.setPlaceholderText("Paste the discharge summary here, open a file (Ctrl+O), or drop "
                                 "a .txt, .docx or .pdf file on this box.")
         self.setAcceptDrops(True)
+        # Tab and Shift+Tab move to the next control, as in every other box of the window
+        # (a summary is pasted or opened, not laid out with typed tabs; pasted tabs stay).
+        self.setTabChangesFocus(True)
         self._evidence_text: str | None = None  # the text the evidence offsets point into
         self._evidence_spans: list[tuple[int, int]] = []
         self._jumped: tuple[int, int] | None = None  # Qt positions of the span last selected

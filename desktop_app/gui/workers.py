@@ -29,6 +29,7 @@ class BackgroundTask(QRunnable):
         self.name = name  # what the user calls this work ("Simplify"), shown to tasks waiting for it
         self.signals = _Signals()
         self.cancel = CancelToken()
+        self.silenced = False  # set when the window closes: nobody is left to tell
         self.setAutoDelete(False)
 
     def run(self) -> None:
@@ -56,11 +57,15 @@ def run_in_background(fn: Callable[..., Any], *, on_success: Callable[[Any], Non
 
     def finished_ok(result: Any) -> None:
         _running.discard(task)
-        on_success(result)
+        if not task.silenced:
+            on_success(result)
 
     def finished_error(exc: BaseException) -> None:
         _running.discard(task)
-        on_error(exc)
+        # A task stopped because the window is closing reports to nobody: its handlers would
+        # read a database already closed and leave an orphan error dialog behind the window.
+        if not task.silenced:
+            on_error(exc)
 
     task.signals.succeeded.connect(finished_ok)
     task.signals.failed.connect(finished_error)
@@ -70,9 +75,11 @@ def run_in_background(fn: Callable[..., Any], *, on_success: Callable[[Any], Non
     return task
 
 
-def cancel_all() -> None:
+def cancel_all(reason: str = "") -> None:
+    """Cancel every task; `reason` "quit" (the window closing) also silences their handlers."""
     for task in list(_running):
-        task.cancel.cancel()
+        task.silenced = task.silenced or reason == "quit"
+        task.cancel.cancel(reason)
 
 
 def wait_for_all(timeout_ms: int = 30000) -> bool:
