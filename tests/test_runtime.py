@@ -64,6 +64,35 @@ def test_cancel_stops_generation(runtime, monkeypatch):
     assert len(pieces) == 1
 
 
+def test_a_cancel_stops_a_long_prompt_between_batches(runtime, monkeypatch):
+    """Issue #33: Ctrl+Q during Simplify held the window while a long prompt was evaluated.
+    The prompt is evaluated a batch at a time and a cancel stops it at the next batch; the
+    batches are the ones llama.eval makes, so the answer is the same as before."""
+    model = runtime.for_role("generator")
+    llama = model.llama
+    token = CancelToken()
+    batches = []
+    real_eval = llama.eval
+
+    def eval_and_cancel(tokens):
+        batches.append(len(tokens))
+        real_eval(tokens)
+        token.cancel()  # as the window's closing would, while the prompt is evaluated
+    monkeypatch.setattr(llama, "eval", eval_and_cancel)
+    long_prompt = "The patient was admitted with chest pain. " * 150  # over one batch
+    llama.reset()
+    with pytest.raises(Cancelled):
+        model.generate([{"role": "user", "content": long_prompt}], max_tokens=8, cancel=token)
+    assert batches == [llama.n_batch]  # stopped after the first batch, not at the end
+    monkeypatch.setattr(llama, "eval", real_eval)
+    llama.reset()
+    whole = model.generate([{"role": "user", "content": long_prompt}], max_tokens=8,
+                           temperature=0.0)
+    llama.reset()
+    assert model.generate([{"role": "user", "content": long_prompt}], max_tokens=8,
+                          temperature=0.0).text == whole.text
+
+
 def test_json_schema_output_is_parsed_from_the_real_model(runtime):
     value, generation = runtime.for_role("judge").generate_json(
         [{"role": "user", "content": "What is the capital of France? Reply as JSON with your "

@@ -179,7 +179,7 @@ class LlamaModel:
     def count_tokens(self, messages: list[Message]) -> int:
         return len(self.tokenize(self.render(messages)))
 
-    def _prime(self, tokens: list[int]) -> int:
+    def _prime(self, tokens: list[int], cancel: CancelToken | None = None) -> int:
         """Bring llama.cpp's state to exactly `tokens[:-1]`, reusing what matches; the
         prompt tokens left to evaluate (the last one included).
 
@@ -187,6 +187,10 @@ class LlamaModel:
         the last prompt token depend on how it was evaluated.  Evaluating it on its own
         in every case (fresh prompt, reused prefix, or a state restored from the cache)
         makes temperature 0 give the same answer to the same prompt every time.
+
+        The prompt is evaluated one batch (n_batch tokens) at a time, as llama.eval would,
+        with a cancel check between batches: a long summary's prompt no longer holds a
+        cancelled job (or a closing window) for seconds.
         """
         llama = self.llama
         target = len(tokens) - 1
@@ -210,7 +214,12 @@ class LlamaModel:
                     reused = cached
         reused = min(reused, target)
         llama.n_tokens = reused
-        llama.eval(tokens[reused:target])  # also drops any KV state past `reused`
+        pending = tokens[reused:target]
+        llama.eval(pending[:llama.n_batch])  # also drops any KV state past `reused`
+        for start in range(llama.n_batch, len(pending), llama.n_batch):
+            if cancel is not None:
+                cancel.raise_if_cancelled()
+            llama.eval(pending[start:start + llama.n_batch])
         return len(tokens) - reused
 
     def _grammar(self, schema: dict) -> Any:
@@ -281,7 +290,7 @@ class LlamaModel:
             cancel.raise_if_cancelled()
         cpp.llama_perf_context_reset(self.llama.ctx)
         started = time.perf_counter()
-        to_evaluate = self._prime(tokens)
+        to_evaluate = self._prime(tokens, cancel)
         stream = self.llama.create_completion(
             prompt=tokens, max_tokens=max_tokens, temperature=temperature,
             top_p=settings.top_p, seed=settings.seed, grammar=grammar,
