@@ -321,7 +321,12 @@ def test_an_unreachable_server_gives_a_message(profile, passphrase_env, tmp_path
             session.models.add_server(f"http://127.0.0.1:{port}", name="Gone", model="x")
         with pytest.raises(ModelError, match="not a server address"):
             session.models.add_server("ftp://example/", name="Bad", model="x")
+        session.store.audit("test.flush")  # connections reach the audit log at the next write
+        actions = {e["action"]: e["detail"] for e in session.store.audit_entries(20)}
     assert not profile.model_registry_file.exists()
+    # The connection was allowed and failed: the log says failed, not connected.
+    assert actions["network.connect_failed"]["server"] == f"http://127.0.0.1:{port}/v1"
+    assert "network.connected" not in actions
 
 
 def test_models_tab_adds_a_server_through_its_dialog(qtbot, window, server):
@@ -453,6 +458,15 @@ class CutStreams:
             def log_message(self, *args):  # quiet
                 pass
 
+            def do_GET(self):  # noqa: N802: /v1/models, as llama-cpp-python answers it
+                body = json.dumps({"object": "list", "data": [
+                    {"id": "cut", "object": "model", "owned_by": "me"}]}).encode()
+                self.send_response(200 if self.path.endswith("/models") else 404)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
             def do_POST(self):  # noqa: N802 (the standard library's name)
                 self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 if self.path.endswith("tokenize"):
@@ -517,3 +531,33 @@ def test_a_stream_cut_without_a_finish_reason_is_asked_again_never_taken_as_an_a
         model.close()
         always.close()
     offline.clear_attempts()
+
+
+def test_ask_with_a_server_that_cuts_every_reply_shows_the_summary_s_lines_with_a_note(
+        profile, passphrase_env):
+    """Issue #33: with the server down Ask failed outright; now the evidence answer is
+    shown and the trace says why.  A replay of the same system counts it as an error."""
+    from desktop_app.core.evaluation.importers import import_dataset
+    from desktop_app.core.evaluation.runner import Evaluator
+    from desktop_app.core.glossary.glossary import load_glossary
+
+    cut = CutStreams(cut=10_000)
+    try:
+        with Session.open(profile, Settings.load(profile)) as session:
+            session.models.add_server(cut.url, name="Cut", model="cut",
+                                      roles=["generator", "reviewer"], context_length=4096)
+            row = json.loads(demo_benchmark().read_text().splitlines()[0])
+            result = session.ask(row["summary"], row["question"], method="lamp")
+            assert result.trace.answer_source == "evidence" and result.answer
+            assert result.trace.fallback_reason.startswith("The model server could not be used")
+            assert "--interrupt_requests False" in result.trace.fallback_reason
+            evaluations = session.evaluation.store
+            dataset = evaluations.save_dataset(import_dataset(demo_benchmark(), "medisumqa"))
+            sample = evaluations.samples(dataset.id, limit=1)[0]
+            evaluator = Evaluator(session.runtime, load_glossary(None), session.settings,
+                                  profile.cache_dir)
+            outcome = evaluator.evaluate("lamp:glossary", ["key-facts"], sample, None)
+            assert "ended its reply part-way" in outcome.error and outcome.scores == {}
+    finally:
+        cut.close()
+        offline.clear_attempts()

@@ -28,6 +28,12 @@ class ModelError(LumenError):
     """A model file is missing, corrupt, or not what it claims to be."""
 
 
+class ServerError(ModelError):
+    """A model server could not be used: unreachable, refusing, too slow, or a reply cut
+    short.  Ask then shows the summary's own lines with a note; a benchmark replay counts
+    the sample as an error."""
+
+
 class ChatTemplateError(ModelError):
     """No chat template could be resolved for a GGUF model."""
 

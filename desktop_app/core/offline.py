@@ -16,6 +16,7 @@ This module imports only the standard library, so it is safe to import first.
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 import logging
 import os
@@ -122,6 +123,7 @@ class ConnectionAttempt:
     caller: str
     allowed: bool = False
     endpoint: str = ""  # the configured server's URL, for allowed connections
+    failed: bool = False  # an allowed connection that did not succeed (connection_failed)
 
     def __str__(self) -> str:
         return f"{self.event} to {self.target} from {self.caller}"
@@ -260,6 +262,23 @@ def _record(event: str, target: str, endpoint: str = "") -> ConnectionAttempt:
     else:
         log.warning("Network guard refused %s", attempt)
     return attempt
+
+
+def connection_failed(endpoint: str) -> None:
+    """A connection to a configured server was allowed and did not succeed (refused, timed
+    out, a bad certificate): its audit entry says so (network.connect_failed), where it
+    would otherwise read as connected.  The guard's hook runs before the connection, so
+    the server's client reports the outcome."""
+    with _attempts_lock:
+        for index in range(len(_unaudited) - 1, -1, -1):
+            attempt = _unaudited[index]
+            if attempt.allowed and attempt.endpoint == endpoint and not attempt.failed:
+                _unaudited[index] = dataclasses.replace(attempt, failed=True)
+                break
+        else:  # its "connected" entry was written already: a second entry corrects it
+            _unaudited.append(ConnectionAttempt("socket.connect", "", _caller(), allowed=True,
+                                                endpoint=endpoint, failed=True))
+    log.warning("The connection to the model server %s failed", endpoint)
 
 
 def check_event(event: str, args: tuple, _verdict=verdict) -> None:

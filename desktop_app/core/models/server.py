@@ -33,7 +33,8 @@ from typing import Any, Callable
 from urllib.parse import urlsplit, urlunsplit
 
 from ..config import Settings
-from ..errors import Cancelled, ContextOverflowError, LumenError, ModelError, OfflineViolation
+from ..errors import (Cancelled, ContextOverflowError, LumenError, ModelError,
+                      OfflineViolation, ServerError)
 from ..progress import CancelToken
 from .catalog import ModelSpec
 from .chat import Message
@@ -80,17 +81,17 @@ class ServerAddress:
     def parse(cls, url: str) -> "ServerAddress":
         parts = urlsplit(url.strip())
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ModelError(f"'{url}' is not a server address Lumen can use.",
+            raise ServerError(f"'{url}' is not a server address Lumen can use.",
                              "Give the server's URL, for example http://llm.hospital.local:8080 "
                              "or https://10.20.0.5:8443/v1.")
         if parts.username or parts.password:
-            raise ModelError("A server address must not carry a user name or password.",
+            raise ServerError("A server address must not carry a user name or password.",
                              "Give the API key with --api-key-env or --api-key-stdin; it is "
                              "kept in the keyring or the encrypted database.")
         try:
             port = parts.port or (443 if parts.scheme == "https" else 80)
         except ValueError:
-            raise ModelError(f"'{url}' has an invalid port.", "Use a port from 1 to 65535.") from None
+            raise ServerError(f"'{url}' has an invalid port.", "Use a port from 1 to 65535.") from None
         path = parts.path.rstrip("/")
         if not path.endswith("/v1"):
             path += "/v1"
@@ -107,7 +108,7 @@ def _tls(scheme: str, ca_bundle: str) -> ssl.SSLContext | bool:
         # The system's certificates unless IT gives the clinical network's own CA.
         return ssl.create_default_context(cafile=ca_bundle or None)
     except (OSError, ssl.SSLError) as exc:
-        raise ModelError(f"The CA bundle {ca_bundle} cannot be read ({exc}).",
+        raise ServerError(f"The CA bundle {ca_bundle} cannot be read ({exc}).",
                          "Give the PEM file of the certificates that signed the server's "
                          "certificate (ask IT).") from None
 
@@ -126,7 +127,7 @@ class ServerClient:
         try:
             offline.allow_endpoint(self.address.base, self.address.host, self.address.port)
         except OfflineViolation as exc:
-            raise ModelError(str(exc), "Ask IT to add the server to the allowlist file, or "
+            raise ServerError(str(exc), "Ask IT to add the server to the allowlist file, or "
                                        "choose another model for this role.") from None
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._httpx = httpx
@@ -143,20 +144,24 @@ class ServerClient:
 
     def _failure(self, exc: Exception) -> ModelError:
         httpx, url = self._httpx, self.address.base
+        if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout)):
+            from .. import offline
+
+            offline.connection_failed(url)  # audited as failed, not as connected
         if "works offline and refused" in str(exc):  # the network guard, inside httpcore
-            return ModelError(f"Lumen's network guard refused a connection while using the "
+            return ServerError(f"Lumen's network guard refused a connection while using the "
                               f"model server {url} ({exc}).",
                               "Only the configured server's host and port are allowed; check "
                               "that the server does not redirect elsewhere.")
         if isinstance(exc, httpx.ConnectError) and "CERTIFICATE" in str(exc).upper():
-            return ModelError(f"The model server {url} has a certificate this workstation "
+            return ServerError(f"The model server {url} has a certificate this workstation "
                               "does not trust.", "Add the model server again with IT's CA "
                               "bundle (--ca-bundle FILE).")
         if isinstance(exc, httpx.TimeoutException):
-            return ModelError(f"The model server {url} did not answer in time.",
+            return ServerError(f"The model server {url} did not answer in time.",
                               "Check that it runs and is not overloaded, or raise 'Model server "
                               "timeout' in Settings (Generation).")
-        return ModelError(f"Lumen cannot reach the model server {url} ({type(exc).__name__}).",
+        return ServerError(f"Lumen cannot reach the model server {url} ({type(exc).__name__}).",
                           "Check that the server runs and that this workstation may reach it; "
                           "'lumen doctor' checks every server.")
 
@@ -172,15 +177,15 @@ class ServerClient:
         except (ValueError, AttributeError):
             pass
         if response.status_code in (401, 403):
-            return ModelError(f"The model server {url} refused Lumen's API key "
+            return ServerError(f"The model server {url} refused Lumen's API key "
                               f"(HTTP {response.status_code}).",
                               "Add the server again with the right key (--api-key-env or "
                               "--api-key-stdin).")
         if response.status_code == 404:
-            return ModelError(f"The model server {url} does not know the model asked for, or "
+            return ServerError(f"The model server {url} does not know the model asked for, or "
                               "is not OpenAI-compatible (HTTP 404).",
                               "Check the model's name with 'lumen doctor'.")
-        return ModelError(f"The model server {url} refused the request (HTTP "
+        return ServerError(f"The model server {url} refused the request (HTTP "
                           f"{response.status_code}{', ' + kind if kind else ''}).",
                           "Its own log says why; a prompt longer than its context is a "
                           "common cause.")
@@ -220,7 +225,7 @@ class ServerClient:
                     try:
                         yield json.loads(data)
                     except ValueError:
-                        raise ModelError(f"The model server {self.address.base} sent a reply "
+                        raise ServerError(f"The model server {self.address.base} sent a reply "
                                          "Lumen cannot read.", "Check that it is an "
                                          "OpenAI-compatible server.") from None
         except httpx.HTTPError as exc:
@@ -382,7 +387,7 @@ class ServerModel:
                 return generation
             log.warning("The model server %s ended a reply without finishing it (try %d).",
                         self.endpoint, attempt + 1)
-        raise ModelError(
+        raise ServerError(
             f"The model server {self.endpoint} ended its reply part-way, twice (no finish "
             "reason): another request interrupted it, or the server stopped.",
             "Start llama-cpp-python's server with --interrupt_requests False (packaging/"

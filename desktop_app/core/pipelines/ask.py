@@ -25,6 +25,7 @@ attempts, roles and stages.
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from dataclasses import dataclass
@@ -32,7 +33,7 @@ from typing import Any, Callable
 
 from ... import __version__
 from ..choices import METHODS, VARIANTS
-from ..errors import LumenError
+from ..errors import LumenError, ServerError
 from ..models.runtime import Generation, LlamaModel
 from ..progress import CancelToken, ProgressCallback, report
 from .base import Pipeline
@@ -45,6 +46,8 @@ from .summary_facts import read_summary
 from ..hashing import sha256_text
 from .retry import Turns, attempts_until_passed
 from .trace import Attempt, CallRecord, Gate, Trace
+
+log = logging.getLogger(__name__)
 
 MAX_GLOSSARY_TERMS = 12
 EVIDENCE_NOTE = ("No model answer passed Lumen's checks, so this is your summary's own "
@@ -201,7 +204,29 @@ class AskPipeline(Pipeline):
 
     def run(self, summary: str, question: str, *, method: str | None = None,
             variant: str | None = None, on_event: EventCallback | None = None,
-            progress: ProgressCallback = None, cancel: CancelToken | None = None) -> AskResult:
+            progress: ProgressCallback = None, cancel: CancelToken | None = None,
+            evidence_if_server_fails: bool = True) -> AskResult:
+        """The answer to `question` from `summary` by `method`.  When a model server cannot
+        be used (down, refusing, a reply cut short), the summary's own lines are shown with
+        a note saying so (`evidence_if_server_fails`; a benchmark replay turns it off, so
+        the sample is an error rather than scored as the model's)."""
+        try:
+            return self._run(summary, question, method=method, variant=variant,
+                             on_event=on_event, progress=progress, cancel=cancel)
+        except ServerError as exc:
+            if not evidence_if_server_fails:
+                raise
+            log.warning("A model server failed during Ask; showing the evidence answer")
+            result = self._run(summary, question, method="evidence", variant=variant,
+                               on_event=on_event, progress=progress, cancel=cancel)
+            result.trace.fallback_reason = (
+                f"The model server could not be used ({exc.message}), so this answer is the "
+                "summary's own lines. " + exc.fix).strip()
+            return result
+
+    def _run(self, summary: str, question: str, *, method: str | None,
+             variant: str | None, on_event: EventCallback | None,
+             progress: ProgressCallback, cancel: CancelToken | None) -> AskResult:
         s = self.settings
         method = method or s.ask_system
         variant = variant or s.ask_variant

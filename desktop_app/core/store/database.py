@@ -369,7 +369,8 @@ class Store:
         for index, attempt in enumerate(attempts):
             try:
                 if attempt.allowed:
-                    self._insert_audit("network.connected", {"server": attempt.endpoint,
+                    self._insert_audit("network.connect_failed" if attempt.failed else
+                                       "network.connected", {"server": attempt.endpoint,
                                                              "target": attempt.target,
                                                              "caller": attempt.caller}, None)
                 else:
