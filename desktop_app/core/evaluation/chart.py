@@ -25,7 +25,7 @@ _GAP = 14
 _TOP = 42
 AXIS_LABELS = {"0-100": "score, 0 to 100", "0-1": "share of answers or facts, 0 to 1",
                "1-5": "judge score, 1 to 5", "0-5": "judge score, 0 to 5",
-               "US school grade": "US school grade (lower reads more easily)",
+               "0-2": "level, 0 to 2", "US school grade": "US school grade (lower reads more easily)",
                "count": "count per answer"}
 
 
@@ -61,6 +61,7 @@ def _nice(value: float) -> float:
 
 
 LABEL_CHARACTERS = 30  # a metric's name beside its bars, per line
+LEGEND_CHARACTERS = 32  # a run's name in the legend ("dialogue:no-dialogue (d1868f40)")
 
 
 def label_lines(name: str) -> list[str]:
@@ -114,7 +115,7 @@ def bar_chart_svg(title: str, axis_label: str, groups: list[tuple[str, list[Bar]
         lx, ly = 4 + (index % 3) * 210, _TOP - 8 + 18 * (index // 3)
         out.append(f'<rect x="{lx}" y="{ly - 9}" width="12" height="10" '
                    f'fill="{FILLS[index % len(FILLS)]}" stroke="#000000" stroke-width="0.5"/>')
-        out.append(f'<text x="{lx + 16}" y="{ly}">{escape(system[:30])}</text>')
+        out.append(f'<text x="{lx + 16}" y="{ly}">{escape(system[:LEGEND_CHARACTERS])}</text>')
     for tick in _ticks(low, high):  # grid and tick labels
         tx = x(tick)
         out.append(f'<line x1="{tx:.1f}" y1="{plot_top}" x2="{tx:.1f}" y2="{plot_bottom}" '

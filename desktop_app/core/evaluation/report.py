@@ -215,8 +215,10 @@ def _not_measured(run: dict[str, Any], dataset: dict[str, Any], results: list[di
                   table: dict[str, Any], counts: dict[str, int]) -> list[str]:
     """What this report cannot speak for, in plain sentences."""
     consults = run["system"].startswith("dialogue:")
+    # The HIVMedQA judge's rubric is for HIV questions: not running it elsewhere is no gap.
     notes = [] if consults else [f"Not measured: {what}." for scorer, what in
-                                 _SCORER_MEASURES.items() if scorer not in run["scorers"]]
+                                 _SCORER_MEASURES.items() if scorer not in run["scorers"]
+                                 and (scorer != "hivmedqa-judge" or dataset["format"] == "hivmedqa")]
     if consults:
         notes.append("The consultations are text only: the cases' images, which the published "
                      "protocol shows the doctor, were not used.")
@@ -307,6 +309,7 @@ def summarize(evaluations: EvaluationStore, run_id: str, rules: ReportRules | No
 
         consultation = consultation_summary(results, resamples=rules.resamples,
                                             min_samples=rules.min_samples)
+        consultation["chance"] = chance_levels(results).get("macro_f1")
     wall = evaluations.wall_seconds(run_id)
     seconds = wall if wall is not None else sum(r["seconds"] for r in everything)
     return {"run": run, "dataset": dataset, "metrics": table, "counts": counts,
@@ -672,8 +675,10 @@ def to_html(summary: dict[str, Any], criteria: list[dict[str, Any]],
         f"<p>Intervals: Wilson for rates (a metric scored 0 or 1 per sample by definition), "
         f"percentile bootstrap ({summary['rules']['resamples']} resamples) otherwise, so no "
         f"interval leaves the metric's range; none below {summary['rules']['min_samples']} "
-        f"samples. Samples that ended in an error are in no metric "
-        f"({summary['counts']['errors']}); unparseable judge replies (stored as missing, "
+        f"samples. "
+        + (f"{summary['counts']['errors']} samples ended in an error and are in no metric; "
+           if summary["counts"]["errors"] else "No sample ended in an error; ")
+        + f"unparseable judge replies (stored as missing, "
         f"not 0): {summary['counts']['judge_unparseable']}"
         + (f", of which {summary['counts']['judge_cut_off']} cut off at their token limit"
            if summary["counts"].get("judge_cut_off") else "") + ". " + _timing(summary) + "</p>",
@@ -807,9 +812,12 @@ def _consultation_html(found: dict[str, Any], table: str) -> list[str]:
         "<h2>Consultations (3MDBench)</h2>",
         f"<p><b>Macro F1 {_fmt(scores['macro_f1'])}</b> (95% interval {shown}, bootstrap over "
         f"cases); weighted F1 {_fmt(scores['weighted_f1'])}; diagnosis right in "
-        f"{_fmt(scores['accuracy'])} of {scores['cases']} cases; no diagnosis (none) in "
-        f"{_fmt(scores['none_rate'])}. Guessing one of the protocol's 34 labels at random is "
-        "right about 3% of the time.</p>",
+        f"{round(scores['accuracy'] * scores['cases'])} of {scores['cases']} cases; no "
+        f"diagnosis (none) in {round(scores['none_rate'] * scores['cases'])}. Guessing one of "
+        "the protocol's 34 labels at random is right about 3% of the time"
+        + (f"; guessing with these cases' own diagnosis frequencies gives a macro F1 of "
+           f"{_fmt(found['chance'])} (the chance level the default criterion holds the "
+           "interval's lower end above)" if found.get("chance") is not None else "") + ".</p>",
         f"<p>Utterances per consultation: mean {_fmt(lengths['mean'])}, sd {_fmt(lengths['sd'])}, "
         f"median {_fmt(lengths['median'])}. Ended by: {ended or '—'} (break: the patient said "
         "BREAK; cap: the utterance cap; context: the next message would not fit the model's "

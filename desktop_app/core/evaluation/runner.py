@@ -142,7 +142,10 @@ class Evaluator(Pipeline):
         if not sample.context:
             raise LumenError(f"The sample has no document, and '{system}' answers questions "
                              "about a document.", "Use the 'qa' system for this dataset.")
-        result = self.ask.run(sample.context, sample.input, method=method, variant=variant, cancel=cancel)
+        # A server down is the sample's error here, never the summary's lines scored as
+        # the model's answer.
+        result = self.ask.run(sample.context, sample.input, method=method, variant=variant,
+                              cancel=cancel, evidence_if_server_fails=False)
         trace = result.trace.to_dict()
         return result.answer, trace, trace["totals"]["model_seconds"]
 
@@ -336,8 +339,8 @@ def key_fact_scores(output: str, sample: Sample, glossary: Glossary,
         present, wanted = key_fact_recall(sample.target, output, glossary)
         scores["key_fact_recall"] = present / wanted if wanted else None
     document = sample.context or ""
-    scores["unsupported_facts"] = (float(len(unsupported_facts(output, document, glossary)))
-                                   if document else None)
+    if document:  # with no document (an open question) there is nothing to be unsupported by
+        scores["unsupported_facts"] = float(len(unsupported_facts(output, document, glossary)))
     scores["degenerate"] = float(bool(degeneracy_problems(output, sample.input)))
     if source:
         scores["model_answer"] = float(source == "model")
