@@ -561,3 +561,26 @@ def test_ask_with_a_server_that_cuts_every_reply_shows_the_summary_s_lines_with_
     finally:
         cut.close()
         offline.clear_attempts()
+
+
+def test_a_server_added_to_a_fresh_profile_is_audited_when_the_database_opens(profile,
+                                                                             passphrase_env):
+    """Issue #33: `add-server` in a profile with no database yet wrote no audit entry.  The
+    entries wait beside where the database will be, and go in when it is first written."""
+    cut = CutStreams(cut=0)
+    try:
+        assert not profile.database_file.exists()
+        with Session(profile, Settings.load(profile), None) as session:
+            session.models.add_server(cut.url, name="Ward", model="cut", roles=["judge"],
+                                      context_length=4096)
+        assert not profile.database_file.exists()
+        with open_store(profile.database_file) as store:
+            store.audit("test.flush")
+            entries = {e["action"]: e for e in store.audit_entries(50)}
+        assert entries["model.added"]["detail"]["server"] == cut.url + "/v1"
+        assert entries["model.added"]["detail"]["noted_at"]
+        assert entries["model.role_assigned"]["detail"]["role"] == "judge"
+        assert not any(profile.database_file.parent.glob("*.pending-audit"))
+    finally:
+        cut.close()
+        offline.clear_attempts()

@@ -98,10 +98,14 @@ class Session:
         return self.store
 
     def audit(self, action: str, detail: dict[str, Any]) -> None:
-        """An audit entry, when there is a database to hold it (a fresh profile has none
-        until the first start creates it)."""
+        """An audit entry; with no database open (a fresh profile has none until the first
+        start creates it), noted beside it and written when it is next opened."""
         if self.store is not None:
             self.store.audit(action, detail)
+        else:
+            from .store.database import note_pending_action
+
+            note_pending_action(self.paths.database_file, action, detail)
 
     def _server_api_key(self, spec: "ModelSpec") -> str:
         return server_api_key(spec, self.store)
@@ -277,6 +281,8 @@ class ModelActions:
                                       "server_model": spec.server_model,
                                       "api_key": spec.api_key or "none",
                                       "roles": list(roles or [])})
+        for role in roles or []:  # as assign_role audits a role given later
+            session.audit("model.role_assigned", {"model": spec.id, "role": role})
         return spec
 
     def server_models(self, url: str, *, ca_bundle: str = "", api_key: str = "") -> list[str]:

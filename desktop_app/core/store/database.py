@@ -365,6 +365,13 @@ class Store:
                                str(attempt.get("actor", "unknown")))
         self._witness_failures = []
         noted.unlink(missing_ok=True)
+        pending = _pending_actions_file(self.path)
+        for record in _side_file_failures(pending):
+            if isinstance(record.get("action"), str) and isinstance(record.get("detail"), dict):
+                self._insert_audit(record["action"], {**record["detail"],
+                                                      "noted_at": str(record.get("at", ""))},
+                                   str(record.get("actor", "unknown")))
+        pending.unlink(missing_ok=True)
         attempts = offline.take_unaudited()
         for index, attempt in enumerate(attempts):
             try:
@@ -501,6 +508,26 @@ def _note_failed_unlock(database: Path, key_source: str) -> None:
         witness.append_failure(witness.witness_file(database), record)
     except OSError as exc:
         log.warning("A failed unlock could not be witnessed: %s", exc)
+
+
+def _pending_actions_file(database: Path) -> Path:
+    return database.with_name(database.name + ".pending-audit")
+
+
+def note_pending_action(database: Path, action: str, detail: dict[str, Any]) -> None:
+    """An action taken while no database was open to record it (a model server added to a
+    fresh profile, before the first start creates the database): it waits in a private
+    side file beside where the database will be, and goes into the audit log with the
+    time it was taken when the database is next written.  Ids and addresses only."""
+    record = {"at": _utc_now(), "actor": os_account(), "action": action, "detail": detail}
+    path = _pending_actions_file(database)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        with os.fdopen(descriptor, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record, sort_keys=True) + "\n")
+    except OSError as exc:
+        log.warning("An action could not be noted for the audit log: %s", exc)
 
 
 def _side_file_failures(noted: Path) -> list[dict]:
