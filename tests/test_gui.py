@@ -142,6 +142,18 @@ def test_settings_dialog_edits_the_settings_object(qtbot, window, profile):
     again.reject()
 
 
+def test_each_setting_s_one_line_explanation_is_a_whole_sentence():
+    """Issue #33: "(incorrect < contradictory. Default: ..." was cut inside its brackets."""
+    from desktop_app.gui.settings_dialog import first_sentence
+
+    assert first_sentence("A finding (incorrect < contradictory; 'off' ignores it). More.") \
+        == "A finding (incorrect < contradictory; 'off' ignores it)."
+    assert first_sentence("Criteria, e.g. macro_f1 >= 0.5; more.") == "Criteria, e.g. macro_f1 >= 0.5."
+    for f in Settings.describe():
+        shown = first_sentence(f.metadata["help"])
+        assert shown.count("(") == shown.count(")") and shown.endswith((".", ")")), f.name
+
+
 def test_the_settings_dialog_opens_showing_every_tab_name_whole(qtbot, window):
     """Issue #33: it opened at 637 x 456 with "Ger" for General."""
     dialog = window.open_settings()

@@ -385,8 +385,8 @@ class Settings:
         "model_answer >= 0.5; fkgl < 10; judge_similarity >= 3; judge_unparseable == 0; "
         "errors == 0",
         "Acceptance criteria (answers about a summary)",
-        "What a validation report of a model's answers about a document (lamp, zero-shot, "
-        "one-shot) checks, separated by semicolons: a metric's mean (key_fact_recall, "
+        "What the report of a model's answers about a summary (lamp, zero-shot, one-shot) "
+        "checks. Separated by semicolons: a metric's mean (key_fact_recall, "
         "degenerate, unsupported_facts, model_answer, fkgl, sari, sbert, token_f1, bleu, "
         "rouge_l, bertscore_f1, judge_similarity) or a count (judge_unparseable, errors, "
         "findings), an operator (<, <=, >, >=, ==) and a number. model_answer is the share of "

@@ -172,12 +172,17 @@ class SettingsDialog(QDialog):
 
 
 def first_sentence(text: str) -> str:
-    """The help text's first sentence: the one-line explanation under a setting."""
-    import re
-
-    match = re.match(r"(.+?[.;])(\s|$)", text)
-    sentence = match.group(1) if match else text
-    return sentence[:-1] + "." if sentence.endswith(";") else sentence
+    """The help text's first sentence: the one-line explanation under a setting.  A full
+    stop or semicolon inside brackets, or in "e.g.", ends no sentence ("(incorrect <
+    contradictory; 'off' ...)" was cut after "contradictory")."""
+    depth = 0
+    for index, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        ends_here = index + 1 == len(text) or text[index + 1].isspace()
+        if (char in ".;" and depth <= 0 and ends_here
+                and not text[max(0, index - 3):index + 1].endswith(("e.g.", "i.e."))):
+            return text[:index] + "."
+    return text
 
 
 def shown_default(f: dataclasses.Field) -> str:
