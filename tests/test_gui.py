@@ -359,7 +359,7 @@ def test_settings_speak_plainly_with_defaults_and_technical_names_in_tooltips(qt
 def test_help_menu_opens_an_illustrated_guide_for_each_user(qtbot, window):
     from PySide6.QtGui import QTextDocument
 
-    from desktop_app.gui.help_window import GUIDES, guide_file
+    from desktop_app.gui.help_window import GUIDES, IMAGE_WIDTH, guide_file
 
     from PySide6.QtGui import QAction
 
@@ -379,6 +379,8 @@ def test_help_menu_opens_an_illustrated_guide_for_each_user(qtbot, window):
             url = dialog.browser.source().resolved(QUrl(image))
             picture = dialog.browser.loadResource(QTextDocument.ResourceType.ImageResource.value, url)
             assert picture is not None and not picture.isNull(), image
+            # Drawn to fit the dialog (issue #33: a 1280-pixel screenshot in a 900-pixel one).
+            assert picture.width() <= IMAGE_WIDTH < dialog.width(), image
         dialog.reject()
 
 

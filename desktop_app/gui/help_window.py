@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QUrl
+from PySide6.QtCore import QByteArray, Qt, QUrl
+from PySide6.QtGui import QImage, QTextDocument
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QTextBrowser, QVBoxLayout, QWidget
 
 from ..core.config import resource_root
@@ -20,13 +21,31 @@ def guide_file(name: str) -> Path:
     return resource_root() / "docs" / "guide" / f"{name}.md"
 
 
+IMAGE_WIDTH = 820  # a screenshot (1280 pixels wide) drawn to fit the 900-pixel dialog
+
+
+class GuideBrowser(QTextBrowser):
+    """The guide's text, its screenshots scaled down to fit the dialog's width."""
+
+    def loadResource(self, kind: int, url: QUrl):  # noqa: N802 (Qt's name)
+        resource = super().loadResource(kind, url)
+        if kind != QTextDocument.ResourceType.ImageResource.value:
+            return resource
+        image = resource if isinstance(resource, QImage) else QImage()
+        if isinstance(resource, (bytes, QByteArray)):
+            image.loadFromData(resource)
+        if not image.isNull() and image.width() > IMAGE_WIDTH:
+            return image.scaledToWidth(IMAGE_WIDTH, Qt.TransformationMode.SmoothTransformation)
+        return resource
+
+
 class GuideDialog(QDialog):
     def __init__(self, name: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("guideDialog")
         self.setWindowTitle(GUIDES[name])
         self.resize(900, 760)
-        self.browser = QTextBrowser()
+        self.browser = GuideBrowser()
         self.browser.setObjectName("guideText")
         self.browser.setOpenExternalLinks(False)
         path = guide_file(name)
