@@ -24,6 +24,18 @@ COLUMNS = ["Model", "Roles", "Kind", "Quantisation", "Context", "Licence", "Sour
            "Files or server"]
 
 
+COLUMN_MEANINGS = {
+    "Kind": "GGUF: a model file this computer runs itself (llama.cpp). Server: a model IT runs "
+            "on another machine of the clinical network. ONNX: the small model that compares "
+            "sentences by meaning.",
+    "Quantisation": "How much the model's numbers were rounded to make the file smaller and "
+                    "faster (Q4: about 4 bits each). More rounding, a little less accuracy.",
+    "Context": "The most text the model can read and write at once, in tokens (a token is "
+               "about three quarters of a word).",
+    "Roles": "What Lumen uses the model for (see Roles below).",
+}
+
+
 class ModelsPage(QWidget):
     settings_changed = Signal(object)
 
@@ -40,6 +52,9 @@ class ModelsPage(QWidget):
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.itemSelectionChanged.connect(self._selection_changed)
+        # The columns' words, for a reader who is not a model engineer (issue #33).
+        for column, meaning in COLUMN_MEANINGS.items():
+            self.table.horizontalHeaderItem(COLUMNS.index(column)).setToolTip(meaning)
 
         self.add_button = QPushButton("Add GGUF model…")
         self.add_button.setShortcut(QKeySequence.StandardKey.Open)
@@ -77,7 +92,8 @@ class ModelsPage(QWidget):
             "generator": "Extracts answers and writes plain-language text (model A).",
             "reviewer": "Reviews answers and readability and gives feedback (model B).",
             "judge": "Grades answers in evaluations.",
-            "patient": "Plays the patient in simulated consultations (3MDBench evaluations).",
+            "patient": "Plays the patient in simulated consultations (3MDBench evaluations): "
+                       "used only by IT's validation runs, never with real patients.",
             "embedder": "Turns sentences into vectors for relevance and retrieval.",
         }
         for role in ROLES:
@@ -86,7 +102,13 @@ class ModelsPage(QWidget):
             box.setToolTip(role_help[role])
             box.activated.connect(lambda _index, role=role: self.assign(role))
             self.role_boxes[role] = box
-            form.addRow(f"{role.capitalize()}:", box)
+            explained = QLabel(role_help[role])
+            explained.setWordWrap(True)
+            explained.setStyleSheet("color: #555; font-size: 9pt")
+            row = QHBoxLayout()
+            row.addWidget(box, 1)
+            row.addWidget(explained, 2)
+            form.addRow(f"{role.capitalize()}:", row)
 
         self.progress = TaskProgress()
         self.hint = QLabel(
