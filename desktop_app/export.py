@@ -51,37 +51,69 @@ def html_to_pdf(html: str, path: Path, title: str = "") -> None:
                          "Check that the folder is writable and the disk is not full.")
 
 
-def write_report(report, path: Path, store: "Store | None" = None) -> None:
+def refuse_to_replace(path: Path, what: str, force: bool) -> None:
+    """An existing file is replaced only when asked (`--force`, or the save dialog's
+    question answered): refused before any work."""
+    if path.exists() and not force:
+        raise LumenError(f"{path} exists already; Lumen does not replace a file unasked.",
+                         f"Choose another name for the {what}, or add --force to replace it.")
+
+
+def _write_whole(path: Path, what: str, write) -> None:
+    """`write(temporary)` then the temporary file renamed over `path`: a failure or a kill
+    part-way leaves any earlier file at `path` as it was, never half a file."""
+    import os
+    import tempfile
+
+    try:
+        handle, name = tempfile.mkstemp(prefix=f".{path.stem}-", suffix=path.suffix,
+                                        dir=path.parent if str(path.parent) else ".")
+        os.close(handle)
+        temporary = Path(name)
+        try:
+            write(temporary)
+            os.replace(temporary, path)
+        finally:
+            temporary.unlink(missing_ok=True)
+    except OSError as exc:
+        raise LumenError(f"The {what} {path} could not be written ({exc.strerror or exc}).",
+                         "Choose a folder you may write to.") from None
+
+
+def write_report(report, path: Path, store: "Store | None" = None, *, force: bool = False) -> None:
     """A validation report (core.evaluation.report.ValidationReport) as HTML, PDF or CSV,
-    by the file's suffix; recorded in `store`'s audit log."""
+    by the file's suffix, written whole (never over a file unless `force`); recorded in
+    `store`'s audit log."""
     from .core.evaluation.report import report_kind
 
     kind = report_kind(path.name)
-    try:
+    refuse_to_replace(path, "report", force)
+
+    def write(target: Path) -> None:
         if kind == "csv":
-            path.write_text(report.to_csv(), encoding="utf-8")
+            target.write_text(report.to_csv(), encoding="utf-8")
         elif kind == "pdf":
-            html_to_pdf(report.to_html(), path)
+            html_to_pdf(report.to_html(), target)
         else:
-            path.write_text(report.to_html(), encoding="utf-8")
-    except OSError as exc:
-        raise LumenError(f"The report {path} could not be written ({exc.strerror or exc}).",
-                         "Choose a folder you may write to.") from None
+            target.write_text(report.to_html(), encoding="utf-8")
+    _write_whole(path, "report", write)
     audit_output(store, "bench.report_exported", kind, run=report.summary["run"]["id"])
 
 
-def write_handout(handout: Handout, path: Path, store: "Store | None" = None) -> None:
-    """A handout as PDF, HTML or text, by the file's suffix; recorded in `store`'s audit
-    log."""
+def write_handout(handout: Handout, path: Path, store: "Store | None" = None, *,
+                  force: bool = False) -> None:
+    """A handout as PDF, HTML or text, by the file's suffix, written whole (never over a
+    file unless `force`); recorded in `store`'s audit log."""
     kind = handout_file_kind(path)
-    try:
+    refuse_to_replace(path, "handout", force)
+
+    def write(target: Path) -> None:
         if kind == "pdf":
-            html_to_pdf(handout.to_html(), path)
+            html_to_pdf(handout.to_html(), target)
         else:
-            path.write_text(handout.to_text() if kind == "txt" else handout.to_html(), encoding="utf-8")
-    except OSError as exc:
-        raise LumenError(f"The handout {path} could not be written ({exc.strerror or exc}).",
-                         "Choose a folder you may write to.") from None
+            target.write_text(handout.to_text() if kind == "txt" else handout.to_html(),
+                              encoding="utf-8")
+    _write_whole(path, "handout", write)
     audit_output(store, "simplify.exported", kind, run=handout.trace.id)
 
 

@@ -175,6 +175,11 @@ def test_the_report_pdf_fills_an_a4_page_with_its_own_title(evaluations, tmp_pat
     report = build_report(evaluations, run_id, ReportRules(resamples=1000), "errors == 0")
     path = tmp_path / "report.pdf"
     write_report(report, path)
+    with pytest.raises(LumenError, match="exists already"):  # never replaced unasked
+        write_report(report, path)
+    before = path.read_bytes()
+    write_report(report, path, force=True)
+    assert path.read_bytes()[:4] == before[:4] == b"%PDF"
     reader = PdfReader(str(path))
     created = evaluations.run(run_id)["created_at"][:10]
     assert reader.metadata.title == f"Lumen validation report: demo, lamp:glossary, smollm2, {created} (run {run_id})"

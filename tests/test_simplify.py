@@ -231,6 +231,15 @@ def test_handout_files(runtime, glossary, tmp_path):
     assert_fills_the_page(tmp_path / "handout.pdf")
     with pytest.raises(LumenError, match="cannot write a handout"):
         write_handout(handout, tmp_path / "handout.docx")
+    # A file there already is replaced only when asked, and whole (no temporary left).
+    (tmp_path / "mine.txt").write_text("the liaison's own notes")
+    with pytest.raises(LumenError, match="exists already") as refused:
+        write_handout(handout, tmp_path / "mine.txt")
+    assert "--force" in refused.value.fix
+    assert (tmp_path / "mine.txt").read_text() == "the liaison's own notes"
+    write_handout(handout, tmp_path / "mine.txt", force=True)
+    assert "Your medicines" in (tmp_path / "mine.txt").read_text()
+    assert not list(tmp_path.glob(".mine-*"))
     trace = handout.trace
     assert trace.kind == "simplify" and trace.prompt_version.startswith("simplify-")
     assert all(a.stage == "section" for a in trace.attempts)

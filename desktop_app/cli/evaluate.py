@@ -100,11 +100,14 @@ def cmd_bench_report(args, paths, settings) -> int:
     from ..core.evaluation.report import report_kind
     from ..export import write_report
 
+    from ..export import refuse_to_replace
+
     out = Path(args.out)
     report_kind(out.name)  # refused before any work
+    refuse_to_replace(out, "report", args.force)
     with command_session(paths, settings) as session:
         report = session.evaluation.report(args.run, criteria=args.accept, baseline=args.baseline)
-        write_report(report, out, session.store)
+        write_report(report, out, session.store, force=args.force)
     decided = report.verdict
     print(f"Report written to {out}. {decided['headline']}")
     for note in decided["notes"] + report.summary["not_measured"]:
@@ -216,6 +219,7 @@ def register(sub) -> None:
     p = bsub.add_parser("report", help="write the validation report of a run")
     p.add_argument("run")
     p.add_argument("--out", required=True, help="report.html, report.pdf or report.csv")
+    p.add_argument("--force", action="store_true", help="replace the file if it exists")
     p.add_argument("--baseline", help="another run on the same dataset to compare against")
     p.add_argument("--accept", help="acceptance criteria (default: the setting)")
     p.set_defaults(func=cmd_bench_report)

@@ -107,17 +107,18 @@ def cmd_ask(args, paths, settings) -> int:
 def cmd_simplify(args, paths, settings) -> int:
     from ..core.documents import read_document
     from ..core.pipelines.simplify import handout_file_kind, handout_status
-    from ..export import write_handout
+    from ..export import refuse_to_replace, write_handout
 
     out = Path(args.out) if args.out else None
     if out is not None:
-        handout_file_kind(out)  # refuse a bad file name before the long work
+        handout_file_kind(out)  # refuse a bad file name, or one already there, before the long work
+        refuse_to_replace(out, "handout", args.force)
     summary = read_document(Path(args.file))
     with command_session(paths, settings) as session:
         handout = session.simplify(summary, use_verifier=not args.no_verifier,
                                    variant=args.variant, progress=progress_printer(not args.json))
         if out is not None:
-            write_handout(handout, out, session.store)
+            write_handout(handout, out, session.store, force=args.force)
     if args.json:
         print_json(handout.to_dict())
     elif out is None:
@@ -205,6 +206,7 @@ def register(sub) -> None:
     simplify = sub.add_parser("simplify", help="turn a whole discharge summary into a patient handout")
     simplify.add_argument("file", help="the summary: .txt, .docx or .pdf")
     simplify.add_argument("--out", help="handout file: .pdf, .html or .txt (default: print text)")
+    simplify.add_argument("--force", action="store_true", help="replace --out if it exists")
     simplify.add_argument("--variant", choices=VARIANTS)
     simplify.add_argument("--no-verifier", action="store_true", help="skip the readability verifier")
     simplify.add_argument("--json", action="store_true")

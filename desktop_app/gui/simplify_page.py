@@ -162,7 +162,7 @@ class SimplifyPage(QWidget):
 
     def export(self, path: Path) -> None:
         try:
-            write_handout(self.handout, path, self.session.store)
+            write_handout(self.handout, path, self.session.store, force=True)  # the save dialog asked
         except Exception as exc:
             show_error(self, exc)
             return

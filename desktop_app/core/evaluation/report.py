@@ -624,10 +624,13 @@ def to_html(summary: dict[str, Any], criteria: list[dict[str, Any]],
         f"<tr><td>{esc(row['label'])} {'↑' if row['higher_is_better'] else '↓'}</td><td>{row['n']}</td>"
         f"<td>{row['missing']}</td><td><b>{_fmt(row['mean'])}</b></td><td>{interval(row)}</td>"
         "</tr>" for row in summary["metrics"].values())
+    # The colour on the text, not the cell: Qt's renderer drops a styled cell's borders.
     def result(c: dict[str, Any]) -> str:
         if not c.get("measured", True):
-            return f"<td style='color:#8a5a00'><b>NOT MEASURED</b> {esc(c['why'])}</td>"
-        return (f"<td style='color:{'#1b7a3a' if c['passed'] else '#b3261e'}'><b>"
+            return (f"<td><b style='color:{VERDICT_COLOURS['undecided']}'>NOT MEASURED</b> "
+                    f"{esc(c['why'])}</td>")
+        status = "passed" if c["passed"] else "failed"
+        return (f"<td><b style='color:{VERDICT_COLOURS[status]}'>"
                 f"{'PASS' if c['passed'] else 'FAIL'}</b></td>")
 
     criteria_rows = "".join(
