@@ -30,8 +30,17 @@ def test_status_page_shows_the_doctors_findings(qtbot, window):
     assert report.ok
     table = window.status_page.table
     assert table.rowCount() == len(report.findings)
+    # Plain words first (issue #33); the technical names and measurements one click away.
+    texts = {table.item(row, 1).text() for row in range(table.rowCount())}
+    assert "Lumen cannot send anything to another machine." in texts
+    assert {table.item(row, 2).text() for row, finding in enumerate(report.findings)
+            if finding.status == "ok"} == {"Works."}
+    assert not any("tokens/s" in table.item(row, 2).text() or "dimensional" in
+                   table.item(row, 2).text() for row in range(table.rowCount()))
+    window.status_page.technical.setChecked(True)
     texts = {table.item(row, 1).text() for row in range(table.rowCount())}
     assert "Offline: Network guard" in texts and "Database: Encrypted database" in texts
+    window.status_page.technical.setChecked(False)
     assert "ready" in window.status_page.summary.text()
     assert "network guard on" in window.offline_label.text()
 

@@ -43,6 +43,42 @@ class Finding:
     action: str = ""
 
 
+# What each check is about, in a sentence a nurse or a clerk reads (the Status page shows
+# it first; the check's technical name and finding are one click away).
+CHECK_MEANINGS = {
+    "Model servers": "The model servers IT set up, if any, are allowed and answer.",
+    "Network guard": "Lumen cannot send anything to another machine.",
+    "Folders": "Lumen's folders are in place and can be written to.",
+    "Private files": "Only your account can open Lumen's files.",
+    "llama.cpp and this CPU": "The engine that runs the language models works on this computer.",
+    "GPU offload": "Whether a graphics card speeds the models up (none is needed).",
+    "Embedder": "The small model that compares sentences by meaning works.",
+    "Generation": "The language model writes text on this computer.",
+    "Encrypted database": "The encrypted store of patient text opens.",
+    "Audit log": "The record of who did what is complete and unaltered.",
+    "OS keyring": "The database key is kept in this computer's key store.",
+    "Glossary": "The list of medical words and their plain meanings is in place.",
+    "Readability (textstat)": "Reading grades are measured on this computer, without the internet.",
+}
+ROLE_MEANINGS = {"generator": "writes the answers and handouts",
+                 "reviewer": "checks the answers and handouts",
+                 "judge": "marks answers in IT's validation runs",
+                 "patient": "plays the patient in IT's validation runs",
+                 "embedder": "compares sentences by meaning"}
+
+
+def finding_meaning(finding: "Finding") -> str:
+    """What a finding's check is about, in plain words."""
+    if finding.check in CHECK_MEANINGS:
+        return CHECK_MEANINGS[finding.check]
+    if finding.check.startswith("Role "):
+        role = finding.check[5:]
+        return f"A model is chosen for the {role} role (it {ROLE_MEANINGS.get(role, 'has a use')})."
+    if finding.area == "Models":
+        return f"The model {finding.check} is in place and unchanged (or its server answers)."
+    return finding.check
+
+
 @dataclass
 class DoctorReport:
     findings: list[Finding]

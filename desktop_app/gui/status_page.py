@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor
-from PySide6.QtWidgets import (QHBoxLayout, QHeaderView, QLabel, QMessageBox, QPushButton,
-                               QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QHeaderView, QLabel, QMessageBox,
+                               QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
-from ..core.doctor import DoctorReport, run_doctor
+from ..core.doctor import DoctorReport, finding_meaning, run_doctor
 from ..core.errors import Cancelled
 from ..core.netprobe import TourReport, run_tour
 from ..core.session import Session
@@ -17,6 +17,7 @@ from .shortcuts import keyboard_shortcut
 from .workers import run_in_background
 
 _STATUS_TEXT = {"ok": "OK", "warn": "Note", "fail": "Problem"}
+_PLAIN_FINDING = {"ok": "Works."}  # an OK finding's technical detail is one click away
 _STATUS_COLOUR = {"ok": "#1b7a3a", "warn": "#9a6700", "fail": "#b3261e"}
 
 
@@ -68,7 +69,7 @@ class StatusPage(QWidget):
         self._quick = False
         self.table = QTableWidget(0, 5)
         self.table.setObjectName("findingsTable")
-        self.table.setHorizontalHeaderLabels(["Status", "Check", "Finding", "What to do", ""])
+        self.table.setHorizontalHeaderLabels(["Status", "What is checked", "Finding", "What to do", ""])
         self.table.verticalHeader().hide()
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.setWordWrap(True)
@@ -78,6 +79,11 @@ class StatusPage(QWidget):
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(4, QHeaderView.ResizeMode.ResizeToContents)
+        self.technical = QCheckBox("Show technical details")
+        self.technical.setObjectName("technicalDetails")
+        self.technical.setToolTip("Each check's technical name and what it measured (speeds, "
+                                  "versions, hashes), for IT")
+        self.technical.toggled.connect(lambda _on: self.report and self._fill(self.report))
         self.progress = TaskProgress()
         top = QHBoxLayout()
         top.addWidget(self.summary, 1)
@@ -87,6 +93,7 @@ class StatusPage(QWidget):
         layout.addLayout(top)
         layout.addWidget(self.progress)
         layout.addWidget(self.table, 1)
+        layout.addWidget(self.technical)
         note = QLabel("Lumen runs entirely on this computer: no text, question or answer is "
                       "sent anywhere. Patient text is kept only in the encrypted database. "
                       "'Verify offline' proves it for this installation, below Python too.")
@@ -140,6 +147,13 @@ class StatusPage(QWidget):
         self.progress.finish()
         self.rerun.setEnabled(True)
         self.report = report
+        self._fill(report)
+        failures = report.failures()
+        self.summary.setText("Lumen is ready: every check passed." if not failures else
+                             f"{len(failures)} problem(s) need attention: see 'What to do'.")
+        self.checked.emit(report)
+
+    def _fill(self, report: DoctorReport) -> None:
         self.table.setRowCount(len(report.findings))
         for row, finding in enumerate(report.findings):
             status = QTableWidgetItem(_STATUS_TEXT[finding.status])
@@ -147,10 +161,16 @@ class StatusPage(QWidget):
             status.setData(Qt.ItemDataRole.UserRole, finding.status)
             offered = ACTIONS.get(finding.action) if finding.status != "ok" else None
             what_to_do = offered[1] if offered else (finding.fix if finding.status != "ok" else "")
-            cells = [status, QTableWidgetItem(f"{finding.area}: {finding.check}"),
-                     QTableWidgetItem(finding.detail), QTableWidgetItem(what_to_do)]
+            technical = self.technical.isChecked()
+            # A plain sentence first; the check's name and an OK finding's measurements
+            # (speeds, versions, vectors) only with "Show technical details" or on hover.
+            check = QTableWidgetItem(f"{finding.area}: {finding.check}" if technical
+                                     else finding_meaning(finding))
+            shown = finding.detail if technical else _PLAIN_FINDING.get(finding.status,
+                                                                         finding.detail)
+            cells = [status, check, QTableWidgetItem(shown), QTableWidgetItem(what_to_do)]
             for column, item in enumerate(cells):
-                item.setToolTip(what_to_do or finding.detail)
+                item.setToolTip(what_to_do or f"{finding.area}: {finding.check}. {finding.detail}")
                 self.table.setItem(row, column, item)
             self.table.removeCellWidget(row, 4)
             if offered:
@@ -160,10 +180,6 @@ class StatusPage(QWidget):
                 button.clicked.connect(lambda _c=False, a=finding.action: self.action_requested.emit(a))
                 self.table.setCellWidget(row, 4, button)
         self.table.resizeRowsToContents()
-        failures = report.failures()
-        self.summary.setText("Lumen is ready: every check passed." if not failures else
-                             f"{len(failures)} problem(s) need attention: see 'What to do'.")
-        self.checked.emit(report)
 
     # ---- the offline proof (core/netprobe.py; `lumen verify-offline`) ----
 
