@@ -134,7 +134,8 @@ def test_settings_dialog_edits_the_settings_object(qtbot, window, profile):
             assert editor.value() == pytest.approx(getattr(window.session.settings, name)), name
     dialog.editors["threads"].setValue(3)
     dialog.editors["temperature"].setValue(0.4)
-    assert dialog.editors["threads"].toolTip().startswith("Threads for generation")
+    assert dialog.editors["threads"].toolTip().startswith("How many of the processor's cores")
+    assert "threads for generation and embedding" in dialog.editors["threads"].toolTip()
     assert "Default: one per CPU core." in dialog.descriptions["threads"].text()
     dialog.accept()
     saved = Settings.load(profile)

@@ -187,8 +187,10 @@ class Settings:
         "Model that plays the patient in simulated consultations (3MDBench evaluations).",
         group="Models")
     role_embedder: str = _setting(
-        "minilm-l6-v2-int8", "Embedding model",
-        "ONNX sentence embedder used for relevance checks and retrieval.", group="Models")
+        "minilm-l6-v2-int8", "Model that compares meaning",
+        "The small model that compares sentences by meaning, to find the summary's lines that "
+        "answer and to check an answer fits the question.", group="Models",
+        technical="ONNX sentence embedder")
     models_dir: str = _setting(
         "", "Models folder",
         "Folder holding the model files. Empty means the 'models' folder in Lumen's data folder.",
@@ -204,8 +206,9 @@ class Settings:
         "it is capped at the model's own context length.",
         group="Generation", minimum=512, maximum=131072, technical="context size, n_ctx")
     threads: int = _setting(
-        0, "CPU threads", "Threads for generation and embedding. 0 means one per CPU core.",
-        group="Generation", minimum=0, maximum=256)
+        0, "Processor cores to use", "How many of the processor's cores the models use. 0 "
+        "means one per CPU core.", group="Generation", minimum=0, maximum=256,
+        technical="threads for generation and embedding")
     batch_size: int = _setting(
         512, "Tokens read per step", "Prompt tokens the model reads in one step; larger is "
         "faster and uses more memory.", group="Generation", minimum=32, maximum=4096,
@@ -224,16 +227,16 @@ class Settings:
         42, "Random seed", "Seed for sampling, so runs can be repeated.",
         group="Generation", minimum=0, maximum=2**31 - 1)
     reuse_prompt_state: bool = _setting(
-        True, "Reuse prompt state",
-        "Keep llama.cpp's state between calls that share the start of their prompt (the same "
-        "document), so only new tokens are evaluated. Turn off only to re-evaluate every "
-        "prompt from scratch, for example to compare with another machine token for token.",
-        group="Generation")
+        True, "Remember a summary between questions",
+        "Keep the model's reading of a summary between calls about the same summary, so only "
+        "what is new is read again. Turn off only to read every prompt from scratch, for "
+        "example to compare with another machine token for token.",
+        group="Generation", technical="llama.cpp prompt state reuse")
     state_cache_mb: int = _setting(
-        512, "Prompt state cache (MB)",
-        "Memory for keeping llama.cpp state of recent prompts, so calls that share a "
-        "document do not evaluate it again. 0 turns the cache off.",
-        group="Generation", minimum=0, maximum=65536)
+        512, "Memory for remembered summaries (MB)",
+        "Memory for keeping the model's reading of recent summaries, so coming back to one "
+        "does not read it again. 0 turns it off.",
+        group="Generation", minimum=0, maximum=65536, technical="llama.cpp prompt state cache")
     prompt_lookup_tokens: int = _setting(
         0, "Words guessed ahead from the text (tokens)",
         "Up to this many tokens are guessed by finding the last words written in the prompt "
@@ -271,8 +274,9 @@ class Settings:
 
     # Embedding.
     embedding_batch_size: int = _setting(
-        64, "Embedding batch size", "Sentences embedded per ONNX call.",
-        group="Embedding", minimum=1, maximum=1024)
+        64, "Sentences compared per step", "How many sentences the meaning model reads at "
+        "once; more is faster and uses more memory.",
+        group="Embedding", minimum=1, maximum=1024, technical="embedding batch size (ONNX)")
 
     # Ask and Simplify (LAMP-MedQA).
     ask_system: str = _setting(
@@ -294,8 +298,8 @@ class Settings:
         choice_labels={"glossary": "Glossary definitions", "plain": "None"})
     relevance_threshold: float = _setting(
         0.37, "How closely an answer must fit the question",
-        "Least cosine similarity between an extracted answer and the question for the answer "
-        "to pass. Calibrated for Lumen's embedder (docs/CALIBRATION.md); the paper's 0.671 "
+        "How close in meaning (0 to 1) an extracted answer must be to the question to pass. "
+        "Measured as cosine similarity; calibrated for Lumen's embedder (docs/CALIBRATION.md); the paper's 0.671 "
         "belongs to a different embedder.", group="Ask", minimum=0.0, maximum=1.01,
         technical="relevance threshold τ (LAMP-MedQA)")
     evidence_lines: int = _setting(
@@ -313,7 +317,7 @@ class Settings:
     evidence_margin: float = _setting(
         0.034, "Evidence closeness margin",
         "An answer passes relevance only when it is closer in meaning to the evidence than "
-        "the question itself is, by at least this much (cosine), so an echo of the question "
+        "the question itself is, by at least this much (0 to 1), so an echo of the question "
         "fails. Calibrated on the demo benchmark (docs/CALIBRATION.md).", group="Ask",
         minimum=-1.0, maximum=1.0)
     summary_date_order: str = _setting(
@@ -418,7 +422,7 @@ class Settings:
     diagnosis_acceptance_criteria: str = _setting(
         "diagnosis_accuracy_low > chance; errors == 0",
         "Acceptance criteria (diagnosis of labelled cases)",
-        "What the report of a DoctorRAG replay (doctorrag:<set-up>) checks: by default, the "
+        "What the report of a replay of labelled cases (doctorrag:<set-up>) checks: by default, the "
         "lower end of the accuracy's 95% interval is above picking one of each case's labels "
         "at random.", group="Evaluation")
     run_max_error_share: float = _setting(
@@ -462,8 +466,9 @@ class Settings:
         group="Glossary", minimum=50, maximum=100)
     glossary_semantic_min: float = _setting(
         0.45, "Meaning lookup minimum",
-        "Least cosine similarity for the embedder to offer an entry for a word the glossary "
-        "does not know.", group="Glossary", minimum=0.0, maximum=1.0)
+        "How close in meaning (0 to 1) an entry must be to a word the glossary does not know "
+        "for Lumen to offer it.", group="Glossary", minimum=0.0, maximum=1.0,
+        technical="least cosine similarity of the embedder")
     glossary_plain_grade: int = _setting(
         8, "Plain words up to grade",
         "A one-word glossary term that everyday English uses at or below this school grade "
@@ -478,8 +483,9 @@ class Settings:
     # Knowledge (DoctorRAG).
     knowledge_top_k: int = _setting(
         4, "Sources per answer, of each kind",
-        "How many knowledge statements and how many similar cases each answer is given "
-        "(DoctorRAG: accuracy levels off above 4).", group="Knowledge", minimum=1, maximum=20,
+        "How many knowledge statements and how many similar cases each answer is given; more "
+        "than 4 adds little (the published method's finding).", group="Knowledge", minimum=1,
+        maximum=20,
         technical="k (DoctorRAG)")
     knowledge_chunk_words: int = _setting(
         120, "Chunk length (words)",
@@ -488,8 +494,8 @@ class Settings:
     knowledge_declarative: bool = _setting(
         False, "Rewrite chunks as statements",
         "When adding documents, have the generator model rewrite each piece as plain factual "
-        "statements before it is tagged and embedded (DoctorRAG's declarative step). Slower; "
-        "worth it with a production model.", group="Knowledge")
+        "statements before it is tagged and stored. Slower; worth it with a production "
+        "model.", group="Knowledge", technical="DoctorRAG's declarative step")
     knowledge_tag_fallback: str = _setting(
         "fill", "When few statements share the question's chapter",
         "fill: fewer than k statements tagged with the question's ICD-10 chapter are topped up "
@@ -500,7 +506,8 @@ class Settings:
     knowledge_near_duplicate: float = _setting(
         0.99, "Near-duplicate cut-off",
         "Sources more similar than this to the question are left out, as the question's own "
-        "record would be (DoctorRAG uses 0.99).", group="Knowledge", minimum=0.5, maximum=1.0)
+        "record would be (the published method uses 0.99).", group="Knowledge", minimum=0.5,
+        maximum=1.0, technical="near-duplicate threshold (DoctorRAG)")
     knowledge_answer_tokens: int = _setting(
         320, "Longest knowledge answer (tokens)",
         "Most tokens for an answer on the Knowledge tab.", group="Knowledge",
@@ -514,8 +521,9 @@ class Settings:
         group="Knowledge", minimum=1, maximum=10, technical="T (Med-TextGrad)")
     knowledge_critique_tokens: int = _setting(
         200, "Longest critique (tokens)",
-        "Most tokens for each Med-TextGrad critique, gradient and prompt update.",
-        group="Knowledge", minimum=32, maximum=2048)
+        "Most tokens for each critique and correction when an answer is improved in rounds.",
+        group="Knowledge", minimum=32, maximum=2048,
+        technical="Med-TextGrad critique, gradient and prompt update")
 
     # Housekeeping.
     auto_lock_minutes: int = _setting(
