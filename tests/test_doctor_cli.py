@@ -95,15 +95,17 @@ def test_settings_commands(profile):
     assert bad.returncode == 2 and "between" in bad.stderr
     shown = run_lumen("settings", "show", "--json")
     assert json.loads(shown.stdout)["threads"] == 2
-    # With the database there, a change from the command line is audited (names, not values).
+    # A change from the command line is audited (names, not values); one made before the
+    # database existed goes in when it is created, with the time it was made.
     env = {"LUMEN_PASSPHRASE": TEST_PASSPHRASE}
     assert run_lumen("audit", env=env).returncode == 0  # creates the database
     assert run_lumen("settings", "set", "seed", "7", env=env).returncode == 0
     assert run_lumen("settings", "reset", env=env).returncode == 0
     entries = json.loads(run_lumen("audit", "--json", env=env).stdout)
     changes = [e["detail"] for e in reversed(entries) if e["action"] == "settings.changed"]
-    assert changes == [{"from": "command line", "settings": ["seed"]},
-                       {"from": "command line", "settings": ["models_dir", "threads", "seed"]}]
+    assert changes[0]["settings"] == ["threads"] and changes[0]["noted_at"]
+    assert changes[1:] == [{"from": "command line", "settings": ["seed"]},
+                           {"from": "command line", "settings": ["models_dir", "threads", "seed"]}]
 
 
 def test_profile_flag_isolates_everything(tmp_path):

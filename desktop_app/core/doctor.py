@@ -19,7 +19,7 @@ from . import offline
 from .config import Paths, Settings, not_private
 from .errors import LumenError, OfflineViolation
 from .models import manage
-from .models.catalog import ROLES, ModelRegistry, ModelSpec
+from .models.catalog import ROLE_PURPOSES, ROLES, ModelRegistry, ModelSpec
 from .models.runtime import ModelRuntime
 from .progress import CancelToken, ProgressCallback, report
 from .store import Store, keyring_available, open_store
@@ -46,6 +46,9 @@ class Finding:
 # What each check is about, in a sentence a nurse or a clerk reads (the Status page shows
 # it first; the check's technical name and finding are one click away).
 CHECK_MEANINGS = {
+    "Versions": "Every part Lumen runs on is installed.",
+    "Telemetry switches": "The usage reporting of the libraries Lumen uses is switched off.",
+    "Telemetry files": "No library has queued usage reports to send.",
     "Model servers": "The model servers IT set up, if any, are allowed and answer.",
     "Network guard": "Lumen cannot send anything to another machine.",
     "Folders": "Lumen's folders are in place and can be written to.",
@@ -60,11 +63,6 @@ CHECK_MEANINGS = {
     "Glossary": "The list of medical words and their plain meanings is in place.",
     "Readability (textstat)": "Reading grades are measured on this computer, without the internet.",
 }
-ROLE_MEANINGS = {"generator": "writes the answers and handouts",
-                 "reviewer": "checks the answers and handouts",
-                 "judge": "marks answers in IT's validation runs",
-                 "patient": "plays the patient in IT's validation runs",
-                 "embedder": "compares sentences by meaning"}
 
 
 def finding_meaning(finding: "Finding") -> str:
@@ -73,9 +71,11 @@ def finding_meaning(finding: "Finding") -> str:
         return CHECK_MEANINGS[finding.check]
     if finding.check.startswith("Role "):
         role = finding.check[5:]
-        return f"A model is chosen for the {role} role (it {ROLE_MEANINGS.get(role, 'has a use')})."
+        return f"A model is chosen for the {role} role. {ROLE_PURPOSES.get(role, '')}".strip()
     if finding.area == "Models":
-        return f"The model {finding.check} is in place and unchanged (or its server answers)."
+        if finding.data.get("endpoint"):
+            return f"The model server for {finding.check} answers."
+        return f"The model {finding.check} is in place and unchanged."
     return finding.check
 
 

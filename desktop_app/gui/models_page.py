@@ -12,7 +12,7 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QFormLayout, QGroupBox, Q
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from ..core.errors import ChatTemplateError
-from ..core.models.catalog import ROLES
+from ..core.models.catalog import ROLE_PURPOSES, ROLES
 from ..core.models.chat import known_formats
 from ..core.session import Session
 from ..core.models.server import SERVER_NOTES
@@ -88,14 +88,7 @@ class ModelsPage(QWidget):
         self.role_boxes: dict[str, QComboBox] = {}
         roles_group = QGroupBox("Roles")
         form = QFormLayout(roles_group)
-        role_help = {
-            "generator": "Extracts answers and writes plain-language text (model A).",
-            "reviewer": "Reviews answers and readability and gives feedback (model B).",
-            "judge": "Grades answers in evaluations.",
-            "patient": "Plays the patient in simulated consultations (3MDBench evaluations): "
-                       "used only by IT's validation runs, never with real patients.",
-            "embedder": "Turns sentences into vectors for relevance and retrieval.",
-        }
+        role_help = ROLE_PURPOSES
         for role in ROLES:
             box = QComboBox()
             box.setObjectName(f"role_{role}")

@@ -22,6 +22,14 @@ from ..errors import ModelError
 ROLES = ("generator", "reviewer", "judge", "patient", "embedder")
 # The patient is 3MDBench's simulated patient in consultation replays (issue #18).
 GENERATION_ROLES = ("generator", "reviewer", "judge", "patient")
+# What each role does, in plain words (the Models tab, the Status page).
+ROLE_PURPOSES = {
+    "generator": "Writes the answers and the handouts.",
+    "reviewer": "Checks the answers and handouts and says what to change.",
+    "judge": "Marks answers in IT's validation runs.",
+    "patient": "Plays the patient in IT's simulated consultations; never used with real "
+               "patients.",
+    "embedder": "Compares sentences by meaning, to find the summary's lines that answer."}
 # A GGUF file run here by llama.cpp, or a model on an inference server IT configured.
 GENERATING_KINDS = ("gguf", "server")
 
