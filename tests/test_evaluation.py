@@ -281,3 +281,20 @@ def test_a_killed_run_resumes_with_every_sample_scored_once(profile, tmp_path):
     assert "Passed on what was measured: all 1 acceptance criteria met" in written.stdout
     assert "Not measured: clinical correctness and impact" in written.stdout
     assert "<table" in report.read_text()
+
+
+def test_an_all_errored_run_exits_non_zero_from_the_command_line(profile, tmp_path):
+    """Issue #33: a run whose every sample errored ended "complete" with exit 0."""
+    env = dict(os.environ, LUMEN_PASSPHRASE=TEST_PASSPHRASE)
+    rows = [{"question": f"Question {i}?", "answer": "Take 5 mg daily.",
+             "context": "Discharge: take 5 mg daily." if i == 0 else ""} for i in range(12)]
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text("\n".join(json.dumps(row) for row in rows))
+    assert run_lumen("evaluate", "import", "--format", "generic", str(mixed), "--name", "mixed",
+                     env=env).returncode == 0
+    ran = run_lumen("evaluate", "run", "mixed", "--system", "evidence", "--scorer", "key-facts",
+                    env=env)
+    assert ran.returncode == 2 and "stopped as failed" in ran.stderr
+    assert "What to do: Use the 'qa' system" in ran.stderr and "Traceback" not in ran.stderr
+    listed = json.loads(run_lumen("evaluate", "list", "--json", env=env).stdout)
+    assert [r["status"] for r in listed["runs"]] == ["failed"]
