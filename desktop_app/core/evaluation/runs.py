@@ -223,10 +223,16 @@ class EvaluationStore:
 
     def wall_seconds(self, run_id: str) -> float | None:
         """The run's time on the clock: the sum of its spans (each from its start to its
-        last kept sample or its stop), parallel samples counted once; None for a run kept
-        before spans were (its time is then the sum of its samples')."""
+        last kept sample or its stop), parallel samples counted once, plus the samples'
+        own times for any kept before its first span (a run begun by an older Lumen);
+        None for a run with no span at all (its time is then the sum of its samples')."""
         spans = self.spans(run_id)
-        return sum(span["seconds"] for span in spans) if spans else None
+        if not spans:
+            return None
+        before = self.store.query("SELECT coalesce(sum(seconds), 0) FROM eval_result "
+                                  "WHERE run_id = ? AND finished_at < ?",
+                                  (run_id, spans[0]["started_at"]))[0][0]
+        return sum(span["seconds"] for span in spans) + float(before)
 
     # ---- consultation turns (3MDBench) ----
 

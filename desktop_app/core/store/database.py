@@ -366,6 +366,9 @@ class Store:
         self._witness_failures = []
         noted.unlink(missing_ok=True)
         pending = _pending_actions_file(self.path)
+        # A new database's first entry is its creation; what waited for it comes after.
+        if pending.exists() and not self._conn.execute("SELECT 1 FROM audit_log LIMIT 1").fetchone():
+            return
         for record in _side_file_failures(pending):
             if isinstance(record.get("action"), str) and isinstance(record.get("detail"), dict):
                 self._insert_audit(record["action"], {**record["detail"],
