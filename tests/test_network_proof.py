@@ -276,3 +276,28 @@ def test_verify_offline_quick_from_the_command_line(profile, passphrase_env):
     with open_store(profile.database_file, TEST_PASSPHRASE) as store:
         actions = [e["action"] for e in store.audit_entries()]
     assert "offline.verified" in actions
+    # In words: clean, and what the audit log records of connections (none here).
+    said = run_lumen("verify-offline", "--quick", timeout=600)
+    assert said.returncode == 0, said.stdout + said.stderr
+    assert "Nothing tried to leave this machine" in said.stdout
+    assert "NOT offline-clean" not in said.stdout
+    assert "The audit log records no connection to any other machine." in said.stdout
+
+
+def test_the_audit_log_s_record_of_connections_is_read_back(profile, passphrase_env):
+    from desktop_app.core.netprobe import describe_recorded, recorded_connections
+
+    with open_store(profile.database_file, TEST_PASSPHRASE) as store:
+        for action, detail in (("network.connected", {"server": "https://llm:8443/v1"}),
+                               ("network.connected", {"server": "https://llm:8443/v1"}),
+                               ("network.connected", {"server": "https://old:8443/v1"}),
+                               ("network.connect_failed", {"server": "https://llm:8443/v1"}),
+                               ("network.refused", {"target": "203.0.113.9:443"})):
+            store.audit(action, detail)
+        recorded = recorded_connections(store, {"https://llm:8443/v1": ["judge"]})
+    assert recorded["connected"] == {"https://llm:8443/v1": 2, "https://old:8443/v1": 1}
+    assert recorded["not_configured"] == ["https://old:8443/v1"]
+    said = describe_recorded(recorded)
+    assert "only to model servers: https://llm:8443/v1 (2); https://old:8443/v1 (1)" in said
+    assert "failed: https://llm:8443/v1 (1)" in said and "(no longer configured: https://old" in said
+    assert "the guard refused 203.0.113.9:443 (1)" in said

@@ -56,13 +56,15 @@ def cmd_verify_offline(args, paths, settings) -> int:
               "another machine (this takes a few minutes)…", file=sys.stderr)
     tour = netprobe.run_tour(paths, settings, quick=args.quick,
                              use_strace=False if args.no_strace else None, on_step=show)
+    servers = netprobe.configured_servers(paths, settings)
     with profile_session(paths, settings) as session:
         session.audit("offline.verified", {"ok": tour.ok, "attempts": len(tour.events),
-                                           "servers": sorted(netprobe.configured_servers(
-                                               paths, settings)),
+                                           "servers": sorted(servers),
                                            "files_outside": len(tour.files_outside),
                                            "system_calls": tour.syscall_level,
                                            "quick": args.quick})
+        recorded = (netprobe.recorded_connections(session.store, servers)
+                    if session.store is not None else None)
     if args.json:
         print_json(tour.to_dict())
         return EXIT_OK if tour.ok else EXIT_PROBLEM
@@ -76,15 +78,16 @@ def cmd_verify_offline(args, paths, settings) -> int:
     if tour.ok:
         print(f"\nNothing tried to leave this machine: {len(tour.steps)} steps watched at {levels}, "
               "and no file was written outside Lumen's own folders.")
-    servers = netprobe.configured_servers(paths, settings)
-    for endpoint, roles in servers.items():
-        print(f"Model server in use: {endpoint} ({', '.join(roles)}). The guard lets Lumen "
-              "reach it and nothing else; each connection is audited (network.connected). "
-              "The tour above ran on the embedded models, so it did not reach it.")
     else:
         print(f"\nNOT offline-clean: {len(tour.events)} outside attempt(s), "
               f"{len(tour.files_outside)} file(s) outside Lumen's folders, "
               f"{sum(1 for s in tour.steps if not s.ran)} step(s) failed. Watched at {levels}.")
+    for endpoint, roles in servers.items():
+        print(f"Model server in use: {endpoint} ({', '.join(roles)}). The guard lets Lumen "
+              "reach it and nothing else; the tour above ran on the embedded models, so it "
+              "did not reach it.")
+    if recorded is not None:
+        print(netprobe.describe_recorded(recorded))
     return EXIT_OK if tour.ok else EXIT_PROBLEM
 
 

@@ -308,6 +308,46 @@ def configured_servers(paths: Paths, settings: Settings) -> dict[str, list[str]]
     return servers
 
 
+def recorded_connections(store, servers: dict[str, list[str]]) -> dict[str, Any]:
+    """What this profile's audit log says Lumen reached: connections by server (those not
+    configured now listed apart), failed connections, refused attempts by target."""
+    connected: dict[str, int] = {}
+    failed: dict[str, int] = {}
+    refused: dict[str, int] = {}
+    rows = store.query("SELECT action, detail FROM audit_log WHERE action IN "
+                       "('network.connected', 'network.connect_failed', 'network.refused')")
+    for action, detail in rows:
+        data = json.loads(detail)
+        if action == "network.refused":
+            target = str(data.get("target", ""))
+            refused[target] = refused.get(target, 0) + 1
+        else:
+            chosen = connected if action == "network.connected" else failed
+            server = str(data.get("server", ""))
+            chosen[server] = chosen.get(server, 0) + 1
+    return {"connected": connected, "failed": failed, "refused": refused,
+            "not_configured": sorted(set(connected) - set(servers))}
+
+
+def describe_recorded(recorded: dict[str, Any]) -> str:
+    """The audit log's record of connections, in a sentence or two."""
+    connected, refused = recorded["connected"], recorded["refused"]
+    if not connected and not recorded["failed"]:
+        text = "The audit log records no connection to any other machine"
+    else:
+        text = ("The audit log records connections only to model servers: " + "; ".join(
+            f"{server} ({count})" for server, count in sorted(connected.items())))
+        if recorded["failed"]:
+            text += "; failed: " + "; ".join(f"{server} ({count})" for server, count
+                                             in sorted(recorded["failed"].items()))
+        if recorded["not_configured"]:
+            text += (" (no longer configured: " + ", ".join(recorded["not_configured"]) + ")")
+    if refused:
+        text += ("; the guard refused " + "; ".join(f"{target} ({count})" for target, count
+                                                    in sorted(refused.items())))
+    return text + "."
+
+
 def tour_steps(inputs: Path) -> list[TourStep]:
     """Every feature once: the window's start-up, the doctor, Ask, the knowledge base,
     an evaluation replay with its report, a simulated consultation."""
