@@ -62,10 +62,6 @@ def cmd_models_add(args, paths, settings) -> int:
               f"{spec.chat_format or 'from the file'}; sha256 {spec.files[0].sha256}")
         if args.role:
             print(f"Roles: {', '.join(args.role)}")
-        from ..core.models.server import SERVER_NOTES
-
-        if spec.server_kind in SERVER_NOTES:
-            print(f"Note: {SERVER_NOTES[spec.server_kind]}")
     return EXIT_OK
 
 

@@ -82,12 +82,12 @@ class ServerAddress:
         parts = urlsplit(url.strip())
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ServerError(f"'{url}' is not a server address Lumen can use.",
-                             "Give the server's URL, for example http://llm.hospital.local:8080 "
-                             "or https://10.20.0.5:8443/v1.")
+                              "Give the server's URL, for example http://llm.hospital.local:8080 "
+                              "or https://10.20.0.5:8443/v1.")
         if parts.username or parts.password:
             raise ServerError("A server address must not carry a user name or password.",
-                             "Give the API key with --api-key-env or --api-key-stdin; it is "
-                             "kept in the keyring or the encrypted database.")
+                              "Give the API key with --api-key-env or --api-key-stdin; it is "
+                              "kept in the keyring or the encrypted database.")
         try:
             port = parts.port or (443 if parts.scheme == "https" else 80)
         except ValueError:
@@ -109,8 +109,8 @@ def _tls(scheme: str, ca_bundle: str) -> ssl.SSLContext | bool:
         return ssl.create_default_context(cafile=ca_bundle or None)
     except (OSError, ssl.SSLError) as exc:
         raise ServerError(f"The CA bundle {ca_bundle} cannot be read ({exc}).",
-                         "Give the PEM file of the certificates that signed the server's "
-                         "certificate (ask IT).") from None
+                          "Give the PEM file of the certificates that signed the server's "
+                          "certificate (ask IT).") from None
 
 
 class ServerClient:
@@ -150,20 +150,20 @@ class ServerClient:
             offline.connection_failed(url)  # audited as failed, not as connected
         if "works offline and refused" in str(exc):  # the network guard, inside httpcore
             return ServerError(f"Lumen's network guard refused a connection while using the "
-                              f"model server {url} ({exc}).",
-                              "Only the configured server's host and port are allowed; check "
-                              "that the server does not redirect elsewhere.")
+                               f"model server {url} ({exc}).",
+                               "Only the configured server's host and port are allowed; check "
+                               "that the server does not redirect elsewhere.")
         if isinstance(exc, httpx.ConnectError) and "CERTIFICATE" in str(exc).upper():
             return ServerError(f"The model server {url} has a certificate this workstation "
-                              "does not trust.", "Add the model server again with IT's CA "
-                              "bundle (--ca-bundle FILE).")
+                               "does not trust.", "Add the model server again with IT's CA "
+                               "bundle (--ca-bundle FILE).")
         if isinstance(exc, httpx.TimeoutException):
             return ServerError(f"The model server {url} did not answer in time.",
-                              "Check that it runs and is not overloaded, or raise 'Model server "
-                              "timeout' in Settings (Generation).")
+                               "Check that it runs and is not overloaded, or raise 'Model server "
+                               "timeout' in Settings (Generation).")
         return ServerError(f"Lumen cannot reach the model server {url} ({type(exc).__name__}).",
-                          "Check that the server runs and that this workstation may reach it; "
-                          "'lumen doctor' checks every server.")
+                           "Check that the server runs and that this workstation may reach it; "
+                           "'lumen doctor' checks every server.")
 
     @staticmethod
     def _refusal(response: Any, url: str) -> ModelError:
@@ -178,17 +178,17 @@ class ServerClient:
             pass
         if response.status_code in (401, 403):
             return ServerError(f"The model server {url} refused Lumen's API key "
-                              f"(HTTP {response.status_code}).",
-                              "Add the server again with the right key (--api-key-env or "
-                              "--api-key-stdin).")
+                               f"(HTTP {response.status_code}).",
+                               "Add the server again with the right key (--api-key-env or "
+                               "--api-key-stdin).")
         if response.status_code == 404:
             return ServerError(f"The model server {url} does not know the model asked for, or "
-                              "is not OpenAI-compatible (HTTP 404).",
-                              "Check the model's name with 'lumen doctor'.")
+                               "is not OpenAI-compatible (HTTP 404).",
+                               "Check the model's name with 'lumen doctor'.")
         return ServerError(f"The model server {url} refused the request (HTTP "
-                          f"{response.status_code}{', ' + kind if kind else ''}).",
-                          "Its own log says why; a prompt longer than its context is a "
-                          "common cause.")
+                           f"{response.status_code}{', ' + kind if kind else ''}).",
+                           "Its own log says why; a prompt longer than its context is a "
+                           "common cause.")
 
     def get(self, name: str, *, root: bool = False) -> Any:
         try:
@@ -226,8 +226,8 @@ class ServerClient:
                         yield json.loads(data)
                     except ValueError:
                         raise ServerError(f"The model server {self.address.base} sent a reply "
-                                         "Lumen cannot read.", "Check that it is an "
-                                         "OpenAI-compatible server.") from None
+                                          "Lumen cannot read.", "Check that it is an "
+                                          "OpenAI-compatible server.") from None
         except httpx.HTTPError as exc:
             raise self._failure(exc) from None
 
