@@ -175,17 +175,20 @@ class Settings:
     # Models per role.  Values are model ids from `lumen models list`.
     role_generator: str = _setting(
         "smollm2-135m-instruct-q4_1", "Generator model",
-        "Model that extracts answers and simplifies text (LAMP-MedQA's model A).", group="Models")
+        "Model that extracts answers and simplifies text.", group="Models",
+        technical="LAMP-MedQA's model A")
     role_reviewer: str = _setting(
         "smollm2-135m-instruct-q4_1", "Reviewer model",
-        "Model that reviews answers and gives feedback (LAMP-MedQA's model B).", group="Models")
+        "Model that reviews answers and gives feedback.", group="Models",
+        technical="LAMP-MedQA's model B")
     role_judge: str = _setting(
         "smollm2-135m-instruct-q4_1", "Judge model",
         "Model that grades answers in evaluations.", group="Models")
     role_patient: str = _setting(
         "smollm2-135m-instruct-q4_1", "Patient model",
-        "Model that plays the patient in simulated consultations (3MDBench evaluations).",
-        group="Models")
+        "Model that plays the patient in simulated consultations, when a model is tested "
+        "on whole conversations with a patient.", group="Models",
+        technical="3MDBench patient agent")
     role_embedder: str = _setting(
         "minilm-l6-v2-int8", "Model that compares meaning",
         "The small model that compares sentences by meaning, to find the summary's lines that "
@@ -201,21 +204,23 @@ class Settings:
 
     # llama.cpp runtime.
     context_size: int = _setting(
-        4096, "Longest text a model reads at once (tokens)",
-        "Tokens of prompt plus answer a model can hold. Larger uses more memory; "
-        "it is capped at the model's own context length.",
-        group="Generation", minimum=512, maximum=131072, technical="context size, n_ctx")
+        4096, "Longest text a model reads at once (word pieces)",
+        "How much a model can hold at once, the text it reads plus its answer, in word pieces "
+        "(a word piece is about three quarters of a word). Larger uses more memory; it is "
+        "capped at what the model itself can hold.",
+        group="Generation", minimum=512, maximum=131072, technical="context size in tokens, n_ctx")
     threads: int = _setting(
         0, "Processor cores to use", "How many of the processor's cores the models use. 0 "
         "means one per CPU core.", group="Generation", minimum=0, maximum=256,
         technical="threads for generation and embedding")
     batch_size: int = _setting(
-        512, "Tokens read per step", "Prompt tokens the model reads in one step; larger is "
-        "faster and uses more memory.", group="Generation", minimum=32, maximum=4096,
-        technical="prompt batch size, n_batch")
+        512, "Word pieces read per step", "How many word pieces of the text the model reads "
+        "in one step; larger is faster and uses more memory.", group="Generation", minimum=32,
+        maximum=4096, technical="prompt batch size in tokens, n_batch")
     max_answer_tokens: int = _setting(
-        512, "Longest answer (tokens)", "Most tokens a model may write in one reply.",
-        group="Generation", minimum=16, maximum=8192)
+        512, "Longest answer (word pieces)", "Most word pieces a model may write in one "
+        "reply (about three quarters of a word each).",
+        group="Generation", minimum=16, maximum=8192, technical="max_tokens")
     temperature: float = _setting(
         0.0, "Variety of wording", "0 gives the same answer every time; higher varies more.",
         group="Generation", minimum=0.0, maximum=2.0, technical="temperature")
@@ -230,7 +235,7 @@ class Settings:
         True, "Remember a summary between questions",
         "Keep the model's reading of a summary between calls about the same summary, so only "
         "what is new is read again. Turn off only to read every prompt from scratch, for "
-        "example to compare with another machine token for token.",
+        "example to compare with another machine word for word.",
         group="Generation", technical="llama.cpp prompt state reuse")
     state_cache_mb: int = _setting(
         512, "Memory for remembered summaries (MB)",
@@ -238,8 +243,8 @@ class Settings:
         "does not read it again. 0 turns it off.",
         group="Generation", minimum=0, maximum=65536, technical="llama.cpp prompt state cache")
     prompt_lookup_tokens: int = _setting(
-        0, "Words guessed ahead from the text (tokens)",
-        "Up to this many tokens are guessed by finding the last words written in the prompt "
+        0, "Words guessed ahead from the text (word pieces)",
+        "Up to this many word pieces are guessed by finding the last words written in the prompt "
         "and checked by the model in one step, which can be faster when an answer copies the "
         "summary. 0 turns it off. It keeps the model's scores for every position "
         "(context size × vocabulary × 4 bytes of memory) and can change a word where two "
@@ -248,8 +253,8 @@ class Settings:
         technical="prompt-lookup decoding, num_pred_tokens")
     gpu_layers: int = _setting(
         0, "Model layers on the GPU",
-        "How many of a model's layers run on the graphics card, when Lumen's llama.cpp was "
-        "built with a GPU backend such as CUDA, Metal or Vulkan. 'lumen doctor' says which "
+        "How many of a model's layers run on the graphics card, when Lumen's model engine "
+        "was built for one (CUDA, Metal or Vulkan). 'lumen doctor' says which "
         "backend it has. 0 keeps everything on the CPU, -1 puts every layer on the GPU, and "
         "a CPU-only build ignores it.", group="Generation", minimum=-1, maximum=999,
         technical="n_gpu_layers")
@@ -266,8 +271,8 @@ class Settings:
         "on this computer's own models always go one sample at a time. 1 turns it off.",
         group="Evaluation", minimum=1, maximum=64, technical="parallel replay (N)")
     dialogue_max_utterances: int = _setting(
-        28, "Longest simulated consultation (utterances)",
-        "A simulated consultation (3MDBench evaluations) ends after this many messages, "
+        28, "Longest simulated consultation (messages)",
+        "A simulated consultation ends after this many messages, "
         "patient's and doctor's together, if the patient has not ended it. 28 is the "
         "published protocol's cap; a lower cap makes a quick trial run, not a comparable one.",
         group="Evaluation", minimum=2, maximum=200, technical="3MDBench utterance cap")
@@ -299,9 +304,9 @@ class Settings:
     relevance_threshold: float = _setting(
         0.37, "How closely an answer must fit the question",
         "How close in meaning (0 to 1) an extracted answer must be to the question to pass. "
-        "Measured as cosine similarity; calibrated for Lumen's embedder (docs/CALIBRATION.md); the paper's 0.671 "
-        "belongs to a different embedder.", group="Ask", minimum=0.0, maximum=1.01,
-        technical="relevance threshold τ (LAMP-MedQA)")
+        "Calibrated for Lumen's model that compares meaning (docs/CALIBRATION.md); the "
+        "paper's 0.671 belongs to a different one.", group="Ask", minimum=0.0, maximum=1.01,
+        technical="relevance threshold τ (LAMP-MedQA), cosine similarity")
     evidence_lines: int = _setting(
         4, "Evidence lines",
         "Lines of the summary that answer a question, found without a model, shown as quotes "
@@ -343,15 +348,15 @@ class Settings:
         "Which role's model answers in the zero-shot and one-shot methods.",
         group="Ask", choices=("generator", "reviewer"))
     answer_tokens: int = _setting(
-        160, "Longest answer (tokens)", "Most tokens for an extracted or simplified answer.",
-        group="Ask", minimum=32, maximum=2048)
+        160, "Longest answer (word pieces)", "Most word pieces for an extracted or "
+        "simplified answer.", group="Ask", minimum=32, maximum=2048, technical="tokens")
     feedback_tokens: int = _setting(
-        96, "Longest feedback (tokens)", "Most tokens for reviewer and verifier feedback.",
-        group="Ask", minimum=16, maximum=1024)
+        96, "Longest feedback (word pieces)", "Most word pieces for the reviewer's and the "
+        "checker's feedback.", group="Ask", minimum=16, maximum=1024, technical="tokens")
     section_tokens: int = _setting(
-        700, "Longest handout section (tokens)",
-        "Most tokens for one rewritten section of a handout.", group="Ask",
-        minimum=64, maximum=4096)
+        700, "Longest handout section (word pieces)",
+        "Most word pieces for one rewritten section of a handout.", group="Ask",
+        minimum=64, maximum=4096, technical="tokens")
     handout_grade_goal: float = _setting(
         6.5, "Reading grade a handout aims for",
         "The school grade (Flesch-Kincaid) the part of a handout a patient reads first aims "
@@ -489,8 +494,9 @@ class Settings:
         technical="k (DoctorRAG)")
     knowledge_chunk_words: int = _setting(
         120, "Chunk length (words)",
-        "About how many words each piece of an added document holds. The embedder reads at "
-        "most 256 tokens of a piece, about 180 words.", group="Knowledge", minimum=30, maximum=400)
+        "About how many words each piece of an added document holds. The model that compares "
+        "meaning reads about the first 180 words of a piece.", group="Knowledge", minimum=30,
+        maximum=400, technical="the embedder reads at most 256 tokens")
     knowledge_declarative: bool = _setting(
         False, "Rewrite chunks as statements",
         "When adding documents, have the generator model rewrite each piece as plain factual "
@@ -509,9 +515,9 @@ class Settings:
         "record would be (the published method uses 0.99).", group="Knowledge", minimum=0.5,
         maximum=1.0, technical="near-duplicate threshold (DoctorRAG)")
     knowledge_answer_tokens: int = _setting(
-        320, "Longest knowledge answer (tokens)",
-        "Most tokens for an answer on the Knowledge tab.", group="Knowledge",
-        minimum=32, maximum=4096)
+        320, "Longest knowledge answer (word pieces)",
+        "Most word pieces for an answer on the Knowledge tab.", group="Knowledge",
+        minimum=32, maximum=4096, technical="tokens")
     knowledge_refine: bool = _setting(
         False, "Refine answers by self-critique",
         "Improve each answer with critics, textual gradients and prompt updates. About 8 model "
@@ -520,10 +526,10 @@ class Settings:
         3, "Refinement rounds", "How many rounds of self-critique (the paper uses 3).",
         group="Knowledge", minimum=1, maximum=10, technical="T (Med-TextGrad)")
     knowledge_critique_tokens: int = _setting(
-        200, "Longest critique (tokens)",
-        "Most tokens for each critique and correction when an answer is improved in rounds.",
+        200, "Longest critique (word pieces)",
+        "Most word pieces for each critique and correction when an answer is improved in rounds.",
         group="Knowledge", minimum=32, maximum=2048,
-        technical="Med-TextGrad critique, gradient and prompt update")
+        technical="Med-TextGrad critique, gradient and prompt update, in tokens")
 
     # Housekeeping.
     auto_lock_minutes: int = _setting(
@@ -533,6 +539,12 @@ class Settings:
         "showing it again; work in progress goes on. 0 never locks (the workstation's own "
         "screen lock still applies). Ctrl+L locks at once.", group="General",
         minimum=0, maximum=240, technical="automatic logoff (HIPAA § 164.312(a)(2)(iii))")
+    tab_types_tab: bool = _setting(
+        False, "Tab key types a tab in the summary box",
+        "Off: Tab and Shift+Tab move to the next and previous control, as everywhere else in "
+        "the window (tabs in a pasted or opened summary are kept). On: Tab types a tab in the "
+        "Ask and Simplify summary boxes; Ctrl+Tab still moves to the next tab of the window.",
+        group="General", technical="QPlainTextEdit.tabChangesFocus")
     log_level: str = _setting(
         "INFO", "Log level", "How much Lumen writes to its log file (never patient text).",
         group="General", choices=("DEBUG", "INFO", "WARNING", "ERROR"))

@@ -64,6 +64,7 @@ class MainWindow(QMainWindow):
         self.status_page.models_restored.connect(lambda _results: self.models_page.refresh())
         self._build_menus()
         self._tab_shortcuts()
+        self._apply_editor_settings()
         self.offline_label = QLabel()
         self.statusBar().addPermanentWidget(self.offline_label)
         self.show_network_state()
@@ -180,6 +181,7 @@ class MainWindow(QMainWindow):
                 self.models_page.refresh()
                 self.ask_page.apply_settings()
                 self.knowledge_page.apply_settings()
+                self._apply_editor_settings()
         dialog.accepted.connect(applied)
         dialog.open()
         return dialog
@@ -217,6 +219,10 @@ class MainWindow(QMainWindow):
         elif action == "import-glossary":
             self.tabs.setCurrentWidget(self.glossary_page)
             self.glossary_page.choose_import()
+
+    def _apply_editor_settings(self) -> None:
+        for editor in (self.ask_page.summary, self.simplify_page.editor):
+            editor.set_tab_types_tab(self.session.settings.tab_types_tab)
 
     def _tab_shortcuts(self) -> None:
         """Next and previous tab from anywhere in the window: text boxes would otherwise

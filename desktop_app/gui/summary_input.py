@@ -49,8 +49,9 @@ class SummaryEditor(QPlainTextEdit):
                                 "a .txt, .docx or .pdf file on this box.")
         self.setAcceptDrops(True)
         # Tab and Shift+Tab move to the next control, as in every other box of the window
-        # (a summary is pasted or opened, not laid out with typed tabs; pasted tabs stay).
-        self.setTabChangesFocus(True)
+        # (a summary is pasted or opened, not laid out with typed tabs; pasted tabs stay);
+        # the setting tab_types_tab gives Tab back to the text.
+        self.set_tab_types_tab(False)
         self._evidence_text: str | None = None  # the text the evidence offsets point into
         self._evidence_spans: list[tuple[int, int]] = []
         self._jumped: tuple[int, int] | None = None  # Qt positions of the span last selected
@@ -61,6 +62,9 @@ class SummaryEditor(QPlainTextEdit):
                              palette.color(QPalette.ColorGroup.Active, role))
         self.setPalette(palette)
         self.textChanged.connect(self._text_changed)
+
+    def set_tab_types_tab(self, types: bool) -> None:
+        self.setTabChangesFocus(not types)
 
     # ---- evidence ----
 
