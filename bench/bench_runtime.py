@@ -6,6 +6,9 @@
    start every prompt from a clean state, so this measures overhead, not reuse.
 2. Embedding: sentences/s through Lumen's Embedder against plain onnxruntime +
    tokenizers on the same sentences and batch size.
+3. Cancel: seconds from a cancel (a Cancel button, the window closing) to the end of a
+   call that is evaluating a long prompt, against the time plain llama-cpp-python takes
+   for one prompt batch (what a cancel checked between batches may wait).
 
 The raw side runs in a child process that imports nothing of Lumen's (so no
 network guard either); the ratios are Lumen ÷ raw.  Run with `make bench`;
@@ -17,9 +20,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -42,6 +47,9 @@ SENTENCE_SEEDS = [
     "Chest X-ray showed a small right-sided pleural effusion.",
     "He was discharged home in a stable condition.",
 ]
+
+
+LONG_PROMPT = " ".join(SENTENCE_SEEDS) * 12  # over two prompt batches of 512 tokens
 
 
 def sentences(count: int) -> list[str]:
@@ -96,6 +104,44 @@ def raw_embedding(model: str, tokenizer: str, texts: list[str], batch: int, thre
     return {"sentences": len(texts) * repeats, "seconds": time.perf_counter() - started}
 
 
+def raw_batch_seconds(model: str, rendered: str, threads: int, n_ctx: int, repeats: int) -> list[float]:
+    import llama_cpp
+
+    llama = llama_cpp.Llama(model_path=model, n_ctx=n_ctx, n_threads=threads,
+                            n_threads_batch=threads, seed=42, verbose=False)
+    tokens = llama.tokenize(rendered.encode("utf-8"), add_bos=False, special=True)
+    seconds = []
+    for _ in range(repeats):
+        llama.reset()
+        started = time.perf_counter()
+        llama.eval(tokens[:llama.n_batch])
+        seconds.append(time.perf_counter() - started)
+    return seconds
+
+
+def cancel_waits(model, repeats: int, after_s: float = 0.3) -> list[float]:
+    """Seconds from each cancel to the call's end, the cancel fired `after_s` into a call
+    that evaluates LONG_PROMPT."""
+    from desktop_app.core.errors import Cancelled
+    from desktop_app.core.progress import CancelToken
+
+    waits = []
+    for _ in range(repeats):
+        token, fired = CancelToken(), []
+
+        def fire(token=token, fired=fired) -> None:
+            fired.append(time.perf_counter())
+            token.cancel()
+        timer = threading.Timer(after_s, fire)
+        timer.start()
+        try:
+            model.generate([{"role": "user", "content": LONG_PROMPT}], max_tokens=8, cancel=token)
+        except Cancelled:
+            waits.append(time.perf_counter() - fired[0])
+        timer.join()
+    return waits
+
+
 # ---- Lumen side -------------------------------------------------------------------------
 
 
@@ -122,6 +168,7 @@ def lumen_side(args: argparse.Namespace, profile: Path) -> tuple[dict, dict, dic
                                         max_tokens=args.max_tokens, temperature=0.0)
             tokens += generation.completion_tokens
             seconds += generation.seconds
+    waits = cancel_waits(model, args.repeats * 3)
     embedder = runtime.embedder()
     texts = sentences(args.sentences)
     embedder.embed(texts[:64])  # warm-up, as the raw side's first batch is not timed apart
@@ -131,11 +178,12 @@ def lumen_side(args: argparse.Namespace, profile: Path) -> tuple[dict, dict, dic
     embedded = {"sentences": len(texts) * args.repeats, "seconds": time.perf_counter() - started}
     files = {
         "model": str(model.path), "rendered": rendered,
+        "long": model.render([{"role": "user", "content": LONG_PROMPT}]),
         "onnx": str(embedder.model_path),
         "tokenizer": str(embedder.model_path.parent / "tokenizer.json"),
     }
     runtime.close()
-    return {"tokens": tokens, "seconds": seconds}, embedded, files
+    return {"tokens": tokens, "seconds": seconds, "cancel_waits": waits}, embedded, files
 
 
 def main() -> int:
@@ -155,7 +203,9 @@ def main() -> int:
                              args.n_ctx, args.repeats)
         emb = raw_embedding(job["onnx"], job["tokenizer"], sentences(args.sentences),
                             args.batch, args.threads, args.repeats)
-        print(json.dumps({"generation": gen, "embedding": emb}))
+        batch = raw_batch_seconds(job["model"], job["long"], args.threads, args.n_ctx,
+                                  args.repeats * 3)
+        print(json.dumps({"generation": gen, "embedding": emb, "batch_seconds": batch}))
         return 0
 
     with tempfile.TemporaryDirectory(prefix="lumen-bench-") as profile:
@@ -184,6 +234,11 @@ def main() -> int:
           f"{raw_tps:.1f} | {lumen_tps / raw_tps:.3f} |")
     print(f"| embedding, sentences/s (MiniLM-L6 int8) | {lumen_sps:.1f} | {raw_sps:.1f} | "
           f"{lumen_sps / raw_sps:.3f} |")
+    waits, batch = lumen_gen["cancel_waits"], raw["batch_seconds"]
+    print(f"| cancel during a long prompt, seconds to stop (median / longest of {len(waits)}) | "
+          f"{statistics.median(waits):.3f} / {max(waits):.3f} | one 512-token batch: "
+          f"{statistics.median(batch):.2f} / {max(batch):.2f} | "
+          f"{max(waits) / statistics.median(batch):.3f} |")
     print(f"\n(generation: {lumen_gen['tokens']} vs {raw['generation']['tokens']} tokens generated)")
     return 0
 

@@ -1339,6 +1339,50 @@ def test_quitting_during_a_replay_interrupts_the_run_without_a_dialog(qtbot, ope
         assert EvaluationStore(store).run(run_id)["status"] == "interrupted"
 
 
+@pytest.mark.slow
+def test_quitting_during_simplify_stops_the_model_at_its_next_step(qtbot, open_window, monkeypatch):
+    """Issue #33: Ctrl+Q during Simplify held the window while the model read a long prompt.
+    The window hides at once, the model stops inside the step it is on (llama.cpp's abort
+    callback; docs/BENCHMARKS.md has the seconds), the close returns with no work left
+    running, and no handler of the stopped job shows anything."""
+    import json
+    import threading
+
+    import llama_cpp
+    from PySide6.QtCore import QThreadPool
+    from PySide6.QtWidgets import QApplication
+
+    from desktop_app.core.pipelines.calibration import demo_benchmark
+
+    window = open_window()
+    page = window.simplify_page
+    steps_after_quit = []
+    model_busy, quitting = threading.Event(), threading.Event()
+    real_eval = llama_cpp.Llama.eval
+
+    def counted_eval(llama, tokens):
+        if quitting.is_set():
+            steps_after_quit.append(len(tokens))
+        model_busy.set()
+        return real_eval(llama, tokens)
+    monkeypatch.setattr(llama_cpp.Llama, "eval", counted_eval)
+    told = []
+    monkeypatch.setattr("desktop_app.gui.simplify_page.show_error",
+                        lambda *args, **kwargs: told.append(args))
+    page.editor.setPlainText(json.loads(demo_benchmark().read_text().splitlines()[0])["summary"])
+    page.simplify()
+    qtbot.waitUntil(model_busy.is_set, timeout=120_000)
+    quitting.set()
+    window.close()
+    assert not window.isVisible()
+    assert QThreadPool.globalInstance().activeThreadCount() == 0  # nothing left running
+    assert len(steps_after_quit) <= 1, steps_after_quit  # a step begun as the quit came
+    qtbot.wait(200)  # anything the stopped job sent is delivered by now
+    assert told == [] and page.handout is None
+    assert not [w for w in QApplication.topLevelWidgets()
+                if isinstance(w, QMessageBox) and w.isVisible()]
+
+
 def test_the_results_table_gives_each_run_its_verdict(qtbot, quick_window):
     """The verdict the report would give, in the tab: a column per run and the selected
     run's headline."""

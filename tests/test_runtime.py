@@ -93,6 +93,37 @@ def test_a_cancel_stops_a_long_prompt_between_batches(runtime, monkeypatch):
                           temperature=0.0).text == whole.text
 
 
+def test_a_cancel_stops_the_prompt_batch_being_evaluated(runtime, monkeypatch):
+    """A cancel that comes while llama.cpp evaluates a batch stops that batch inside
+    llama.cpp (its abort callback), not at the batch's end; what llama.cpp had written of
+    the batch is dropped, so the next call answers as a fresh one does."""
+    model = runtime.for_role("generator")
+    llama = model.llama
+    monkeypatch.setattr(llama, "cache", None)  # every call evaluates its prompt
+    long_prompt = "The patient was admitted with chest pain. " * 150
+    llama.reset()
+    fresh = model.generate([{"role": "user", "content": long_prompt}], max_tokens=8,
+                           temperature=0.0).text
+    token = CancelToken()
+    real_eval = llama.eval
+    finished = []
+
+    def cancel_during_the_batch(tokens):
+        token.cancel()  # arrives while the batch is being evaluated
+        real_eval(tokens)
+        finished.append(len(tokens))
+    monkeypatch.setattr(llama, "eval", cancel_during_the_batch)
+    llama.reset()
+    with pytest.raises(Cancelled):
+        model.generate([{"role": "user", "content": long_prompt}], max_tokens=8, cancel=token)
+    assert finished == [] and llama.n_tokens == 0  # the batch did not run to its end
+    monkeypatch.setattr(llama, "eval", real_eval)
+    assert model.generate([{"role": "user", "content": long_prompt}], max_tokens=8,
+                          temperature=0.0).text == fresh
+    # A call with no cancel of its own is never stopped by an earlier call's.
+    assert model.generate([{"role": "user", "content": "Say yes."}], max_tokens=4).text
+
+
 def test_json_schema_output_is_parsed_from_the_real_model(runtime):
     value, generation = runtime.for_role("judge").generate_json(
         [{"role": "user", "content": "What is the capital of France? Reply as JSON with your "

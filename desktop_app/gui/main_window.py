@@ -252,7 +252,7 @@ class MainWindow(QMainWindow):
                           f"Data: {self.session.paths.data_dir}<br>Logs: {self.session.paths.log_dir}")
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        self.hide()  # gone at once; a model call stops at its next token or prompt batch
+        self.hide()  # gone at once; a model call stops within milliseconds (its abort callback)
         cancel_all("quit")
         wait_for_all(60000)
         self.session.close()

@@ -143,6 +143,14 @@ class LlamaModel:
                 "The file may be damaged or of a newer format than this Lumen supports; "
                 "run 'lumen models verify', or copy the file again.") from exc
         self.n_ctx = self.llama.n_ctx()
+        # llama.cpp asks this between the steps of its computation (a few hundred per batch),
+        # so a cancel stops a prompt batch in milliseconds rather than at its end (a
+        # 512-token batch takes 2 s on a 2-core workstation); the KV entries of the
+        # stopped batch are removed by llama.cpp, and the next call is what it would
+        # have been.  Measured cost: within noise (docs/BENCHMARKS.md).
+        self._call_cancel: CancelToken | None = None
+        self._abort_check = llama_cpp.ggml_abort_callback(self._cancel_requested)
+        llama_cpp.llama_set_abort_callback(self.llama.ctx, self._abort_check, None)
         if settings.state_cache_mb and settings.reuse_prompt_state:
             self.llama.set_cache(_counted_ram_cache(llama_cpp, settings.state_cache_mb << 20))
         try:
@@ -155,6 +163,10 @@ class LlamaModel:
         except BaseException:
             self.llama.close()
             raise
+
+    def _cancel_requested(self, _data: Any) -> bool:
+        token = self._call_cancel
+        return token is not None and token.cancelled
 
     def _token_text(self, token: int) -> str:
         if token < 0:
@@ -189,8 +201,7 @@ class LlamaModel:
         makes temperature 0 give the same answer to the same prompt every time.
 
         The prompt is evaluated one batch (n_batch tokens) at a time, as llama.eval would,
-        with a cancel check between batches: a long summary's prompt no longer holds a
-        cancelled job (or a closing window) for seconds.
+        with a cancel check between batches; within a batch, the abort callback stops it.
         """
         llama = self.llama
         target = len(tokens) - 1
@@ -242,10 +253,16 @@ class LlamaModel:
         max_tokens = max_tokens or self.settings.max_answer_tokens
         temperature = self.settings.temperature if temperature is None else temperature
         with self._turn(cancel):
+            self._call_cancel = cancel
             try:
                 return self._generate_locked(messages, max_tokens, temperature, json_schema, stop,
                                              on_token, cancel, stop_when)
+            except RuntimeError as exc:  # "llama_decode returned 2": stopped by the cancel
+                if cancel is not None and cancel.cancelled:
+                    raise Cancelled() from exc
+                raise
             finally:
+                self._call_cancel = None
                 if self._closed:
                     self._free()
 
