@@ -1285,6 +1285,8 @@ def test_evaluation_tab_runs_a_small_benchmark(qtbot, quick_window, tmp_path):
     page.samples.selectRow(0)
     shown = page.detail.toPlainText()
     assert "Question" in shown and "Reference answer" in shown and "Trace" in shown
+    assert "SARI" in page.samples.item(0, 1).text()  # labels, not stored names
+    assert "sari " not in page.samples.item(0, 1).text()
     run_id = page.selected_run()
     page.write_report(run_id, tmp_path / "report.html")
     qtbot.waitUntil(lambda: (tmp_path / "report.html").exists(), timeout=60_000)
@@ -1381,6 +1383,30 @@ def test_quitting_during_simplify_stops_the_model_at_its_next_step(qtbot, open_w
     assert told == [] and page.handout is None
     assert not [w for w in QApplication.topLevelWidgets()
                 if isinstance(w, QMessageBox) and w.isVisible()]
+
+
+def test_a_sample_s_judges_are_shown_in_words_not_json():
+    """Issue #33: sample details showed the judges' stored JSON with internal names."""
+    from desktop_app.gui.evaluation_page import readable_judge
+
+    shown = readable_judge({
+        "medjudge": {"unparseable": False, "reply": "{...}", "seconds": 2.5, "labels": {
+            "brief_analysis": "Misses the dose.", "correctness": "incorrect",
+            "coverage": "partial", "clinical_impact": "moderate", "judge_confidence": "high"}},
+        "similarity": {"unparseable": True, "reply": "maybe 3?", "reason": "not JSON"},
+        "hivmedqa": {"unparseable": False, "blank": True, "scores": {"harm": 0}},
+        "assessor": {"unparseable": False, "marks": {"1.3": "yes", "4.1": "competent"}},
+    })
+    assert "Score: 4" in readable_judge({"similarity": {"unparseable": False, "reply": "{}"}},
+                                        {"judge_similarity": 4.0})
+    assert "{" not in shown.replace("{...}", "") and "hivmedqa-judge" not in shown
+    assert "Clinical correctness and impact (MedJudge)\n  Correctness: incorrect" in shown
+    assert "Clinical impact: moderate" in shown and "Its reasoning: Misses the dose." in shown
+    assert "could not be read (not JSON). It is left out of the scores." in shown
+    assert "Its reply: maybe 3?" in shown
+    assert "Not asked: the answer was blank" in shown
+    assert "1.3 conclusion explained: yes" in shown
+    assert readable_judge({}) == "(no judge was asked)"
 
 
 def test_the_results_table_gives_each_run_its_verdict(qtbot, quick_window):

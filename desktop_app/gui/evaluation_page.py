@@ -52,6 +52,53 @@ def readable_scores(scores: dict) -> str:
                      for name, value in scores.items()) or "(not scored)"
 
 
+JUDGE_TITLES = {"similarity": "Similarity to the reference answer (a model judge, 1 to 5)",
+                "medjudge": "Clinical correctness and impact (MedJudge)",
+                "hivmedqa": "HIVMedQA judge (0 to 5 on each dimension)",
+                "assessor": "Consultation assessor (3MDBench)"}
+
+
+def readable_judge(judge: dict, scores: dict | None = None) -> str:
+    """Each judge's verdict in words, one line per label or score, with its reasoning and
+    any reply that could not be read, in place of the stored JSON.  The similarity judge's
+    score is the sample's judge_similarity in `scores`."""
+    from ..core.evaluation.dialogue import ASSESSOR_ITEM_NAMES
+
+    def shown(value: object) -> str:
+        return f"{value:.2f}" if isinstance(value, float) else str(value)
+
+    def named(key: str) -> str:
+        if key in ASSESSOR_ITEM_NAMES:
+            return f"{key} {ASSESSOR_ITEM_NAMES[key]}"
+        return key.replace("_", " ").capitalize()
+    parts = []
+    for name, detail in judge.items():
+        lines: list[str] = []
+        if not isinstance(detail, dict):
+            lines.append(shown(detail))
+        elif detail.get("blank") or detail.get("reason") == "blank prediction":
+            lines.append("Not asked: the answer was blank, which scores the lowest.")
+        elif detail.get("unparseable"):
+            lines.append("The judge's reply could not be read"
+                         + (f" ({detail['reason']})." if detail.get("reason") else ".")
+                         + " It is left out of the scores.")
+            if detail.get("reply"):
+                lines.append(f"Its reply: {detail['reply']}")
+        else:
+            verdict = detail.get("labels") or detail.get("scores") or detail.get("marks")
+            if isinstance(verdict, dict):
+                lines += [f"{named(key)}: {shown(value)}" for key, value in verdict.items()
+                          if key != "brief_analysis"]
+                if verdict.get("brief_analysis"):
+                    lines.append(f"Its reasoning: {verdict['brief_analysis']}")
+            elif name == "similarity" and (scores or {}).get("judge_similarity") is not None:
+                lines.append(f"Score: {(scores or {})['judge_similarity']:g}")
+            elif detail.get("reply"):
+                lines.append(f"Its reply: {detail['reply']}")
+        parts.append("\n".join([JUDGE_TITLES.get(name, name)] + [f"  {line}" for line in lines]))
+    return "\n\n".join(parts) or "(no judge was asked)"
+
+
 class MappingDialog(QDialog):
     """Which column of a generic file is the question, the answer, the document, the id."""
 
@@ -457,8 +504,10 @@ class EvaluationPage(QWidget):
                           if run_id else "en")
         self.samples.setRowCount(len(results))
         self._results = results
+        info = metric_info()
         for row, result in enumerate(results):
-            scores = ", ".join(f"{k} {v:.1f}" if isinstance(v, (int, float)) else f"{k} —"
+            scores = ", ".join(f"{info.get(k, {}).get('label', k)} "
+                               + (f"{v:.2f}" if isinstance(v, (int, float)) else "—")
                                for k, v in result["scores"].items())
             for column, value in enumerate((result["sample_id"], scores, result["error"])):
                 self.samples.setItem(row, column, QTableWidgetItem(value))
@@ -483,10 +532,12 @@ class EvaluationPage(QWidget):
         self.detail.setHtml(
             block("Question", result["input"]) + block("Output", result["output"] or "(blank)")
             + block("Reference answer", result["target"]) + block("Scores", readable_scores(result["scores"]))
-            + block("Judge", json.dumps(result["judge"], indent=1, ensure_ascii=False))
+            + block("Judges", readable_judge(result["judge"], result["scores"]))
             + (block("Error", result["error"]) if result["error"] else "")
-            + block("Document", result["context"][:4000] + ("…" if len(result["context"]) > 4000 else ""))
-            + block("Trace", json.dumps(result["trace"], indent=1, ensure_ascii=False)[:20000]))
+            + (block("Document", result["context"][:4000] + ("…" if len(result["context"]) > 4000 else ""))
+               if result["context"].strip() else "")
+            + block("Trace (how the answer was made, for support)",
+                    json.dumps(result["trace"], indent=1, ensure_ascii=False)[:20000]))
 
     # ---- importing ----
 
