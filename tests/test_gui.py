@@ -52,14 +52,17 @@ def test_status_page_verifies_offline_below_python(qtbot, window):
     with qtbot.waitSignal(page.verified, timeout=600_000) as signal_:
         page.run_verification(quick=True)
         assert not page.verify.isEnabled() and page.progress.isVisible()
-    tour = signal_.args[0]
+    tour = signal_.args[0].tour
     assert tour.ok, tour.to_dict()
     assert page.summary.text().startswith("Verified offline: nothing tried to leave")
     box = page.findChild(QMessageBox, "verificationResult")
     assert box is not None and "Nothing tried to leave" in box.text()
     assert "OK  window start-up (self-test)" in box.detailedText()
     assert page.verify.isEnabled() and not page.progress.isVisible()
-    assert window.session.store.audit_entries(1)[0]["action"] == "offline.verified"
+    entry = window.session.store.audit_entries(1)[0]
+    assert entry["action"] == "offline.verified"
+    assert entry["detail"]["servers"] == [] and entry["detail"]["from"] == "window"
+    assert "The audit log records no connection to any other machine." in box.informativeText()
 
 
 @pytest.mark.slow

@@ -59,7 +59,7 @@ def test_an_action_needs_the_open_store(profile, settings):
 # ---- the same change through both faces, into two profiles ----
 
 CHANGES = ("model.added", "model.role_assigned", "model.removed", "settings.changed",
-           "bench.dataset_imported", "bench.run_created", "bench.run_complete",
+           "files.made_private", "bench.dataset_imported", "bench.run_created", "bench.run_complete",
            "bench.report_exported")
 
 
@@ -101,6 +101,9 @@ def test_model_and_settings_changes_are_audited_alike_by_both_faces(
                     ("settings", "set", "seed", "7"), ("settings", "reset")):
         result = run_lumen(*command)
         assert result.returncode == 0, (command, result.stderr)
+    (profile.config_dir / "settings.toml").chmod(0o644)
+    fixed = run_lumen("doctor", "--fix-permissions", "--no-speed", "--json")
+    assert "Made private: " in fixed.stderr, fixed.stderr
 
     other = second_profile(tmp_path, shared_models)
     with Session.open(other, Settings.load(other)) as session:
@@ -110,11 +113,13 @@ def test_model_and_settings_changes_are_audited_alike_by_both_faces(
         session.models.remove("ward-model")
         session.change_settings(session.settings.with_value("seed", "7"))
         session.reset_settings()
+        (other.config_dir / "settings.toml").chmod(0o644)
+        assert session.make_files_private()  # the window's "Make private" button
 
     assert audited(other) == audited(profile)
     assert [action for action, _ in audited(profile)] == [
         "model.added", "model.role_assigned", "model.removed", "settings.changed",
-        "settings.changed"]
+        "settings.changed", "files.made_private"]
     assert faces(profile) == {"command line"} and faces(other) == {"window"}
     assert Settings.load(other) == Settings.load(profile) == Settings()
 

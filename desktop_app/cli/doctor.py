@@ -10,12 +10,12 @@ from .common import EXIT_OK, EXIT_PROBLEM, profile_session, passphrase_for, prin
 
 
 def cmd_doctor(args, paths, settings) -> int:
-    from ..core.config import make_private
     from ..core.doctor import run_doctor
 
     if args.fix_permissions:
-        for path in make_private(paths):
-            print(f"Made private: {path}", file=sys.stderr)
+        with profile_session(paths, settings) as session:
+            for path in session.make_files_private():
+                print(f"Made private: {path}", file=sys.stderr)
     passphrase = None
     try:
         passphrase = passphrase_for(paths)
@@ -54,17 +54,11 @@ def cmd_verify_offline(args, paths, settings) -> int:
     if not args.json:
         print("Running Lumen's features in child processes, watched for any attempt to reach "
               "another machine (this takes a few minutes)…", file=sys.stderr)
-    tour = netprobe.run_tour(paths, settings, quick=args.quick,
-                             use_strace=False if args.no_strace else None, on_step=show)
-    servers = netprobe.configured_servers(paths, settings)
     with profile_session(paths, settings) as session:
-        session.audit("offline.verified", {"ok": tour.ok, "attempts": len(tour.events),
-                                           "servers": sorted(servers),
-                                           "files_outside": len(tour.files_outside),
-                                           "system_calls": tour.syscall_level,
-                                           "quick": args.quick})
-        recorded = (netprobe.recorded_connections(session.store, servers)
-                    if session.store is not None else None)
+        verification = session.verify_offline(quick=args.quick,
+                                              use_strace=False if args.no_strace else None,
+                                              on_step=show)
+    tour = verification.tour
     if args.json:
         print_json(tour.to_dict())
         return EXIT_OK if tour.ok else EXIT_PROBLEM
@@ -82,12 +76,8 @@ def cmd_verify_offline(args, paths, settings) -> int:
         print(f"\nNOT offline-clean: {len(tour.events)} outside attempt(s), "
               f"{len(tour.files_outside)} file(s) outside Lumen's folders, "
               f"{sum(1 for s in tour.steps if not s.ran)} step(s) failed. Watched at {levels}.")
-    for endpoint, roles in servers.items():
-        print(f"Model server in use: {endpoint} ({', '.join(roles)}). The guard lets Lumen "
-              "reach it and nothing else; the tour above ran on the embedded models, so it "
-              "did not reach it.")
-    if recorded is not None:
-        print(netprobe.describe_recorded(recorded))
+    for line in verification.server_lines():
+        print(line)
     return EXIT_OK if tour.ok else EXIT_PROBLEM
 
 

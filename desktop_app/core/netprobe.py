@@ -111,6 +111,24 @@ class TourReport:
                            "events": [asdict(e) for e in s.events]} for s in self.steps]}
 
 
+@dataclass
+class OfflineVerification:
+    """`Session.verify_offline`: the tour, the model servers the guard lets Lumen reach
+    (endpoint -> roles), and the audit log's record of connections (None without the
+    database)."""
+    tour: TourReport
+    servers: dict[str, list[str]]
+    recorded: dict[str, Any] | None
+
+    def server_lines(self) -> list[str]:
+        lines = [f"Model server in use: {endpoint} ({', '.join(roles)}). The guard lets Lumen "
+                 "reach it and nothing else; the tour ran on the embedded models, so it did "
+                 "not reach it." for endpoint, roles in self.servers.items()]
+        if self.recorded is not None:
+            lines.append(describe_recorded(self.recorded))
+        return lines
+
+
 # ---- the preloaded library -------------------------------------------------------------
 
 

@@ -11,7 +11,9 @@ same rows and audit the same entries for the same action (tests/test_session.py)
 - `session.evaluation`: benchmarks imported, runs started and resumed, summaries,
   reports and comparisons (core/evaluation);
 - `session.models`: the model list, adding, removing and assigning roles (core/models);
-- `session.change_settings`, `reset_settings`: settings saved and audited.
+- `session.change_settings`, `reset_settings`: settings saved and audited;
+- `session.make_files_private`, `verify_offline`: the installation's checks that change
+  or prove something, audited alike from both faces.
 
 A Session without a store (`store=None`) can still list models and change settings (a
 fresh profile has no database yet, so there is nothing to audit into); an action that keeps
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
     from .glossary.glossary import Glossary
     from .knowledge.doctorrag import DoctorRAG, KnowledgeResult
     from .models.catalog import ModelSpec
+    from .netprobe import OfflineVerification, StepResult
     from .pipelines.ask import AskResult, EventCallback
     from .pipelines.simplify import Handout
     from .progress import CancelToken, ProgressCallback
@@ -160,6 +163,36 @@ class Session:
         result = rag.run(question, **options)
         rag.save(result)
         return result
+
+    # ---- the installation ----
+
+    def make_files_private(self) -> list[Path]:
+        """Lumen's folders (0700) and files (0600) made this account's only; audited with
+        how many changed, from either face."""
+        from .config import make_private
+
+        changed = make_private(self.paths)
+        self.audit("files.made_private", {"count": len(changed), "from": self.face})
+        return changed
+
+    def verify_offline(self, *, quick: bool = False, use_strace: bool | None = None,
+                       on_step: "Callable[[StepResult], None] | None" = None,
+                       progress: "ProgressCallback" = None,
+                       cancel: "CancelToken | None" = None) -> "OfflineVerification":
+        """The offline tour (core/netprobe), the model servers this profile may reach, and
+        what the audit log records of connections; audited as offline.verified."""
+        from .netprobe import OfflineVerification, configured_servers, recorded_connections, run_tour
+
+        tour = run_tour(self.paths, self.settings, quick=quick, use_strace=use_strace,
+                        progress=progress, cancel=cancel, on_step=on_step)
+        servers = configured_servers(self.paths, self.settings)
+        self.audit("offline.verified", {"ok": tour.ok, "attempts": len(tour.events),
+                                        "servers": sorted(servers),
+                                        "files_outside": len(tour.files_outside),
+                                        "system_calls": tour.syscall_level, "quick": quick,
+                                        "from": self.face})
+        recorded = recorded_connections(self.store, servers) if self.store is not None else None
+        return OfflineVerification(tour, servers, recorded)
 
     # ---- settings ----
 

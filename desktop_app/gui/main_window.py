@@ -210,11 +210,7 @@ class MainWindow(QMainWindow):
         elif action == "verify-offline":
             self.status_page.run_verification()
         elif action == "make-private":
-            from ..core.config import make_private
-
-            changed = make_private(self.session.paths)
-            if self.session.store is not None:
-                self.session.store.audit("files.made_private", {"count": len(changed)})
+            self.session.make_files_private()
             self.status_page.run_checks(measure_speed=False)
         elif action == "import-glossary":
             self.tabs.setCurrentWidget(self.glossary_page)

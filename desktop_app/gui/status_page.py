@@ -9,7 +9,7 @@ from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QHeaderView, QLabel, QMes
 
 from ..core.doctor import DoctorReport, finding_meaning, run_doctor
 from ..core.errors import Cancelled
-from ..core.netprobe import TourReport, run_tour
+from ..core.netprobe import OfflineVerification, TourReport
 from ..core.session import Session
 from .messages import show_error
 from .progress_bar import TaskProgress
@@ -39,7 +39,7 @@ ACTIONS = {
 
 class StatusPage(QWidget):
     checked = Signal(object)  # DoctorReport
-    verified = Signal(object)  # TourReport
+    verified = Signal(object)  # OfflineVerification
     action_requested = Signal(str)  # an ACTIONS key the main window carries out
     models_restored = Signal(object)  # the provision results
 
@@ -192,8 +192,8 @@ class StatusPage(QWidget):
         self._quick = quick
         session = self.session
         task = run_in_background(
-            lambda progress, cancel: run_tour(session.paths, session.settings, quick=quick,
-                                              progress=progress, cancel=cancel),
+            lambda progress, cancel: session.verify_offline(quick=quick, progress=progress,
+                                                            cancel=cancel),
             on_success=self.show_verification, on_error=self._verification_failed,
             on_progress=self.progress.update_progress)
         self.progress.track(task, "Verifying offline…")
@@ -206,15 +206,11 @@ class StatusPage(QWidget):
                              else "The offline verification did not finish.")
         show_error(self, exc, log_file=str(self.session.paths.log_file))
 
-    def show_verification(self, tour: TourReport) -> None:
+    def show_verification(self, verification: OfflineVerification) -> None:
         self.progress.finish()
         self.verify.setEnabled(True)
         self.rerun.setEnabled(True)
-        self.verification = tour
-        if self.session.store is not None:
-            self.session.store.audit("offline.verified", {
-                "ok": tour.ok, "attempts": len(tour.events), "files_outside": len(tour.files_outside),
-                "system_calls": tour.syscall_level, "quick": self._quick})
+        tour = self.verification = verification.tour
         levels = "the C library" + (" and system calls" if tour.syscall_level else "")
         if tour.ok:
             self.summary.setText(f"Verified offline: nothing tried to leave this computer "
@@ -235,9 +231,10 @@ class StatusPage(QWidget):
                            "Something tried to leave this computer, or wrote outside Lumen's "
                            "folders. Send the details to the Lumen developers; until then run "
                            "Lumen with LUMEN_OFFLINE_STRICT=1."), parent=self)
-        box.setInformativeText(f"Watched at {levels}, each feature in its own process.")
+        box.setInformativeText(" ".join([f"Watched at {levels}, each feature in its own process.",
+                                         *verification.server_lines()]))
         box.setDetailedText("\n".join(lines))
         box.setObjectName("verificationResult")
         box.setModal(False)
         box.show()
-        self.verified.emit(tour)
+        self.verified.emit(verification)
