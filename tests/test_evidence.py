@@ -13,9 +13,10 @@ import pytest
 
 from desktop_app.core.config import Paths, Settings
 from desktop_app.core.glossary.glossary import load_glossary
+from desktop_app.core.pipelines.answer_rules import question_kinds
 from desktop_app.core.pipelines.checks import (check_answer, coverage_problems,
                                                degeneracy_problems, failing_early,
-                                               question_kinds, repeated_phrase)
+                                               repeated_phrase)
 from desktop_app.core.pipelines.evidence import (LEXICAL_WEIGHT, MEANING_WEIGHT,
                                                  EVIDENCE_FLOOR, RELATED_MEDICINES, Explainer, answer_lines,
                                                  NO_EVIDENCE, evidence_answer, find_evidence, short_gloss)

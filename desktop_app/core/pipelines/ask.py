@@ -37,7 +37,8 @@ from ..errors import LumenError, ServerError
 from ..models.runtime import Generation, LlamaModel
 from ..progress import CancelToken, ProgressCallback, report
 from .base import Pipeline
-from .checks import Check, answer_rules, check_answer, failing_early
+from .answer_rules import answer_rules
+from .checks import Check, check_answer, failing_early
 from .context import FittedDocument, fit_document
 from .evidence import EvidenceLine, evidence_answer, evidence_block, find_evidence
 from .grounding import unsupported_facts

@@ -41,7 +41,7 @@ import numpy as np
 from ..config import Settings
 from ..glossary.glossary import Glossary
 from ..glossary.names import ends_no_sentence
-from .checks import answer_rules, content_words, question_kinds
+from .answer_rules import answer_rules, content_words, question_kinds
 from .grounding import unsupported_facts
 from .plain import Reader, lay_words, lost_facts, record_shorthand, shorter_sentences
 from .safety import reads_like_instruction
