@@ -211,13 +211,39 @@ _SPAWNS = ("run_lumen(", "subprocess.", "Popen(", "multiprocessing", "run_watche
            "sys.executable")
 
 
-def _test_source(item) -> str:
+def _source(function) -> str:
     import inspect
 
     try:
-        return inspect.getsource(item.function)
+        return inspect.getsource(function)
     except (OSError, TypeError, AttributeError):
         return ""
+
+
+def _test_source(item) -> str:
+    """The test's source, its fixtures' (a server fixture that starts a process puts the
+    test in the subprocess lane, issue #34), and the source of every function of the
+    test's own module that those call, followed down."""
+    import inspect
+    import re
+
+    module = getattr(item, "module", None)
+    info = getattr(item, "_fixtureinfo", None)
+    parts = [_source(item.function)] + [
+        _source(definition.func) for definitions in (info.name2fixturedefs.values() if info else ())
+        for definition in definitions]
+    seen: set[str] = set()
+    pending = list(parts)
+    while pending and module is not None:
+        for name in re.findall(r"\b([A-Za-z_]\w*)\(", pending.pop()):
+            if name in seen:
+                continue
+            seen.add(name)
+            helper = getattr(module, name, None)
+            if inspect.isfunction(helper) and helper.__module__ == module.__name__:
+                parts.append(_source(helper))
+                pending.append(parts[-1])
+    return "\n".join(parts)
 
 
 def pytest_collection_modifyitems(config, items):

@@ -179,7 +179,12 @@ def test_judge_replies_under_its_json_schema_through_the_server(server_session):
 
     labels, detail = RubricJudge(server_session.runtime).medjudge(
         "How long do I take it?", "Seven days.", "For a week.", None)
-    assert labels is not None or detail["unparseable"]  # either a valid reply, or stored as missing
+    # The grammar holds the reply to the protocol's labels and fits it in its token limit,
+    # so a reply through the server is always one that can be read.
+    from desktop_app.core.evaluation.judges import MEDJUDGE_LABELS
+
+    assert detail["unparseable"] is False and labels is not None, detail
+    assert all(labels[dimension] in allowed for dimension, allowed in MEDJUDGE_LABELS.items())
 
 
 def test_streaming_reaches_the_callback_and_a_cancel_closes_the_request(server_session):

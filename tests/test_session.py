@@ -135,7 +135,10 @@ def test_an_evaluation_through_both_faces_stores_the_same(
                     "reference", "--limit", "2", "--json")
     assert ran.returncode == 0, ran.stderr
     (cli_run,) = [r["id"] for r in json.loads(run_lumen("evaluate", "list", "--json").stdout)["runs"]]
-    assert run_lumen("evaluate", "report", cli_run, "--out", str(tmp_path / "a.csv")).returncode in (0, 1)
+    reported = run_lumen("evaluate", "report", cli_run, "--out", str(tmp_path / "a.csv"))
+    # Two samples decide nothing: the report is written and the verdict, undecided, exits 1.
+    assert reported.returncode == 1 and (tmp_path / "a.csv").exists(), reported.stderr
+    assert "Not enough samples to decide" in reported.stdout + reported.stderr
 
     other = second_profile(tmp_path, shared_models)
     with Session.open(other, Settings.load(other)) as session:
