@@ -195,6 +195,14 @@ def open_window(qtbot, profile, settings, passphrase_env):
         window.session.close()
 
 
+@pytest.fixture(scope="session")
+def glossary():
+    """Lumen's own glossary (no database), built once: the tests read it, never change it."""
+    from desktop_app.core.glossary.glossary import load_glossary
+
+    return load_glossary(None)
+
+
 @pytest.fixture
 def window(open_window):
     """The main window with the test profile's settings."""

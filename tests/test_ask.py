@@ -7,7 +7,6 @@ import json
 import pytest
 
 from desktop_app.core.config import Settings
-from desktop_app.core.glossary.glossary import load_glossary
 from desktop_app.core.pipelines.ask import AskPipeline
 from desktop_app.core.pipelines.calibration import (balanced_accuracy, calibrate_relevance,
                                                     demo_benchmark, load_items)
@@ -22,11 +21,6 @@ ITEMS = load_items(demo_benchmark(), "")
 HEART = next(i for i in ITEMS if i["summary_id"] == "demo-01")
 SUMMARY = HEART["summary"]
 QUESTION = HEART["question"]
-
-
-@pytest.fixture(scope="module")
-def glossary():
-    return load_glossary(None)
 
 
 def fast(**changes) -> Settings:

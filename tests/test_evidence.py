@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 from desktop_app.core.config import Paths, Settings
-from desktop_app.core.glossary.glossary import load_glossary
 from desktop_app.core.pipelines.answer_rules import question_kinds
 from desktop_app.core.pipelines.checks import (check_answer, coverage_problems,
                                                degeneracy_problems, failing_early,
@@ -28,11 +27,6 @@ from desktop_app.core.pipelines.summary_facts import read_summary
 SUMMARIES = Path(__file__).parent / "data" / "summaries"
 CAPS = (SUMMARIES / "caps_headings.txt").read_text(encoding="utf-8")
 QUESTION = "How long should I take ticagrelor?"
-
-
-@pytest.fixture(scope="module")
-def glossary():
-    return load_glossary(None)
 
 
 @pytest.fixture(scope="module")

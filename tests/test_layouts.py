@@ -11,7 +11,6 @@ import re
 
 import pytest
 
-from desktop_app.core.glossary.glossary import load_glossary
 from desktop_app.core.pipelines.evidence import (EvidenceLine, Explainer, evidence_answer,
                                                  evidence_units)
 from desktop_app.core.pipelines.simplify import handout_tables, narrative_pieces
@@ -23,11 +22,6 @@ CORPUS = load()
 IDS = [expected.name for expected in CORPUS]
 LAYOUTS = ("caps_colon", "plain_headings", "transcription", "pipe_table", "letter_uk", "soap",
            "prose", "pediatric", "surgical", "long_stay")
-
-
-@pytest.fixture(scope="module")
-def glossary():
-    return load_glossary(None)
 
 
 def Trace(kind: str) -> _Trace:

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from desktop_app.core.glossary.glossary import load_glossary
 from desktop_app.core.pipelines import plain
 from desktop_app.core.pipelines.evidence import Explainer
 from desktop_app.core.pipelines.plain import (Reader, lay_words, lexicon, list_items, lost_facts,
@@ -18,11 +17,6 @@ from desktop_app.core.pipelines.simplify import handout_without_model
 
 DATA = Path(__file__).parent / "data"
 TEST_SUMMARIES = sorted((DATA / "layouts").glob("*.txt")) + sorted((DATA / "summaries").glob("*.txt"))
-
-
-@pytest.fixture(scope="module")
-def glossary():
-    return load_glossary(None)
 
 
 # ---- the lexicon, as data ---------------------------------------------------------------

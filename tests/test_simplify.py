@@ -10,7 +10,6 @@ import pytest
 from desktop_app.core.config import Settings
 from desktop_app.core.documents import read_document
 from desktop_app.core.errors import LumenError
-from desktop_app.core.glossary.glossary import load_glossary
 from desktop_app.core.pipelines.grounding import missing_facts
 from desktop_app.core.pipelines.simplify import SimplifyPipeline, handout_pieces
 from desktop_app.core.pipelines.summary_facts import read_summary
@@ -30,11 +29,6 @@ Discharge Medications:
 Follow-up:
 Primary care clinic on 02/13/2025.
 """
-
-
-@pytest.fixture(scope="module")
-def glossary():
-    return load_glossary(None)
 
 
 def settings(**changes) -> Settings:

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from desktop_app.core.glossary.glossary import load_glossary
 from desktop_app.core.pipelines.grounding import missing_facts, unsupported_facts
 from desktop_app.core.pipelines.summary_facts import read_summary, section_items, split_summary
 from desktop_app.core.pipelines.vocabulary import DATE, date_value, same_date, vocabulary
@@ -15,11 +14,6 @@ from desktop_app.core.pipelines.vocabulary import DATE, date_value, same_date, v
 SUMMARIES = Path(__file__).parent / "data" / "summaries"
 MEDICATION_FIELDS = ("dose", "route", "frequency", "as_needed", "duration", "until", "status",
                      "changed_from", "changed_to", "reason")
-
-
-@pytest.fixture(scope="module")
-def glossary():
-    return load_glossary(None)
 
 
 def facts_of(name: str, glossary):
