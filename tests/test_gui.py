@@ -1227,7 +1227,7 @@ def test_dropping_a_file_on_the_summary_box_opens_it(qtbot, quick_window, tmp_pa
 def test_evaluation_scorers_follow_the_systems_until_chosen_by_hand(qtbot, quick_window):
     from PySide6.QtCore import Qt
 
-    from desktop_app.core.choices import default_scorers
+    from desktop_app.core.evaluation.scorers import default_scorers
 
     page = quick_window.evaluation_page
 
@@ -1248,11 +1248,11 @@ def test_evaluation_scorers_follow_the_systems_until_chosen_by_hand(qtbot, quick
     choose("dialogue:dialogue")
     assert checked() == ["consultation"]
     choose("lamp:plain", "doctorrag:full")
-    assert checked() == ["diagnosis-accuracy", "reference", "similarity-judge", "key-facts"]
+    assert checked() == ["reference", "similarity-judge", "diagnosis-accuracy", "key-facts"]
     page.scorer_boxes["medjudge"].click()  # the user's choice now holds
     choose("dialogue:dialogue")
-    assert checked() == ["diagnosis-accuracy", "reference", "similarity-judge", "medjudge",
-                         "key-facts"]
+    assert checked() == ["reference", "similarity-judge", "diagnosis-accuracy", "key-facts",
+                         "medjudge"]
 
 
 @pytest.mark.slow

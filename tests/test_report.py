@@ -290,7 +290,7 @@ def test_the_default_criteria_fail_a_useless_model_for_every_kind_of_system(eval
     from desktop_app.core.choices import SYSTEM_KINDS, criteria_setting, system_kind
     from desktop_app.core.config import Settings
     from desktop_app.core.evaluation.dataset import Sample
-    from desktop_app.core.evaluation.runner import key_fact_scores
+    from desktop_app.core.evaluation.scorers import key_fact_scores
     from desktop_app.core.glossary.glossary import load_glossary
     from desktop_app.core.config import resource_root
 

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from ..core.errors import LumenError
-from .common import (EXIT_OK, EXIT_PROBLEM, column_mapping, command_session, print_json,
-                     progress_printer)
+from .common import (EXIT_OK, EXIT_PROBLEM, add_json_option, column_mapping, command_session,
+                    print_json, progress_printer)
 
 
 def cmd_bench_import(args, paths, settings) -> int:
@@ -28,14 +28,15 @@ def cmd_bench_import(args, paths, settings) -> int:
 
 
 def cmd_bench_list(args, paths, settings) -> int:
-    from ..core.choices import FORMATS, SCORERS, systems
+    from ..core.choices import FORMATS, systems
+    from ..core.evaluation.scorers import scorer_descriptions
 
     with command_session(paths, settings) as session:
         evaluations = session.evaluation.store
         datasets, runs = evaluations.datasets(), evaluations.runs()
     if args.json:
         print_json({"datasets": [d.to_dict() for d in datasets], "runs": runs,
-                    "systems": systems(), "scorers": SCORERS, "formats": FORMATS})
+                    "systems": systems(), "scorers": scorer_descriptions(), "formats": FORMATS})
         return EXIT_OK
     print("Datasets:")
     for d in datasets:
@@ -44,11 +45,12 @@ def cmd_bench_list(args, paths, settings) -> int:
     for r in runs:
         print(f"  {r['id']}  {r['status']:11} {r['system']:26} {r['finished']} done  dataset {r['dataset_id']}")
     print("Systems: " + ", ".join(systems()))
+    print("Scorers: " + ", ".join(scorer_descriptions()))
     return EXIT_OK
 
 
 def cmd_bench_run(args, paths, settings) -> int:
-    from ..core.choices import default_scorers
+    from ..core.evaluation.scorers import default_scorers
 
     if not args.resume and not args.dataset:
         raise LumenError("Name the dataset to run, or a run to resume.",
@@ -81,7 +83,7 @@ def cmd_bench_run(args, paths, settings) -> int:
         print(f"Run {run['id']} {run['status']}: {counts['samples']} samples"
               + (f", {counts['errors']} ended in an error (left out of every metric; "
                  f"'--resume {run['id']}' tries them again)" if counts["errors"] else "") + ".")
-        for name, row in summary["metrics"].items():
+        for row in summary["metrics"].values():
             mean = "—" if row["mean"] is None else f"{row['mean']:.2f}"
             interval = (row["no_interval"] if row["ci_low"] is None else
                         f"95% CI {row['ci_low']:.2f} – {row['ci_high']:.2f}, {row['interval']}")
@@ -171,7 +173,7 @@ def cmd_bench_calibrate_judge(args, paths, settings) -> int:
 
 
 def register(sub) -> None:
-    from ..core.choices import SCORERS
+    from ..core.evaluation.scorers import SCORERS
 
     # "evaluate", as the Evaluation tab; "bench" (its first name) still works for a release,
     # while bench/ is the speed benchmarks' folder.
@@ -192,27 +194,29 @@ def register(sub) -> None:
                         "found by itself when the columns have the usual names: question/answer, "
                         "query/response, input/output, in any case)")
     p.add_argument("--name", help="a name for the dataset")
-    p.add_argument("--json", action="store_true")
+    add_json_option(p)
     p.set_defaults(func=cmd_bench_import)
     p = bsub.add_parser("list", help="datasets, runs, systems and scorers")
-    p.add_argument("--json", action="store_true")
+    add_json_option(p)
     p.set_defaults(func=cmd_bench_list)
     from ..core.choices import systems
 
     p = bsub.add_parser(
         "run", help="run a system over a dataset (or --resume a run)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="systems:\n" + "\n".join(f"  {name:26} {text}" for name, text in systems().items()))
+        epilog="systems:\n" + "\n".join(f"  {name:26} {text}" for name, text in systems().items())
+        + "\n\nscorers (by default those marked for the system's kind):\n" + "\n".join(
+            f"  {name:26} {entry.description}"
+            + (f" [{', '.join(entry.default_for)}]" if entry.default_for else "")
+            for name, entry in SCORERS.items()))
     p.add_argument("dataset", nargs="?", help="dataset name or id (see 'lumen evaluate list')")
     p.add_argument("--system", default="lamp:glossary", metavar="SYSTEM",
                    help="the system to run (listed below; default lamp:glossary)")
     p.add_argument("--scorer", action="append", choices=tuple(SCORERS),
-                   help="repeat for several (default: reference, similarity-judge, key-facts; "
-                        "consultation for dialogue:<mode>; diagnosis-accuracy for "
-                        "doctorrag:<setup>)")
+                   help="repeat for several (listed below; default: those for the system's kind)")
     p.add_argument("--limit", type=int, help="only the first N samples")
     p.add_argument("--resume", metavar="RUN", help="continue a paused or interrupted run")
-    p.add_argument("--json", action="store_true")
+    add_json_option(p)
     p.set_defaults(func=cmd_bench_run)
     p = bsub.add_parser("report", help="write the validation report of a run")
     p.add_argument("run")
@@ -225,16 +229,16 @@ def register(sub) -> None:
                         help="compare the local HIVMedQA judge with the paper's GPT-4o scores")
     p.add_argument("csv", help="question_answers_pairs_and_source.csv from the HIVMedQA data")
     p.add_argument("--limit", type=int, help="only the first N answers")
-    p.add_argument("--json", action="store_true")
+    add_json_option(p)
     p.set_defaults(func=cmd_bench_calibrate_judge)
     p = bsub.add_parser("compare", help="compare two runs on their shared samples")
     p.add_argument("run_a", help="baseline run")
     p.add_argument("run_b")
-    p.add_argument("--json", action="store_true")
+    add_json_option(p)
     p.set_defaults(func=cmd_bench_compare)
     p = bsub.add_parser("compare-modes",
                         help="compare consultation runs (dialogue:<mode>) on their shared cases")
     p.add_argument("runs", nargs="+", metavar="RUN", help="two or more dialogue:<mode> runs")
-    p.add_argument("--json", action="store_true")
+    add_json_option(p)
     p.set_defaults(func=cmd_bench_compare_modes)
 

@@ -1,5 +1,5 @@
 """What Lumen can run, by name, with one line each: the answering methods and their
-variants, the evaluation systems and scorers, the benchmark formats and the DoctorRAG
+variants, the evaluation systems (scorers: evaluation/scorers.py), the benchmark formats and the DoctorRAG
 set-ups.  The command line's help and choices, the window's lists and the core's own
 checks read them here, so naming what exists never loads what runs it (scipy,
 chromadb, llama.cpp)."""
@@ -20,35 +20,6 @@ METHOD_DESCRIPTIONS = {
     "evidence": "no model: the summary's lines that answer, medical words explained",
 }
 VARIANT_DESCRIPTIONS = {"glossary": "with glossary definitions", "plain": "without glossary"}
-
-SCORERS = {"diagnosis-accuracy": "DoctorRAG diagnosis mode: 1 when the label picked is the case's",
-           "reference": "SARI, FKGL, SBERT, Token F1, BLEU, ROUGE-L, BERTScore vs the reference",
-           "similarity-judge": "LLM judge of semantic similarity, 1-5 (LAMP-MedQA)",
-           "medjudge": "MedJudge rubric (PerMedCQA): correctness, coverage, clinical impact labels",
-           "hivmedqa-judge": "HIVMedQA judge: five dimensions 0-5 and their mean",
-           "consultation": "3MDBench consultations: diagnosis right or not (macro F1 in the "
-                           "report), utterances, ended by BREAK, assessor items 1.1-4.1",
-           "key-facts": "share of the reference's doses, timings, dates and medicines in the "
-                        "answer; facts the document lacks; degenerate text; model or evidence"}
-
-
-def default_scorers(chosen_systems) -> list[str]:
-    """The scorers a run uses unless others are chosen, for the systems `chosen_systems`
-    (in SCORERS order): a consultation's own scores for `dialogue:*`, diagnosis accuracy
-    for `doctorrag:*`, and for an answer the reference metrics, LAMP-MedQA's similarity
-    judge and the key facts. The MedJudge and HIVMedQA judges ask the model several
-    questions per sample, so they run only when chosen. The command line and the
-    Evaluation tab both start from these."""
-    wanted = set()
-    for system in chosen_systems:
-        if system.startswith("dialogue:"):
-            wanted.add("consultation")
-        elif system.startswith("doctorrag:"):
-            wanted.add("diagnosis-accuracy")
-        else:
-            wanted |= {"reference", "similarity-judge", "key-facts"}
-    return [name for name in SCORERS if name in wanted]
-
 
 # What a system's answers are, which decides the acceptance criteria its report holds it
 # to by default (Settings: <kind>_acceptance_criteria; "document" is acceptance_criteria).

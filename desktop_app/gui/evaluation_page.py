@@ -24,7 +24,8 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, 
                                QTableWidgetItem, QTextBrowser, QVBoxLayout, QWidget)
 
 from ..core.errors import LumenError
-from ..core.choices import FORMATS, SCORERS, default_scorers, systems
+from ..core.choices import FORMATS, systems
+from ..core.evaluation.scorers import SCORERS, default_scorers, result_metrics
 from ..core.evaluation.importers import columns, detect_mapping
 from ..core.evaluation.chart import Bar, axis_label, axis_range, bar_chart_svg
 from ..core.evaluation.report import VERDICT_COLOURS, metric_info, report_kind
@@ -37,10 +38,6 @@ from .workers import run_in_background
 # The verdict as the Results table names it (its report's headline in the tooltip).
 VERDICT_WORDS = {"passed": "passed", "failed": "FAILED", "undecided": "not decided",
                  "no claim": "no claim"}
-RESULT_METRICS = ("sari", "fkgl", "sbert", "token_f1", "bleu", "rouge_l", "bertscore_f1",
-                  "judge_similarity", "diagnosis_accuracy", "key_fact_recall",
-                  "unsupported_facts", "degenerate", "model_answer", "diagnosis_correct",
-                  "dialogue_utterances", "ended_by_break", "assessor_4_1")
 
 
 def readable_scores(scores: dict) -> str:
@@ -221,6 +218,7 @@ def consultation_html(result: dict) -> str:
 
 class EvaluationPage(QWidget):
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
+        """Long: the tab's widgets, shortcuts and signals, built in layout order."""
         super().__init__(parent)
         self.session = session
         self.evaluations = session.evaluation.store
@@ -242,7 +240,7 @@ class EvaluationPage(QWidget):
             self.systems.addItem(item)
         self.scorer_boxes = {name: QCheckBox(name) for name in SCORERS}
         for name, box in self.scorer_boxes.items():
-            box.setToolTip(SCORERS[name])
+            box.setToolTip(SCORERS[name].description)
             box.clicked.connect(self._scorers_chosen)
         # The boxes follow the systems checked (default_scorers, as the command line's
         # default) until the user changes one; then they are the user's.
@@ -277,7 +275,7 @@ class EvaluationPage(QWidget):
         self.results.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.chart_metric = QComboBox()
         labels = metric_info()
-        for name in RESULT_METRICS:
+        for name in result_metrics():
             self.chart_metric.addItem(labels.get(name, {}).get("label", name), name)
         self.chart_metric.currentIndexChanged.connect(lambda _i: self.refresh_results())
         self.chart = BarChart()
@@ -446,7 +444,7 @@ class EvaluationPage(QWidget):
     def _show_results(self, rows: list) -> None:
         info = metric_info()
         # Only the metrics some run has: a consultation run and a question run share none.
-        shown = [m for m in RESULT_METRICS if m in info
+        shown = [m for m in result_metrics() if m in info
                  and any(m in summary["metrics"] for _run, summary, _sig, _v in rows)]
         self.results.setColumnCount(len(shown) + 2)
         self.results.setHorizontalHeaderLabels(["Run", "Verdict"] + [

@@ -42,7 +42,9 @@ BERTSCORE_ENCODER_NOTE = (
 METRICS: dict[str, dict[str, Any]] = {
     "sari": {"label": "SARI", "higher_is_better": True, "scale": "0-100"},
     "fkgl": {"label": "FKGL", "higher_is_better": False, "scale": "US school grade"},
-    "sbert": {"label": "SBERT cosine", "higher_is_better": True, "scale": "0-100"},
+    # A cosine x 100: below 0 for opposed texts.
+    "sbert": {"label": "SBERT cosine", "higher_is_better": True, "scale": "0-100",
+              "range": (-100.0, 100.0)},
     "token_f1": {"label": "Token F1", "higher_is_better": True, "scale": "0-100"},
     "bleu": {"label": "BLEU", "higher_is_better": True, "scale": "0-100"},
     "rouge_l": {"label": "ROUGE-L", "higher_is_better": True, "scale": "0-100"},

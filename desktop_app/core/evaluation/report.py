@@ -30,45 +30,16 @@ SCALE_RANGES = {"0-1": (0.0, 1.0), "0-100": (0.0, 100.0), "1-5": (1.0, 5.0),
 
 
 def metric_info() -> dict[str, dict[str, Any]]:
-    """Every per-sample metric: its label, direction, scale and range, and whether it is a
-    rate (each score 0 or 1 by definition, so its interval is Wilson's)."""
-    from . import metrics
+    """Every per-sample metric of the registered scorers (scorers.py): its label,
+    direction, scale and range, whether it is a rate (each score 0 or 1 by definition, so
+    its interval is Wilson's), and whether the Evaluation tab shows it as a column."""
+    from .scorers import registered_metrics
 
-    from .judges import HIV_DIMENSIONS
-
-    info = {name: dict(meta) for name, meta in metrics.METRICS.items()}
-    info["judge_similarity"] = {"label": "LLM judge (1-5)", "higher_is_better": True, "scale": "1-5"}
-    info["diagnosis_accuracy"] = {"label": "Diagnosis accuracy", "higher_is_better": True,
-                                  "scale": "0-1", "rate": True}
-    info["key_fact_recall"] = {"label": "Key-fact recall", "higher_is_better": True,
-                               "scale": "0-1"}
-    info["unsupported_facts"] = {"label": "Unsupported facts per answer",
-                                 "higher_is_better": False, "scale": "count"}
-    info["degenerate"] = {"label": "Degenerate answers", "higher_is_better": False,
-                          "scale": "0-1", "rate": True}
-    info["model_answer"] = {"label": "Shown answer is the model's", "higher_is_better": True,
-                            "scale": "0-1", "rate": True}
-    from .dialogue import ASSESSOR_ITEM_NAMES
-
-    info["diagnosis_correct"] = {"label": "Consultation diagnosis right", "higher_is_better": True,
-                                 "scale": "0-1", "rate": True}
-    info["ended_by_break"] = {"label": "Ended by the patient (BREAK)",
-                              "higher_is_better": True, "scale": "0-1", "rate": True}
-    for item, name in ASSESSOR_ITEM_NAMES.items():
-        info["assessor_" + item.replace(".", "_")] = {"label": f"Assessor {item} {name}",
-                                                      "higher_is_better": True, "scale": "0-1",
-                                                      "rate": True}
-    info["assessor_4_1"] = {"label": "Assessor 4.1 competence (0-2)", "higher_is_better": True,
-                            "scale": "0-2"}
-    info["dialogue_utterances"] = {"label": "Utterances per consultation",
-                                   "higher_is_better": False, "scale": "count"}
-    for dimension in (*HIV_DIMENSIONS, "overall"):
-        info[f"hiv_{dimension}"] = {"label": f"HIVMedQA {dimension.replace('_', ' ')} (0-5)",
-                                    "higher_is_better": True, "scale": "0-5"}
+    info = registered_metrics()
     for meta in info.values():
         meta.setdefault("rate", False)
-        meta["range"] = SCALE_RANGES[meta["scale"]]
-    info["sbert"]["range"] = (-100.0, 100.0)  # a cosine x 100: below 0 for opposed texts
+        meta.setdefault("tab", False)
+        meta.setdefault("range", SCALE_RANGES[meta["scale"]])
     return info
 
 
@@ -201,24 +172,15 @@ def _worst_answers(results: list[dict[str, Any]], rules: ReportRules) -> list[di
             for r, labels, analysis, finding in worst[:rules.worst_answers]]
 
 
-_SCORER_MEASURES = {
-    "reference": "similarity to the reference answers (SARI, BLEU, ROUGE-L, SBERT, BERTScore) "
-                 "and reading grade",
-    "similarity-judge": "the LLM judge's similarity to the reference (1-5)",
-    "medjudge": "clinical correctness and impact of each answer (MedJudge)",
-    "hivmedqa-judge": "the HIVMedQA judge's five dimensions",
-    "key-facts": "key facts of the reference kept in the answer, and facts the document lacks",
-}
-
-
 def _not_measured(run: dict[str, Any], dataset: dict[str, Any], results: list[dict[str, Any]],
                   table: dict[str, Any], counts: dict[str, int]) -> list[str]:
     """What this report cannot speak for, in plain sentences."""
+    from .scorers import SCORERS
+
     consults = run["system"].startswith("dialogue:")
-    # The HIVMedQA judge's rubric is for HIV questions: not running it elsewhere is no gap.
-    notes = [] if consults else [f"Not measured: {what}." for scorer, what in
-                                 _SCORER_MEASURES.items() if scorer not in run["scorers"]
-                                 and (scorer != "hivmedqa-judge" or dataset["format"] == "hivmedqa")]
+    notes = [] if consults else [f"Not measured: {entry.measures}." for name, entry in
+                                 SCORERS.items() if name not in run["scorers"]
+                                 and entry.missing_is_a_gap(dataset["format"])]
     if consults:
         notes.append("The consultations are text only: the cases' images, which the published "
                      "protocol shows the doctor, were not used.")
@@ -601,7 +563,10 @@ def to_html(summary: dict[str, Any], criteria: list[dict[str, Any]],
             comparison: dict[str, Any] | None = None, *, bertscore_note: str = "",
             baseline: dict[str, Any] | None = None, modes: dict[str, Any] | None = None) -> str:
     """The validation report as one HTML page; `baseline`, the summary of the run compared
-    with, draws it beside this run in the charts."""
+    with, draws it beside this run in the charts.
+
+    Long: the report's sections in reading order as one HTML string; a Jinja2 template (issue
+    #34) is what will shorten it."""
     from .chart import svg_data_uri
 
     esc = html.escape

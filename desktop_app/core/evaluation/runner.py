@@ -14,11 +14,7 @@ mid-dialogue goes on from the next utterance.
 mode (DoctorRAG), with the full retrieval or one of the paper's ablations; each case's
 own record is kept out of the similar cases.
 
-Scorers: `diagnosis-accuracy` (the label picked equals the case's diagnosis),
-`consultation` (3MDBench: the diagnosis right or not, the dialogue's length and end, the
-assessor's items 1.1-3.2 and 4.1; macro F1 over the run is the report's), `reference` (SARI, FKGL, SBERT cosine, Token F1, BLEU, ROUGE-L, BERTScore
-against the reference answer) and `similarity-judge` (LAMP-MedQA's 1-5 judge, JSON
-under a grammar; an unparseable reply is stored as missing, never as 0).  A blank
+Scorers are declared in scorers.py, each with its metrics.  A blank
 prediction gets worst-case reference scores, as in LAMP-MedQA; a sample that failed with
 an error has no prediction and no score: it is listed with its reason, left out of every
 metric, and tried again when the run is resumed.  A run stops as failed once more samples
@@ -41,14 +37,15 @@ from ..errors import Cancelled, LumenError, ModelOutputError
 from ..glossary.glossary import Glossary
 from ..models.catalog import ROLES
 from ..models.runtime import ModelRuntime
-from ..choices import METHODS, SCORERS, system_kind, systems
+from ..choices import METHODS, system_kind, systems
 from ..pipelines.ask import AskPipeline, clean_reply
 from ..pipelines.base import Pipeline
 from ..progress import CancelToken, ProgressCallback, report
 from ..prompts import load_prompts
 from .dataset import Sample
-from .judges import HIV_DIMENSIONS, RubricJudge, hivmedqa_scores, unparseable_detail
+from .judges import RubricJudge, unparseable_detail
 from .runs import EvaluationStore, SavedDataset
+from .scorers import SCORERS, judge_scorers, score_sample
 
 if TYPE_CHECKING:
     from ..knowledge.doctorrag import DoctorRAG
@@ -215,73 +212,10 @@ class Evaluator(Pipeline):
     def score(self, scorers: list[str], sample: Sample, output: str,
               cancel: CancelToken | None, trace: dict[str, Any] | None = None
               ) -> tuple[dict[str, float | None], dict[str, Any], float]:
-        from . import metrics
-
-        trace = trace or {}
-
-        scores: dict[str, float | None] = {}
-        judge: dict[str, Any] = {}
-        judge_seconds = 0.0
-        # Only labelled case sets have a diagnosis to match; free answers are never exact.
-        if "diagnosis-accuracy" in scorers and sample.target and sample.metadata.get("labels"):
-            scores["diagnosis_accuracy"] = float(output.strip().casefold() == sample.target.strip().casefold())
-        if "reference" in scorers and sample.target:
-            scores.update(metrics.score_all(output, sample.target, sample.context or sample.input,
-                                            embedder=self.runtime.embedder(), cache_dir=self.cache_dir))
-        if "similarity-judge" in scorers and sample.target:
-            if output.strip():
-                value, detail = self.similarity_judge(output, sample.target, cancel)
-                judge["similarity"] = detail
-                judge_seconds = float(detail.get("seconds", 0.0))
-            else:
-                value = 1  # a blank answer is the worst case, as in LAMP-MedQA
-                judge["similarity"] = {"unparseable": False, "reply": "", "reason": "blank prediction"}
-            scores["judge_similarity"] = value
-        if "medjudge" in scorers and sample.target:
-            if output.strip():
-                labels, detail = self.rubric.medjudge(sample.input, sample.target, output, cancel)
-                judge["medjudge"] = {**detail, "labels": labels}
-                judge_seconds += float(detail.get("seconds", 0.0))
-            else:
-                judge["medjudge"] = {"unparseable": False, "blank": True, "labels": None}
-        if "hivmedqa-judge" in scorers and sample.target:
-            if output.strip():
-                value, detail = self.rubric.hivmedqa(sample.input, sample.target, output, cancel)
-                judge["hivmedqa"] = {**detail, "scores": value}
-                judge_seconds += float(detail.get("seconds", 0.0))
-            else:  # no answer at all scores 0 on every dimension, as in the HIVMedQA paper
-                value = {**{d: 0 for d in HIV_DIMENSIONS}, "overall": 0.0}
-                judge["hivmedqa"] = {"unparseable": False, "blank": True, "scores": value}
-            scores.update(hivmedqa_scores(value))
-        if "key-facts" in scorers:
-            scores.update(key_fact_scores(output, sample, self.glossary,
-                                          str(trace.get("answer_source", ""))))
-        if "consultation" in scorers and sample.target:
-            judge_seconds += self.score_consultation(sample, output, trace, scores, judge, cancel)
-        return scores, judge, judge_seconds
-
-    def score_consultation(self, sample: Sample, output: str, trace: dict[str, Any],
-                           scores: dict[str, float | None], judge: dict[str, Any],
-                           cancel: CancelToken | None) -> float:
-        """3MDBench's per-case scores; a consultation that failed scores a wrong diagnosis
-        and nothing else.  An unreadable assessor reply leaves its items missing, never 0."""
-        from .consultation import ASSESSOR_ITEMS, COMPETENCE, Consultation
-
-        scores["diagnosis_correct"] = float(output == sample.target)
-        if "consultation" not in trace:
-            return 0.0
-        consultation = Consultation.from_dict(trace["consultation"])
-        scores["dialogue_utterances"] = float(len(consultation.turns))
-        scores["ended_by_break"] = float(consultation.ended_by == "break")
-        started = time.perf_counter()
-        marks = self.consultations.assess(consultation, sample.target, cancel)
-        seconds = time.perf_counter() - started
-        judge["assessor"] = {"unparseable": marks is None, "marks": marks,
-                             "seconds": round(seconds, 3)}
-        for item in ASSESSOR_ITEMS:
-            scores[assessor_metric(item)] = None if marks is None else float(marks[item])
-        scores["assessor_4_1"] = None if marks is None else float(COMPETENCE.index(marks["4.1"]))
-        return seconds
+        """The scores, the judges' replies and the model seconds of the scorers chosen
+        (scorers.SCORERS, each in its own function)."""
+        scored = score_sample(self, scorers, sample, output, cancel, trace or {})
+        return scored.scores, scored.judge, scored.seconds
 
     def evaluate(self, system: str, scorers: list[str], sample: Sample,
                  cancel: CancelToken | None, journal: "TurnJournal | None" = None
@@ -304,11 +238,6 @@ class Evaluator(Pipeline):
                              time.perf_counter() - started, model_seconds + judge_seconds)
 
 
-def assessor_metric(item: str) -> str:
-    """The score name of an assessor item: "1.1" -> "assessor_1_1"."""
-    return "assessor_" + item.replace(".", "_")
-
-
 class TurnJournal:
     """Where a run keeps each consultation utterance as it finishes (eval_turn)."""
 
@@ -323,28 +252,6 @@ class TurnJournal:
         self.evaluations.save_turn(self.run_id, sample_id, index, turn)
         if self.on_saved is not None:
             self.on_saved(sample_id, index)
-
-
-def key_fact_scores(output: str, sample: Sample, glossary: Glossary,
-                    source: str) -> dict[str, float | None]:
-    """Lumen's key-facts scorer (issue #13): which of the reference's doses, timings, dates
-    and medicines the answer holds (by the parser of summary_facts.py and grounding.py),
-    how many facts of the answer the document lacks, whether the answer is degenerate
-    text (checks.py), and whether it is a model's text or the evidence answer."""
-    from ..pipelines.checks import degeneracy_problems
-    from ..pipelines.grounding import key_fact_recall, unsupported_facts
-
-    scores: dict[str, float | None] = {}
-    if sample.target:
-        present, wanted = key_fact_recall(sample.target, output, glossary)
-        scores["key_fact_recall"] = present / wanted if wanted else None
-    document = sample.context or ""
-    if document:  # with no document (an open question) there is nothing to be unsupported by
-        scores["unsupported_facts"] = float(len(unsupported_facts(output, document, glossary)))
-    scores["degenerate"] = float(bool(degeneracy_problems(output, sample.input)))
-    if source:
-        scores["model_answer"] = float(source == "model")
-    return scores
 
 
 SampleCallback = Callable[[SampleOutcome, int, int], None]
@@ -385,9 +292,6 @@ def check_run(evaluations: EvaluationStore, dataset_id: str, system: str,
     return dataset
 
 
-JUDGE_SCORERS = ("similarity-judge", "medjudge", "hivmedqa-judge")
-
-
 def parallel_samples(evaluator: Evaluator, system: str, scorers: list[str]) -> int:
     """How many samples go to the models at once: the setting's N when every model the run
     generates with is on an inference server, else 1 (a local llama.cpp answers one call
@@ -396,7 +300,7 @@ def parallel_samples(evaluator: Evaluator, system: str, scorers: list[str]) -> i
     wanted = evaluator.settings.server_parallel_requests
     if wanted <= 1 or parse_system(system)[0] in ("doctorrag", "dialogue"):
         return 1
-    roles = ("generator", "reviewer") + (("judge",) if set(scorers) & set(JUDGE_SCORERS) else ())
+    roles = ("generator", "reviewer") + (("judge",) if set(scorers) & set(judge_scorers()) else ())
     return wanted if evaluator.runtime.all_on_servers(roles) else 1
 
 
