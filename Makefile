@@ -18,7 +18,7 @@ DIST_ARGS ?=
 LLAMA_CPU ?= portable
 LLAMA_STAMP := $(VENV)/.llama-$(LLAMA_CPU)
 
-.PHONY: run test check install provision bench bench-cpu lock clean dist screenshots examples
+.PHONY: run test check lint install provision bench bench-cpu lock clean dist screenshots examples
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -48,10 +48,15 @@ provision: install
 run: provision
 	$(BIN)/lumen
 
-test: provision
+# Errors a reader would miss (pyproject.toml's [tool.ruff.lint]: unused and undefined names,
+# mutable defaults, ...); a second or two.
+lint: install
+	$(BIN)/ruff check desktop_app tests bench packaging
+
+test: provision lint
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest $(PYTEST_ARGS)
 
-check: provision
+check: provision lint
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -m "not slow and not subprocess" $(PYTEST_ARGS)
 
 bench: provision

@@ -166,7 +166,7 @@ def test_a_bundle_finds_its_models_without_provisioning(fake_bundle, tmp_path):
     assert len(embedded) == 3
     for spec, item in embedded:
         assert registry.file_path(spec, item) == fake_bundle / "models" / "files" / spec.id / item.name
-    for spec, statuses in manage.verify(paths, settings, only_registered=True):
+    for _spec, statuses in manage.verify(paths, settings, only_registered=True):
         assert all(status.ok for status in statuses), statuses
     # Provisioning has nothing to copy: the files are already in place, read-only.
     assert {r.action for r in manage.provision(paths, settings)} == {"present"}

@@ -463,7 +463,7 @@ class CutStreams:
             def log_message(self, *args):  # quiet
                 pass
 
-            def do_GET(self):  # noqa: N802: /v1/models, as llama-cpp-python answers it
+            def do_GET(self):  # noqa: N802 (/v1/models, as llama-cpp-python answers it)
                 body = json.dumps({"object": "list", "data": [
                     {"id": "cut", "object": "model", "owned_by": "me"}]}).encode()
                 self.send_response(200 if self.path.endswith("/models") else 404)

@@ -248,7 +248,9 @@ def test_a_date_without_a_year_matches_any_year_but_not_another_day():
 
 def test_grounding_knows_dates_without_a_year_stems_and_bare_numbers(glossary):
     source = "Lisinopril 10 mg daily - HOLD until 06/04/2025. Metoprolol 25 mg BID."
-    flagged = lambda answer: [(f.kind, f.text) for f in unsupported_facts(answer, source, glossary)]
+
+    def flagged(answer: str) -> list[tuple[str, str]]:
+        return [(f.kind, f.text) for f in unsupported_facts(answer, source, glossary)]
     assert flagged("Do not take lisinopril until 06/04.") == []
     assert flagged("Restart it on 06/05.") == [("date", "06/05")]
     assert flagged("It was held due to a lack of insulin.") == [("medicine", "insulin")]
