@@ -34,6 +34,32 @@ def test_doctor_reports_a_damaged_model_with_the_fix(profile, passphrase_env, sh
     assert "lumen models provision" in bad[0].fix
 
 
+def test_a_check_that_breaks_is_a_failed_finding_and_the_others_still_run(
+        profile, settings, passphrase_env, monkeypatch):
+    import dataclasses
+
+    from desktop_app.core import doctor
+
+    def broken(run):
+        raise KeyError("no such setting")
+
+    checks = [dataclasses.replace(check, function=broken) if check.name == "Embedder" else check
+              for check in doctor.DOCTOR_CHECKS]
+    monkeypatch.setattr(doctor, "DOCTOR_CHECKS", checks)
+    steps = []
+    report = run_doctor(profile, settings, measure_speed=False,
+                        progress=lambda step: steps.append(step.message))
+    embedder = [f for f in report.findings if f.check == "Embedder"]
+    assert [(f.status, f.detail) for f in embedder] == [
+        ("fail", "Unexpected error: KeyError: 'no such setting'")]
+    # Every other check ran, in order, after it as before it.
+    assert [f.check for f in report.findings if f.area == "Database"] == [
+        "Encrypted database", "Audit log", "OS keyring"]
+    assert report.findings[-1].check == "Readability (textstat)"
+    assert steps == ["Versions", "Network guard", "Models", "Embedder", "Generation", "Database",
+                     "Done"]
+
+
 def test_doctor_without_passphrase_names_the_fix(profile, settings):
     report = run_doctor(profile, settings, measure_speed=False)
     database = next(f for f in report.findings if f.check == "Encrypted database")

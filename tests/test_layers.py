@@ -211,3 +211,95 @@ def test_the_command_line_s_parser_loads_no_engine():
                             cwd=ROOT, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+# A function longer than this says why in its docstring, on a line starting "Long:"
+# (issue #34): a long unit is a choice someone made, not an accident.
+LONG_FUNCTION_LINES = 80
+
+
+def long_functions_without_a_reason(sources: dict[str, tuple[str, bool]]) -> list[str]:
+    unexplained = []
+    for module, (source, _is_package) in sorted(sources.items()):
+        for node in ast.walk(ast.parse(source)):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            length = node.end_lineno - node.lineno + 1
+            docstring = ast.get_docstring(node) or ""
+            if length > LONG_FUNCTION_LINES and not any(
+                    line.startswith("Long:") for line in docstring.splitlines()):
+                unexplained.append(f"{module}.{node.name} ({length} lines)")
+    return unexplained
+
+
+def test_every_long_function_says_why_it_is_long():
+    assert long_functions_without_a_reason(lumen_sources()) == []
+
+
+def test_a_planted_long_function_is_caught():
+    body = "".join(f"    x{i} = {i}\n" for i in range(LONG_FUNCTION_LINES))
+    planted = {"desktop_app.core.planted": (f"def sprawling():\n{body}", False),
+               "desktop_app.core.explained": (
+                   f'def sprawling():\n    """Long: a table of constants."""\n{body}', False)}
+    assert long_functions_without_a_reason(planted) == [
+        f"desktop_app.core.planted.sprawling ({LONG_FUNCTION_LINES + 1} lines)"]
+
+
+# The faces (gui/, cli/, export) reach the core through the Session and these modules:
+# names of what exists (choices, the scorer registry), errors and progress (issue #34).
+FACE_DOORS = {"desktop_app.core", "desktop_app.core.session", "desktop_app.core.errors",
+              "desktop_app.core.choices", "desktop_app.core.progress",
+              "desktop_app.core.evaluation.scorers"}
+# Direct imports of other core modules by the faces, counted as (face module, core
+# module) pairs.  Each is a door to close; the number may only go down.
+DIRECT_IMPORTS_LEFT = 88
+
+
+def direct_core_imports(sources: dict[str, tuple[str, bool]]) -> list[tuple[str, str]]:
+    known = set(sources)
+    pairs = []
+    for module, (source, is_package) in sorted(sources.items()):
+        if unit(module) not in ("gui", "cli", "export", "__main__"):
+            continue
+        for target in sorted(imported_modules(module, source, is_package, known)):
+            if target.startswith("desktop_app.core") and target not in FACE_DOORS:
+                pairs.append((module, target))
+    return pairs
+
+
+def test_the_faces_open_no_new_door_into_the_core():
+    pairs = direct_core_imports(lumen_sources())
+    assert len(pairs) <= DIRECT_IMPORTS_LEFT, (
+        f"{len(pairs)} direct imports of the core by gui/ and cli/ (at most "
+        f"{DIRECT_IMPORTS_LEFT}): go through core.session, or lower DIRECT_IMPORTS_LEFT "
+        "when you closed one.\n" + "\n".join(f"{a} -> {b}" for a, b in pairs))
+
+
+def test_a_planted_face_import_is_caught():
+    sources = lumen_sources()
+    before = len(direct_core_imports(sources))
+    source, is_package = sources["desktop_app.cli.doctor"]
+    sources["desktop_app.cli.doctor"] = (
+        source + "\n\ndef later():\n    from ..core.hashing import sha256_text\n", is_package)
+    assert ("desktop_app.cli.doctor", "desktop_app.core.hashing") in direct_core_imports(sources)
+    assert len(direct_core_imports(sources)) == before + 1
+
+
+def test_every_json_option_comes_from_the_one_helper():
+    """`--json` is declared once (cli/common.add_json_option), so every command that has it
+    says the same thing in its help (issue #34: it was added by hand 28 times)."""
+    import argparse
+
+    from desktop_app.cli import build_parser
+
+    def parsers(parser):
+        yield parser
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for child in dict.fromkeys(action.choices.values()):
+                    yield from parsers(child)
+
+    helps = [action.help for parser in parsers(build_parser()) for action in parser._actions
+             if "--json" in action.option_strings]
+    assert len(helps) >= 28
+    assert all(h.startswith("print ") and h.endswith(" as JSON instead of text") for h in helps)

@@ -24,6 +24,12 @@ EXIT_BROKEN_PIPE = 141
 FACE = "command line"  # as the audit log names who acted
 
 
+def add_json_option(parser, what: str = "the result") -> None:
+    """`--json`, the same on every command that prints a result (for IT's scripts)."""
+    parser.add_argument("--json", action="store_true",
+                        help=f"print {what} as JSON instead of text")
+
+
 def print_json(value: Any) -> None:
     print(json.dumps(value, indent=2, default=str))
 

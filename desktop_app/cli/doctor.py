@@ -6,7 +6,8 @@ from __future__ import annotations
 import sys
 
 from ..core.errors import PassphraseRequired
-from .common import EXIT_OK, EXIT_PROBLEM, profile_session, passphrase_for, print_json, progress_printer
+from .common import (EXIT_OK, EXIT_PROBLEM, add_json_option, passphrase_for, print_json,
+                    profile_session, progress_printer)
 
 
 def cmd_doctor(args, paths, settings) -> int:
@@ -83,7 +84,7 @@ def cmd_verify_offline(args, paths, settings) -> int:
 
 def register(sub) -> None:
     doctor = sub.add_parser("doctor", help="check this installation")
-    doctor.add_argument("--json", action="store_true")
+    add_json_option(doctor)
     doctor.add_argument("--no-speed", action="store_true", help="skip the generation speed test")
     doctor.add_argument("--fix-permissions", action="store_true",
                         help="first make Lumen's folders (0700) and files (0600) this account's only")
@@ -96,6 +97,6 @@ def register(sub) -> None:
                         help="only the window's start-up and the doctor (under a minute)")
     verify.add_argument("--no-strace", action="store_true",
                         help="watch the C library only, not system calls")
-    verify.add_argument("--json", action="store_true")
+    add_json_option(verify)
     verify.set_defaults(func=cmd_verify_offline)
 

@@ -6,8 +6,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .common import (EXIT_OK, EXIT_PROBLEM, glossary_for, open_store_for, print_json,
-                     progress_printer, read_text)
+from .common import (EXIT_OK, EXIT_PROBLEM, add_json_option, glossary_for, open_store_for,
+                    print_json, progress_printer, read_text)
 
 
 def cmd_glossary_import(args, paths, settings) -> int:
@@ -101,17 +101,17 @@ def register(sub) -> None:
     p = gsub.add_parser("import", help="import MedlinePlus topics (mplus_topics_*.xml) or "
                                        "local entries (.toml from 'export')")
     p.add_argument("file")
-    p.add_argument("--json", action="store_true")
+    add_json_option(p)
     p.set_defaults(func=cmd_glossary_import)
     p = gsub.add_parser("match", help="find glossary terms in a text file ('-' for stdin)")
     p.add_argument("file")
-    p.add_argument("--json", action="store_true")
+    add_json_option(p)
     p.set_defaults(func=cmd_glossary_match)
     p = gsub.add_parser("lookup", help="look a word up (exact, other names, fuzzy, by meaning)")
     p.add_argument("term")
     p.add_argument("--limit", type=int, default=5)
     p.add_argument("--no-semantic", action="store_true", help="skip the lookup by meaning")
-    p.add_argument("--json", action="store_true")
+    add_json_option(p)
     p.set_defaults(func=cmd_glossary_lookup)
     p = gsub.add_parser("add", help="add a local entry, or edit a shipped/imported one")
     p.add_argument("--term", required=True)

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from ..core.errors import LumenError
-from .common import (EXIT_OK, column_mapping, command_session, open_store_for, print_json,
-                     progress_printer, read_text)
+from .common import (EXIT_OK, add_json_option, column_mapping, command_session, open_store_for,
+                    print_json, progress_printer, read_text)
 
 
 def cmd_knowledge_add(args, paths, settings) -> int:
@@ -222,10 +222,10 @@ def register(sub) -> None:
     p.add_argument("--limit", type=int, help="only the first N glossary topics")
     p.add_argument("--declarative", action="store_true",
                    help="rewrite each piece as statements first (slower; see the setting)")
-    p.add_argument("--json", action="store_true")
+    add_json_option(p)
     p.set_defaults(func=cmd_knowledge_add)
     p = ksub.add_parser("list", help="documents and case sets in the knowledge base")
-    p.add_argument("--json", action="store_true")
+    add_json_option(p)
     p.set_defaults(func=cmd_knowledge_list)
     p = ksub.add_parser("remove", help="remove a document (its id from 'lumen knowledge list')")
     p.add_argument("id")
@@ -242,7 +242,7 @@ def register(sub) -> None:
                    help="switch a part of retrieval off, as in the paper's ablation")
     p.add_argument("--refine", action="store_true", help="refine the answer with Med-TextGrad")
     p.add_argument("--rounds", type=int, help="Med-TextGrad rounds (default: the setting)")
-    p.add_argument("--json", action="store_true", help="the answer, its sources and trace as JSON")
+    add_json_option(p, "the answer, its sources and trace")
     p.set_defaults(func=cmd_knowledge_ask)
 
     cases = sub.add_parser("cases", help="the case base of past patients (de-identified on import)")
@@ -254,11 +254,11 @@ def register(sub) -> None:
     p.add_argument("--show-removed", action="store_true",
                    help="list every de-identification removal (with --json too: without it, "
                         "the removed identifiers are left out)")
-    p.add_argument("--json", action="store_true")
+    add_json_option(p)
     p.set_defaults(func=cmd_cases_import)
     p = csub.add_parser("list", help="case sets, or the cases of one set (--set ID)")
     p.add_argument("--set")
-    p.add_argument("--json", action="store_true")
+    add_json_option(p)
     p.add_argument("--show-removed", action="store_true",
                    help="with --set: include the identifiers de-identification removed")
     p.set_defaults(func=cmd_cases_list)

@@ -10,7 +10,8 @@ from pathlib import Path
 from ..core.errors import LumenError
 from ..core.models.catalog import GENERATION_ROLES, ROLES
 
-from .common import EXIT_OK, EXIT_PROBLEM, command_session, profile_session, print_json, progress_printer
+from .common import (EXIT_OK, EXIT_PROBLEM, add_json_option, command_session, print_json,
+                    profile_session, progress_printer)
 
 
 def cmd_models_provision(args, paths, settings) -> int:
@@ -131,13 +132,13 @@ def register(sub) -> None:
     models = sub.add_parser("models", help="list, provision, add and verify models")
     msub = models.add_subparsers(dest="models_command", metavar="ACTION", required=True)
     p = msub.add_parser("provision", help="copy the embedded models into the models folder")
-    p.add_argument("--json", action="store_true")
+    add_json_option(p)
     p.set_defaults(func=cmd_models_provision)
     p = msub.add_parser("list", help="list known models and their roles")
-    p.add_argument("--json", action="store_true")
+    add_json_option(p)
     p.set_defaults(func=cmd_models_list)
     p = msub.add_parser("verify", help="check every model file against its sha256")
-    p.add_argument("--json", action="store_true")
+    add_json_option(p)
     p.set_defaults(func=cmd_models_verify)
     p = msub.add_parser("add", help="check and register your own GGUF model")
     p.add_argument("path", help="the .gguf file")
@@ -146,7 +147,7 @@ def register(sub) -> None:
     p.add_argument("--chat-format", help="chat format when the file has no template "
                                           "(chatml, phi3, gemma, llama3)")
     p.add_argument("--id", help="model id to use (default: from the file name)")
-    p.add_argument("--json", action="store_true")
+    add_json_option(p)
     p.set_defaults(func=cmd_models_add)
     p = msub.add_parser("add-server", help="use a model on an inference server IT runs "
                                             "(llama-server, vLLM, Ollama: OpenAI-compatible)")
@@ -165,7 +166,7 @@ def register(sub) -> None:
     p.add_argument("--context", type=int, metavar="TOKENS",
                    help="the model's context length, where the server does not say it")
     p.add_argument("--id", help="model id to use (default: from --name)")
-    p.add_argument("--json", action="store_true")
+    add_json_option(p)
     p.set_defaults(func=cmd_models_add_server)
     p = msub.add_parser("role", help="assign a model to a role")
     p.add_argument("role", choices=ROLES)

@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 from ..core.errors import LumenError
-from .common import EXIT_OK, EXIT_PROBLEM, open_store_for, passphrase_for, print_json
+from .common import (EXIT_OK, EXIT_PROBLEM, add_json_option, open_store_for, passphrase_for,
+                    print_json)
 
 
 def cmd_history(args, paths, settings) -> int:
@@ -139,7 +140,7 @@ def register(sub) -> None:
     history = sub.add_parser("history", help="list saved answers and handouts, or show one")
     history.add_argument("run", nargs="?", help="a run id: print it with its trace")
     history.add_argument("--limit", type=int, default=30)
-    history.add_argument("--json", action="store_true")
+    add_json_option(history)
     history.set_defaults(func=cmd_history)
 
     p = sub.add_parser(
@@ -179,5 +180,5 @@ def register(sub) -> None:
     audit.add_argument("action", nargs="?", choices=("show", "verify"), default="show",
                        help="show (default) or verify")
     audit.add_argument("--limit", type=int, default=50, help="entries to show (default 50)")
-    audit.add_argument("--json", action="store_true")
+    add_json_option(audit)
     audit.set_defaults(func=cmd_audit)

@@ -4,7 +4,7 @@ audited by the Session, as the window's Settings dialog does."""
 from __future__ import annotations
 
 from ..core.config import Settings
-from .common import EXIT_OK, profile_session, print_json
+from .common import EXIT_OK, add_json_option, print_json, profile_session
 
 
 def cmd_settings_show(args, paths, settings) -> int:
@@ -37,7 +37,7 @@ def register(sub) -> None:
     settings = sub.add_parser("settings", help="show or change settings")
     ssub = settings.add_subparsers(dest="settings_command", metavar="ACTION", required=True)
     p = ssub.add_parser("show", help="every setting with its default and meaning")
-    p.add_argument("--json", action="store_true")
+    add_json_option(p)
     p.set_defaults(func=cmd_settings_show)
     p = ssub.add_parser("set", help="change one setting")
     p.add_argument("key")

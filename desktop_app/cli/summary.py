@@ -6,8 +6,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .common import (EXIT_OK, profile_session, command_session, glossary_for, print_json,
-                     progress_printer)
+from .common import (EXIT_OK, add_json_option, command_session, glossary_for, print_json,
+                    profile_session, progress_printer)
 
 
 def stage_printer(enabled: bool):
@@ -98,8 +98,8 @@ def cmd_ask(args, paths, settings) -> int:
           f"{len(model_attempts)} model attempt(s); run {trace.id}.")
     if trace.context.get("note"):
         print(trace.context["note"])
-    for flag in result.flags:
-        print(f"CHECK: '{flag['text']}' ({flag['kind']}) is not in the summary.")
+    for line in result.flag_lines():
+        print(f"CHECK: {line}.")
     print(trace.notice)
     return EXIT_OK
 
@@ -188,7 +188,7 @@ def register(sub) -> None:
     facts = sub.add_parser("facts", help="the sections, medications, follow-ups, warning signs "
                                          "and restrictions of a discharge summary (no model)")
     facts.add_argument("summary", help="the summary: .txt, .docx or .pdf ('-' for stdin)")
-    facts.add_argument("--json", action="store_true", help="every fact with its character offsets")
+    add_json_option(facts, "every fact with its character offsets")
     facts.add_argument("--date-order", choices=("mdy", "dmy"),
                        help="read dates such as 05/03/2025 month first (mdy) or day first (dmy) "
                             "when the summary does not show which (default: the setting "
@@ -200,7 +200,7 @@ def register(sub) -> None:
     ask.add_argument("--question", required=True)
     ask.add_argument("--variant", choices=VARIANTS, help="simplifier with or without the glossary")
     ask.add_argument("--method", choices=METHODS, help="the full pipeline, an ablation, a baseline, or evidence (the summary's own lines explained, no model)")
-    ask.add_argument("--json", action="store_true", help="print the answer with its whole trace")
+    add_json_option(ask, "the answer with its whole trace")
     ask.set_defaults(func=cmd_ask)
 
     simplify = sub.add_parser("simplify", help="turn a whole discharge summary into a patient handout")
@@ -209,7 +209,7 @@ def register(sub) -> None:
     simplify.add_argument("--force", action="store_true", help="replace --out if it exists")
     simplify.add_argument("--variant", choices=VARIANTS)
     simplify.add_argument("--no-verifier", action="store_true", help="skip the readability verifier")
-    simplify.add_argument("--json", action="store_true")
+    add_json_option(simplify)
     simplify.set_defaults(func=cmd_simplify)
 
     calibrate = sub.add_parser("calibrate", help="tune the relevance threshold τ for the embedder")
@@ -218,6 +218,6 @@ def register(sub) -> None:
     calibrate.add_argument("--split", default="dev")
     calibrate.add_argument("--check-split", default="test", help="split to report τ on, unfitted")
     calibrate.add_argument("--apply", action="store_true", help="save τ in the settings")
-    calibrate.add_argument("--json", action="store_true")
+    add_json_option(calibrate)
     calibrate.set_defaults(func=cmd_calibrate)
 

@@ -10,8 +10,9 @@ import importlib.metadata
 import os
 import platform
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -177,15 +178,17 @@ def offline_findings() -> list[Finding]:
     return findings
 
 
-def _guarded(area: str, check: str, action: Callable[[], Finding]) -> Finding:
+def _guarded(area: str, check: str, action: Callable[[], "Finding | list[Finding]"]
+             ) -> list[Finding]:
     """Run one check; a LumenError becomes a failed finding, with its fix."""
     try:
-        return action()
+        found = action()
     except LumenError as exc:
-        return Finding(area, check, FAIL, exc.message, exc.fix)
+        return [Finding(area, check, FAIL, exc.message, exc.fix)]
     except Exception as exc:  # a check must never take the report down with it
-        return Finding(area, check, FAIL, f"Unexpected error: {type(exc).__name__}: {exc}",
-                       "See the log file for details.")
+        return [Finding(area, check, FAIL, f"Unexpected error: {type(exc).__name__}: {exc}",
+                        "See the log file for details.")]
+    return found if isinstance(found, list) else [found]
 
 
 def check_server(runtime: ModelRuntime, registry: ModelRegistry, spec: "ModelSpec",
@@ -220,120 +223,143 @@ def check_server(runtime: ModelRuntime, registry: ModelRegistry, spec: "ModelSpe
                    f"'{spec.server_model}'; {context}{latency}", data=data)
 
 
-def run_doctor(paths: Paths, settings: Settings, *, store: Store | None = None,
-               passphrase: str | None = None, runtime: ModelRuntime | None = None,
-               measure_speed: bool = True, progress: ProgressCallback = None,
-               cancel: CancelToken | None = None) -> DoctorReport:
-    findings: list[Finding] = []
-    steps = 6
-    if runtime is None:
-        from .session import server_api_key
+@dataclass
+class DoctorRun:
+    """What the checks of one `lumen doctor` run share."""
 
-        def api_key(spec: ModelSpec) -> str:
-            if store is not None or spec.api_key != "database":
-                return server_api_key(spec, store)
-            with open_store(paths.database_file, passphrase) as opened:
-                return server_api_key(spec, opened)
-        runtime = ModelRuntime(paths, settings, api_key)
+    paths: Paths
+    settings: Settings
+    runtime: ModelRuntime
+    store: Store | None = None  # the open database, when the caller has one
+    passphrase: str | None = None
+    measure_speed: bool = True
+    cancel: CancelToken | None = None
 
-    def step(index: int, message: str) -> None:
-        if cancel is not None:
-            cancel.raise_if_cancelled()
-        report(progress, index, steps, message)
+    @contextmanager
+    def database(self, optional: bool = False) -> Iterator[Store | None]:
+        """The caller's open database, or the file opened for one check and closed after.
+        `optional`: None when there is no database file or it cannot be opened (another
+        check says why)."""
+        if self.store is not None:
+            yield self.store
+            return
+        opened = None
+        if not optional or self.paths.database_file.exists():
+            try:
+                opened = open_store(self.paths.database_file, self.passphrase)
+            except LumenError:
+                if not optional:
+                    raise
+        try:
+            yield opened
+        finally:
+            if opened is not None:
+                opened.close()
 
-    step(0, "Versions")
+
+def check_versions(run: DoctorRun) -> Finding:
     versions = package_versions()
     missing = [n for n, v in versions.items() if v == "not installed"]
-    findings.append(Finding(
+    return Finding(
         "System", "Versions", FAIL if missing else OK,
         ", ".join(f"{n} {v}" for n, v in versions.items()),
         f"Reinstall Lumen ('make run'); missing: {', '.join(missing)}." if missing else "",
-        versions))
+        versions)
 
-    def folders() -> Finding:
-        paths.ensure()
-        return Finding("System", "Folders", OK, f"Data in {paths.data_dir}; logs in {paths.log_dir}",
-                       data={"data": str(paths.data_dir), "config": str(paths.config_dir),
-                             "cache": str(paths.cache_dir), "logs": str(paths.log_dir)})
-    findings.append(_guarded("System", "Folders", folders))
 
-    def private() -> Finding:
-        if os.name != "posix":
-            return Finding("System", "Private files", OK, "Windows: the profile folder's "
-                           "access rights apply")
-        shared = not_private(paths)
-        if shared:
-            return Finding("System", "Private files", FAIL,
-                           "Other accounts on this computer may read: "
-                           + ", ".join(str(p) for p in shared[:5]),
-                           "Run 'lumen doctor --fix-permissions'.",
-                           {"paths": [str(p) for p in shared]},
-                           action="make-private")
-        return Finding("System", "Private files", OK,
-                       "Lumen's folders and files are this account's only (0700 and 0600)")
-    findings.append(_guarded("System", "Private files", private))
+def check_folders(run: DoctorRun) -> Finding:
+    paths = run.paths
+    paths.ensure()
+    return Finding("System", "Folders", OK, f"Data in {paths.data_dir}; logs in {paths.log_dir}",
+                   data={"data": str(paths.data_dir), "config": str(paths.config_dir),
+                         "cache": str(paths.cache_dir), "logs": str(paths.log_dir)})
 
-    step(1, "Network guard")
-    findings.extend(offline_findings())
-    findings.append(_guarded("Offline", "Model servers", lambda: servers_finding(paths, settings)))
 
-    def llama_cpu() -> Finding:
-        from .models.cpu import llama_build
+def check_private_files(run: DoctorRun) -> Finding:
+    if os.name != "posix":
+        return Finding("System", "Private files", OK, "Windows: the profile folder's "
+                       "access rights apply")
+    shared = not_private(run.paths)
+    if shared:
+        return Finding("System", "Private files", FAIL,
+                       "Other accounts on this computer may read: "
+                       + ", ".join(str(p) for p in shared[:5]),
+                       "Run 'lumen doctor --fix-permissions'.",
+                       {"paths": [str(p) for p in shared]},
+                       action="make-private")
+    return Finding("System", "Private files", OK,
+                   "Lumen's folders and files are this account's only (0700 and 0600)")
 
-        build = llama_build()
-        detail = f"{build.describe()}; this CPU: {build.to_dict()['cpu']}"
-        if build.missing:
-            return Finding("System", "llama.cpp and this CPU", FAIL,
-                           f"{detail}; missing here: {', '.join(build.missing)}",
-                           "Reinstall with 'make install LLAMA_CPU=baseline' (any x86-64 CPU), or "
-                           "use a release bundle built with --llama-cpu baseline.", build.to_dict())
-        if build.avoid_amx_repacking:
-            return Finding("System", "llama.cpp and this CPU", WARN,
-                           f"{detail}; built with AMX kernels, which crash on this CPU: models "
-                           "load without llama.cpp's weight repacking (slower)",
-                           "Reinstall with 'make install' (the portable build has no AMX kernels).",
-                           build.to_dict())
-        return Finding("System", "llama.cpp and this CPU", OK, detail, data=build.to_dict())
-    findings.append(_guarded("System", "llama.cpp and this CPU", llama_cpu))
 
-    def gpu_offload() -> Finding:
-        from .models.cpu import gpu_backends
+def check_offline(run: DoctorRun) -> list[Finding]:
+    return offline_findings()
 
-        backends = gpu_backends()
-        layers = ("every layer" if settings.gpu_layers < 0 else
-                  f"{settings.gpu_layers} layer{'s' if settings.gpu_layers != 1 else ''}")
-        if backends:
-            return Finding("System", "GPU offload", OK,
-                           f"llama.cpp was built with {', '.join(backends)}; {layers} of each "
-                           "model on the GPU (setting 'Model layers on the GPU')",
-                           data={"backends": list(backends), "gpu_layers": settings.gpu_layers})
-        if settings.gpu_layers:
-            return Finding("System", "GPU offload", WARN,
-                           f"'Model layers on the GPU' asks for {layers}, but this llama.cpp is "
-                           "built for the CPU only, so models run on the CPU",
-                           "Set it back to 0, or have IT install a build with a GPU backend "
-                           "(packaging/README.md, 'GPU builds').",
-                           {"backends": [], "gpu_layers": settings.gpu_layers})
+
+def check_servers(run: DoctorRun) -> Finding:
+    return servers_finding(run.paths, run.settings)
+
+
+def check_llama_cpu(run: DoctorRun) -> Finding:
+    from .models.cpu import llama_build
+
+    build = llama_build()
+    detail = f"{build.describe()}; this CPU: {build.to_dict()['cpu']}"
+    if build.missing:
+        return Finding("System", "llama.cpp and this CPU", FAIL,
+                       f"{detail}; missing here: {', '.join(build.missing)}",
+                       "Reinstall with 'make install LLAMA_CPU=baseline' (any x86-64 CPU), or "
+                       "use a release bundle built with --llama-cpu baseline.", build.to_dict())
+    if build.avoid_amx_repacking:
+        return Finding("System", "llama.cpp and this CPU", WARN,
+                       f"{detail}; built with AMX kernels, which crash on this CPU: models "
+                       "load without llama.cpp's weight repacking (slower)",
+                       "Reinstall with 'make install' (the portable build has no AMX kernels).",
+                       build.to_dict())
+    return Finding("System", "llama.cpp and this CPU", OK, detail, data=build.to_dict())
+
+
+def check_gpu_offload(run: DoctorRun) -> Finding:
+    from .models.cpu import gpu_backends
+
+    settings = run.settings
+    backends = gpu_backends()
+    layers = ("every layer" if settings.gpu_layers < 0 else
+              f"{settings.gpu_layers} layer{'s' if settings.gpu_layers != 1 else ''}")
+    if backends:
         return Finding("System", "GPU offload", OK,
-                       "This llama.cpp is built for the CPU only; models run on the CPU",
-                       data={"backends": [], "gpu_layers": 0})
-    findings.append(_guarded("System", "GPU offload", gpu_offload))
+                       f"llama.cpp was built with {', '.join(backends)}; {layers} of each "
+                       "model on the GPU (setting 'Model layers on the GPU')",
+                       data={"backends": list(backends), "gpu_layers": settings.gpu_layers})
+    if settings.gpu_layers:
+        return Finding("System", "GPU offload", WARN,
+                       f"'Model layers on the GPU' asks for {layers}, but this llama.cpp is "
+                       "built for the CPU only, so models run on the CPU",
+                       "Set it back to 0, or have IT install a build with a GPU backend "
+                       "(packaging/README.md, 'GPU builds').",
+                       {"backends": [], "gpu_layers": settings.gpu_layers})
+    return Finding("System", "GPU offload", OK,
+                   "This llama.cpp is built for the CPU only; models run on the CPU",
+                   data={"backends": [], "gpu_layers": 0})
 
-    step(2, "Models")
-    registry = ModelRegistry(paths, settings)
+
+def check_models(run: DoctorRun) -> list[Finding]:
+    """Each model in use or on disk (its files' hashes, or its server), then each role's."""
+    settings = run.settings
+    registry = ModelRegistry(run.paths, settings)
     in_use = {settings.role(role) for role in ROLES}
-    cache = manage.hash_cache(paths)
+    cache = manage.hash_cache(run.paths)
+    findings: list[Finding] = []
     for spec in registry.all():
         if not (spec.embedded or spec.files or spec.id in in_use):
             continue  # a recommended model nobody has added: nothing to check
 
         if spec.is_server:
-            findings.append(_guarded("Models", spec.name, lambda spec=spec: check_server(
-                runtime, registry, spec, measure_speed)))
+            findings += _guarded("Models", spec.name, lambda spec=spec: check_server(
+                run.runtime, registry, spec, run.measure_speed))
             continue
 
         def check_model(spec=spec) -> Finding:
-            statuses = manage.verify_spec(registry, spec, cache, cancel=cancel)
+            statuses = manage.verify_spec(registry, spec, cache, cancel=run.cancel)
             bad = [s for s in statuses if not s.ok]
             roles = registry.roles_of(spec.id)
             label = f"{spec.name}" + (f" ({', '.join(roles)})" if roles else "")
@@ -343,131 +369,168 @@ def run_doctor(paths: Paths, settings: Settings, *, store: Store | None = None,
                                action="restore-models" if spec.embedded else "add-model")
             return Finding("Models", label, OK, "; ".join(s.describe() for s in statuses),
                            data={"id": spec.id, "roles": roles})
-        findings.append(_guarded("Models", spec.name, check_model))
+        findings += _guarded("Models", spec.name, check_model)
     for role in ROLES:
-        findings.append(_guarded("Models", f"Role {role}",
-                                 lambda role=role: Finding("Models", f"Role {role}", OK,
-                                                           registry.for_role(role).id)))
+        findings += _guarded("Models", f"Role {role}",
+                             lambda role=role: Finding("Models", f"Role {role}", OK,
+                                                       registry.for_role(role).id))
+    return findings
 
-    step(3, "Embedder")
 
-    def check_embedder() -> Finding:
-        embedder = runtime.embedder()
-        vectors = embedder.embed(["The wound is healing well.", "The cut is getting better.",
-                                  "Quarterly tax forms are due in April."])
-        norms = np.linalg.norm(vectors, axis=1)
-        related, unrelated = float(vectors[0] @ vectors[1]), float(vectors[0] @ vectors[2])
-        if not np.allclose(norms, 1.0, atol=1e-3) or related <= unrelated:
-            return Finding("Models", "Embedder", FAIL,
-                           f"Vectors look wrong (related {related:.2f}, unrelated {unrelated:.2f}).",
-                           "Run 'lumen models provision' to restore the embedder.",
-                           action="restore-models")
-        return Finding("Models", "Embedder", OK,
-                       f"{vectors.shape[1]}-dimensional vectors; related pair {related:.2f}, "
-                       f"unrelated pair {unrelated:.2f}",
-                       data={"dimensions": int(vectors.shape[1])})
-    findings.append(_guarded("Models", "Embedder", check_embedder))
+def check_embedder(run: DoctorRun) -> Finding:
+    embedder = run.runtime.embedder()
+    vectors = embedder.embed(["The wound is healing well.", "The cut is getting better.",
+                              "Quarterly tax forms are due in April."])
+    norms = np.linalg.norm(vectors, axis=1)
+    related, unrelated = float(vectors[0] @ vectors[1]), float(vectors[0] @ vectors[2])
+    if not np.allclose(norms, 1.0, atol=1e-3) or related <= unrelated:
+        return Finding("Models", "Embedder", FAIL,
+                       f"Vectors look wrong (related {related:.2f}, unrelated {unrelated:.2f}).",
+                       "Run 'lumen models provision' to restore the embedder.",
+                       action="restore-models")
+    return Finding("Models", "Embedder", OK,
+                   f"{vectors.shape[1]}-dimensional vectors; related pair {related:.2f}, "
+                   f"unrelated pair {unrelated:.2f}",
+                   data={"dimensions": int(vectors.shape[1])})
 
-    step(4, "Generation")
-    if measure_speed:
-        def check_generation() -> Finding:
-            model = runtime.for_role("generator")
-            generation = model.generate(
-                [{"role": "user", "content": "Name three fruits, in one short sentence."}],
-                max_tokens=24, temperature=0.0, cancel=cancel)
-            if not generation.text.strip():
-                return Finding("Models", "Generation", FAIL, "The generator returned no text.",
-                               "Run 'lumen models verify', then try another generator model.",
-                               action="verify-models")
-            return Finding("Models", "Generation", OK,
-                           f"{generation.tokens_per_second:.0f} tokens/s with "
-                           f"{settings.effective_threads()} threads "
-                           f"(chat template from {model.chat_template_source})",
-                           data={"tokens_per_second": round(generation.tokens_per_second, 1),
-                                 "completion_tokens": generation.completion_tokens})
-        findings.append(_guarded("Models", "Generation", check_generation))
 
-    step(5, "Database")
+def check_generation(run: DoctorRun) -> list[Finding]:
+    if not run.measure_speed:
+        return []
+    model = run.runtime.for_role("generator")
+    generation = model.generate(
+        [{"role": "user", "content": "Name three fruits, in one short sentence."}],
+        max_tokens=24, temperature=0.0, cancel=run.cancel)
+    if not generation.text.strip():
+        return [Finding("Models", "Generation", FAIL, "The generator returned no text.",
+                        "Run 'lumen models verify', then try another generator model.",
+                        action="verify-models")]
+    return [Finding("Models", "Generation", OK,
+                    f"{generation.tokens_per_second:.0f} tokens/s with "
+                    f"{run.settings.effective_threads()} threads "
+                    f"(chat template from {model.chat_template_source})",
+                    data={"tokens_per_second": round(generation.tokens_per_second, 1),
+                          "completion_tokens": generation.completion_tokens})]
 
-    def check_database() -> Finding:
-        own = store is None
-        db = store or open_store(paths.database_file, passphrase)
-        try:
-            problems = db.integrity_problems()
-            key_label = {"keyring": "key in the OS keyring", "passphrase": "passphrase"}.get(
-                db.key_source, "temporary key")
-            detail = (f"Unlocked ({key_label}); "
-                      f"SQLCipher {db.cipher_version()}; schema {db.schema_version}")
-            if problems:
-                return Finding("Database", "Encrypted database", FAIL,
-                               f"{detail}; integrity check found: {'; '.join(problems[:3])}",
-                               "Restore the database from a backup.")
-            return Finding("Database", "Encrypted database", OK, detail,
-                           data={"path": str(db.path), "key_source": db.key_source,
-                                 "schema": db.schema_version})
-        finally:
-            if own:
-                db.close()
-    findings.append(_guarded("Database", "Encrypted database", check_database))
 
-    def check_audit_log() -> Finding:
-        own = store is None
-        db = store or open_store(paths.database_file, passphrase)
-        try:
-            check = db.verify_audit()
-        finally:
-            if own:
-                db.close()
-        if check.ok:
-            return Finding("Database", "Audit log", OK,
-                           f"{check.entries} {'entry' if check.entries == 1 else 'entries'}, "
-                           "each sealed and linked to the one before",
-                           data=check.to_dict())
-        return Finding("Database", "Audit log", FAIL, f"Altered: {check.problem}",
-                       "Entries from there on cannot be trusted: keep a copy of the database "
-                       "for your security office and restore the last backup you trust.",
+def check_database(run: DoctorRun) -> Finding:
+    with run.database() as db:
+        problems = db.integrity_problems()
+        key_label = {"keyring": "key in the OS keyring", "passphrase": "passphrase"}.get(
+            db.key_source, "temporary key")
+        detail = (f"Unlocked ({key_label}); "
+                  f"SQLCipher {db.cipher_version()}; schema {db.schema_version}")
+        if problems:
+            return Finding("Database", "Encrypted database", FAIL,
+                           f"{detail}; integrity check found: {'; '.join(problems[:3])}",
+                           "Restore the database from a backup.")
+        return Finding("Database", "Encrypted database", OK, detail,
+                       data={"path": str(db.path), "key_source": db.key_source,
+                             "schema": db.schema_version})
+
+
+def check_audit_log(run: DoctorRun) -> Finding:
+    with run.database() as db:
+        check = db.verify_audit()
+    if check.ok:
+        return Finding("Database", "Audit log", OK,
+                       f"{check.entries} {'entry' if check.entries == 1 else 'entries'}, "
+                       "each sealed and linked to the one before",
                        data=check.to_dict())
-    findings.append(_guarded("Database", "Audit log", check_audit_log))
-    findings.append(Finding("Database", "OS keyring", OK if keyring_available() else WARN,
-                            "Available" if keyring_available() else
-                            "Not available: the database key comes from a passphrase",
-                            "" if keyring_available() else
-                            "That is fine; keep the passphrase safe, it cannot be recovered."))
+    return Finding("Database", "Audit log", FAIL, f"Altered: {check.problem}",
+                   "Entries from there on cannot be trusted: keep a copy of the database "
+                   "for your security office and restore the last backup you trust.",
+                   data=check.to_dict())
 
-    def check_glossary() -> Finding:
-        from .glossary.glossary import load_glossary
 
-        own = store is None
-        db = None
-        try:
-            db = store or (open_store(paths.database_file, passphrase)
-                           if paths.database_file.exists() else None)
-        except LumenError:
-            db = None  # the database finding above already says why
-        try:
-            counts = load_glossary(db, settings).counts()
-        finally:
-            if own and db is not None:
-                db.close()
-        detail = (f"{counts.get('lumen', 0)} Lumen entries, {counts.get('medlineplus', 0)} "
-                  f"imported MedlinePlus topics, {counts.get('local', 0)} local entries")
-        if not counts.get("medlineplus"):
-            return Finding("Offline", "Glossary", WARN, detail,
-                           "Optional: import NLM's topics with 'lumen glossary import "
-                           "mplus_topics_YYYY-MM-DD.xml' (Glossary tab → Import).", counts,
-                           "import-glossary")
-        return Finding("Offline", "Glossary", OK, detail, data=counts)
-    findings.append(_guarded("Offline", "Glossary", check_glossary))
+def check_keyring(run: DoctorRun) -> Finding:
+    available = keyring_available()
+    return Finding("Database", "OS keyring", OK if available else WARN,
+                   "Available" if available else
+                   "Not available: the database key comes from a passphrase",
+                   "" if available else
+                   "That is fine; keep the passphrase safe, it cannot be recovered.")
 
-    def check_readability() -> Finding:
-        from .readability import flesch_kincaid_grade
 
-        started = time.perf_counter()
-        grade = flesch_kincaid_grade("Take one tablet by mouth each morning with food.",
-                                     paths.cache_dir)
-        return Finding("Offline", "Readability (textstat)", OK,
-                       f"FKGL works offline (sample grade {grade:.1f}, "
-                       f"{time.perf_counter() - started:.1f} s)")
-    findings.append(_guarded("Offline", "Readability (textstat)", check_readability))
+def check_glossary(run: DoctorRun) -> Finding:
+    from .glossary.glossary import load_glossary
+
+    with run.database(optional=True) as db:  # unopened: the database finding says why
+        counts = load_glossary(db, run.settings).counts()
+    detail = (f"{counts.get('lumen', 0)} Lumen entries, {counts.get('medlineplus', 0)} "
+              f"imported MedlinePlus topics, {counts.get('local', 0)} local entries")
+    if not counts.get("medlineplus"):
+        return Finding("Offline", "Glossary", WARN, detail,
+                       "Optional: import NLM's topics with 'lumen glossary import "
+                       "mplus_topics_YYYY-MM-DD.xml' (Glossary tab → Import).", counts,
+                       "import-glossary")
+    return Finding("Offline", "Glossary", OK, detail, data=counts)
+
+
+def check_readability(run: DoctorRun) -> Finding:
+    from .readability import flesch_kincaid_grade
+
+    started = time.perf_counter()
+    grade = flesch_kincaid_grade("Take one tablet by mouth each morning with food.",
+                                 run.paths.cache_dir)
+    return Finding("Offline", "Readability (textstat)", OK,
+                   f"FKGL works offline (sample grade {grade:.1f}, "
+                   f"{time.perf_counter() - started:.1f} s)")
+
+
+@dataclass(frozen=True)
+class DoctorCheck:
+    area: str
+    name: str
+    function: Callable[[DoctorRun], "Finding | list[Finding]"]
+    step: str = ""  # a new progress step starts here, with this message
+
+
+# The checks in the order the report lists them; each may give one finding, several or none.
+DOCTOR_CHECKS: list[DoctorCheck] = [
+    DoctorCheck("System", "Versions", check_versions, step="Versions"),
+    DoctorCheck("System", "Folders", check_folders),
+    DoctorCheck("System", "Private files", check_private_files),
+    DoctorCheck("Offline", "Network guard", check_offline, step="Network guard"),
+    DoctorCheck("Offline", "Model servers", check_servers),
+    DoctorCheck("System", "llama.cpp and this CPU", check_llama_cpu),
+    DoctorCheck("System", "GPU offload", check_gpu_offload),
+    DoctorCheck("Models", "Models", check_models, step="Models"),
+    DoctorCheck("Models", "Embedder", check_embedder, step="Embedder"),
+    DoctorCheck("Models", "Generation", check_generation, step="Generation"),
+    DoctorCheck("Database", "Encrypted database", check_database, step="Database"),
+    DoctorCheck("Database", "Audit log", check_audit_log),
+    DoctorCheck("Database", "OS keyring", check_keyring),
+    DoctorCheck("Offline", "Glossary", check_glossary),
+    DoctorCheck("Offline", "Readability (textstat)", check_readability),
+]
+
+
+def run_doctor(paths: Paths, settings: Settings, *, store: Store | None = None,
+               passphrase: str | None = None, runtime: ModelRuntime | None = None,
+               measure_speed: bool = True, progress: ProgressCallback = None,
+               cancel: CancelToken | None = None) -> DoctorReport:
+    """Every check of DOCTOR_CHECKS, in order; one that breaks is a failed finding and the
+    others still run."""
+    if runtime is None:
+        from .session import server_api_key
+
+        def api_key(spec: ModelSpec) -> str:
+            if store is not None or spec.api_key != "database":
+                return server_api_key(spec, store)
+            with open_store(paths.database_file, passphrase) as opened:
+                return server_api_key(spec, opened)
+        runtime = ModelRuntime(paths, settings, api_key)
+    run = DoctorRun(paths, settings, runtime, store, passphrase, measure_speed, cancel)
+    steps = sum(1 for check in DOCTOR_CHECKS if check.step)
+    findings: list[Finding] = []
+    done = 0
+    for check in DOCTOR_CHECKS:
+        if check.step:
+            if cancel is not None:
+                cancel.raise_if_cancelled()
+            report(progress, done, steps, check.step)
+            done += 1
+        findings += _guarded(check.area, check.name, lambda check=check: check.function(run))
     report(progress, steps, steps, "Done")
     return DoctorReport(findings)

@@ -118,6 +118,7 @@ def evidence_quote(line: dict[str, Any]) -> str:
 
 class AskPage(QWidget):
     def __init__(self, session: Session, glossary: Glossary, parent: QWidget | None = None) -> None:
+        """Long: the tab's widgets, shortcuts and signals, built in layout order."""
         super().__init__(parent)
         self.session = session
         self.glossary = glossary
@@ -611,7 +612,7 @@ class AskPage(QWidget):
                 f"- {evidence_quote(evidence_dict(e))}" for e in self.result.evidence))
         if self.result.flags:
             parts.append("Check before use:\n" + "\n".join(
-                f"- '{f['text']}' ({f['kind']}) is not in the summary" for f in self.result.flags))
+                f"- {line}" for line in self.result.flag_lines()))
         parts.append(NOTICE)
         return "\n\n".join(parts)
 
@@ -624,8 +625,7 @@ class AskPage(QWidget):
         def text(value: str) -> str:
             return html.escape(value).replace("\n", "<br>")
 
-        flags = "".join(f"<li>'{html.escape(f['text'])}' ({html.escape(f['kind'])}) is not in the summary</li>"
-                        for f in result.flags)
+        flags = "".join(f"<li>{html.escape(line)}</li>" for line in result.flag_lines())
         evidence = "".join(f"<li>{text(evidence_quote(evidence_dict(e)))}</li>" for e in result.evidence)
         return (f"<h2>Question</h2><p>{text(self.question.text())}</p>"
                 f"<h2>Answer</h2><p>{text(result.answer)}</p>"

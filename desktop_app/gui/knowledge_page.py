@@ -59,6 +59,7 @@ def _cell(text: str) -> QTableWidgetItem:
 
 class KnowledgePage(QWidget):
     def __init__(self, session: Session, glossary: Glossary, parent: QWidget | None = None) -> None:
+        """Long: the tab's widgets, shortcuts and signals, built in layout order."""
         super().__init__(parent)
         self.session = session
         self.glossary = glossary

@@ -41,7 +41,9 @@ def _wait(app, condition: Callable[[], bool], timeout: float) -> None:
 
 
 def take(out: Path, only: tuple[str, ...] = TABS, models_dir: str | None = None) -> list[Path]:
-    """Photograph the tabs in `only`; returns the files written (OUT/<tab>.png)."""
+    """Photograph the tabs in `only`; returns the files written (OUT/<tab>.png).
+
+    Long: one screenshot per window state, in the order the guides show them."""
     if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from ..core import offline

@@ -162,6 +162,8 @@ def read_cases(path: Path, mapping: dict[str, str] | None = None, *,
 
 def _read_cases(path: Path, mapping: dict[str, str] | None, progress: ProgressCallback,
                 cancel: CancelToken | None) -> CaseFile:
+    """Long: one pass over a case file's rows, each column's reading beside the error that
+    names its record."""
     source = path.name
     rows, columns = _rows(path)
     if not rows:

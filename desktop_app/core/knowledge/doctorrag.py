@@ -28,7 +28,6 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from ..choices import ABLATIONS
-from ... import __version__
 from ..config import Paths, Settings
 from ..documents import read_document
 from ..errors import ContextOverflowError, LumenError, ModelOutputError, ReplyCutOff
@@ -412,6 +411,8 @@ class DoctorRAG(Pipeline):
             ablation: str = "full", refine: bool | None = None, rounds: int | None = None,
             exclude_ids: Iterable[str] = (), on_event: EventCallback | None = None,
             progress: ProgressCallback = None, cancel: CancelToken | None = None) -> KnowledgeResult:
+        """Long: the paper's steps in order (tag, retrieve, answer, refine), each with its
+        trace record and cancel point."""
         s = self.settings
         question = question.strip()
         if not question:
@@ -437,17 +438,13 @@ class DoctorRAG(Pipeline):
         emit = on_event or (lambda kind, data: None)
         started = time.perf_counter()
         model = self._model()
-        embedder_spec = self.runtime.registry.for_role("embedder")
-        trace = Trace(
-            kind="knowledge", method=ablation, variant=mode, prompt_version=self.prompts.version,
-            app_version=__version__,
-            models={"generator": model.identity(),
-                    "embedder": {"id": embedder_spec.id,
-                                 "sha256": embedder_spec.file("model.onnx").sha256}},
-            settings={"knowledge_top_k": s.knowledge_top_k, "knowledge_tag_fallback": s.knowledge_tag_fallback,
-                      "knowledge_near_duplicate": s.knowledge_near_duplicate, "refine": refine,
-                      "rounds": rounds if refine else 0, "temperature": s.temperature, "seed": s.seed},
-            summary_sha256=sha256_text(question), notice=KNOWLEDGE_NOTICE)
+        trace = self.new_trace(
+            "knowledge", ablation, mode, question, models={"generator": model}, embedder=True,
+            notice=KNOWLEDGE_NOTICE,
+            settings=self.setting_values("knowledge_top_k", "knowledge_tag_fallback",
+                                         "knowledge_near_duplicate")
+            | {"refine": refine, "rounds": rounds if refine else 0}
+            | self.setting_values("temperature", "seed"))
         steps = 3 + (1 if refine else 0)
         safe_question = neutralise_control_markers(question)[0]
 

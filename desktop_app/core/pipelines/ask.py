@@ -31,7 +31,6 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ... import __version__
 from ..choices import METHODS, VARIANTS
 from ..errors import LumenError, ServerError
 from ..models.runtime import Generation, LlamaModel
@@ -41,10 +40,9 @@ from .answer_rules import answer_rules
 from .checks import Check, check_answer, failing_early
 from .context import FittedDocument, fit_document
 from .evidence import EvidenceLine, evidence_answer, evidence_block, find_evidence
-from .grounding import unsupported_facts
+from .grounding import not_in_summary, unsupported_facts
 from .safety import echoed_instruction_words, inspect_document, neutralise_control_markers
 from .summary_facts import read_summary
-from ..hashing import sha256_text
 from .retry import Turns, attempts_until_passed
 from .trace import Attempt, CallRecord, Gate, Trace
 
@@ -84,6 +82,10 @@ class AskResult:
     @property
     def flags(self) -> list[dict[str, Any]]:
         return self.trace.grounding_flags
+
+    def flag_lines(self) -> list[str]:
+        """The grounding flags as the sentences a reader is shown ("Check before use")."""
+        return [not_in_summary(flag["text"], flag["kind"]) for flag in self.flags]
 
     @property
     def source(self) -> str:
@@ -228,6 +230,9 @@ class AskPipeline(Pipeline):
     def _run(self, summary: str, question: str, *, method: str | None,
              variant: str | None, on_event: EventCallback | None,
              progress: ProgressCallback, cancel: CancelToken | None) -> AskResult:
+        """Long: the LAMP-MedQA loop (extract, review, rewrite, verify) with its gates,
+        fallbacks and trace in one place; a class with a method per stage is issue #34's next
+        step."""
         s = self.settings
         method = method or s.ask_system
         variant = variant or s.ask_variant
@@ -243,22 +248,13 @@ class AskPipeline(Pipeline):
         emit = on_event or (lambda kind, data: None)
         models = self._models_used(method)
         embedder = self.runtime.embedder()
-        embedder_spec = self.runtime.registry.for_role("embedder")
-        trace = Trace(
-            kind="ask", method=method, variant=variant if method.startswith("lamp") else "-",
-            prompt_version=self.prompts.version, app_version=__version__,
-            models={role: m.identity() for role, m in models.items()}
-            | {"embedder": {"id": embedder_spec.id,
-                            "sha256": embedder_spec.file("model.onnx").sha256}},
-            settings={"relevance_threshold": s.relevance_threshold,
-                      "evidence_margin": s.evidence_margin, "evidence_lines": s.evidence_lines,
-                      "answer_lines": s.answer_lines,
-                      "readability_limit": s.readability_limit,
-                      "extraction_attempts": s.extraction_attempts,
-                      "simplification_attempts": s.simplification_attempts,
-                      "temperature": s.temperature, "seed": s.seed, "context_size": s.context_size,
-                      "summary_date_order": s.summary_date_order},
-            summary_sha256=sha256_text(summary), checks_version=answer_rules().version)
+        trace = self.new_trace(
+            "ask", method, variant if method.startswith("lamp") else "-", summary,
+            models=models, embedder=True, checks_version=answer_rules().version,
+            settings=self.setting_values(
+                "relevance_threshold", "evidence_margin", "evidence_lines", "answer_lines",
+                "readability_limit", "extraction_attempts", "simplification_attempts",
+                "temperature", "seed", "context_size", "summary_date_order"))
         report(progress, 0, 4, "Finding the lines that answer the question")
         safety = inspect_document(summary)
         trace.safety = safety.to_dict()

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ..glossary.glossary import Glossary
 from .answer_rules import answer_rules, content_words, question_kinds, words
-from .grounding import extract_facts, unsupported_facts
+from .grounding import extract_facts, not_in_summary, unsupported_facts
 from .summary_facts import medicine_names, medicines_of_kinds
 from .vocabulary import same_date, vocabulary
 
@@ -225,8 +225,7 @@ def _shown(text: str, fact_kind: str, glossary: Glossary | None) -> list[str]:
 
 
 def support_problems(text: str, summary: str, glossary: Glossary | None) -> list[str]:
-    return [f"'{f.text}' ({f.kind}) is not in the summary"
-            for f in unsupported_facts(text, summary, glossary)]
+    return [not_in_summary(f.text, f.kind) for f in unsupported_facts(text, summary, glossary)]
 
 
 def check_answer(text: str, *, question: str, summary: str, evidence: list["EvidenceLine"],

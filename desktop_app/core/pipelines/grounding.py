@@ -127,6 +127,12 @@ def _source_facts(source: str, glossary: Glossary | None
     return facts, _numbers(source), source.lower(), doses
 
 
+def not_in_summary(text: str, kind: str) -> str:
+    """The one sentence that flags a fact of Lumen's text the summary does not hold, in the
+    answer's "Check before use" list, the checks' problems and the command line alike."""
+    return f"'{text}' ({kind}) is not in the summary"
+
+
 def unsupported_facts(answer: str, source: str, glossary: Glossary | None) -> list[Fact]:
     """Facts in `answer` that `source` does not contain (the grounding flags), and doses the
     answer gives a medicine that the source gives it nowhere ("torsemide 400 mg" when 400 mg

@@ -46,7 +46,7 @@ from .ask import EventCallback, clean_reply
 from .base import Pipeline
 from .checks import degeneracy_problems, failing_early
 from .evidence import Explainer
-from .grounding import missing_facts, unsupported_facts
+from .grounding import missing_facts, not_in_summary, unsupported_facts
 from .plain import list_items
 from .safety import inspect_document, neutralise_control_markers, reads_like_instruction
 from .summary_facts import (Medication, SummaryFacts, SummarySection, medicine_names, patient_text,
@@ -631,16 +631,11 @@ class SimplifyPipeline(Pipeline):
         started = time.perf_counter()
         generator = self.runtime.for_role("generator")
         reviewer = self.runtime.for_role("reviewer") if use_verifier else None
-        trace = Trace(
-            kind="simplify", method="lamp" if use_verifier else "lamp-no-verifier", variant=variant,
-            prompt_version=self.prompts.version, app_version=__version__,
-            models={"generator": generator.identity()}
-            | ({"reviewer": reviewer.identity()} if reviewer else {}),
-            settings={"readability_limit": s.readability_limit,
-                      "simplification_attempts": s.simplification_attempts,
-                      "temperature": s.temperature, "seed": s.seed,
-                      "summary_date_order": s.summary_date_order},
-            summary_sha256=sha256_text(summary))
+        trace = self.new_trace(
+            "simplify", "lamp" if use_verifier else "lamp-no-verifier", variant, summary,
+            models={"generator": generator} | ({"reviewer": reviewer} if reviewer else {}),
+            settings=self.setting_values("readability_limit", "simplification_attempts",
+                                         "temperature", "seed", "summary_date_order"))
         trace.safety = inspect_document(summary).to_dict()
         report(progress, 0, 1, "Reading the summary's facts")
         facts = read_summary(summary, self.glossary, s.summary_date_order)
@@ -704,7 +699,7 @@ class SimplifyPipeline(Pipeline):
         gate = Gate("readability", grade, s.readability_limit,
                     grade is not None and grade < s.readability_limit, f"FKGL < {s.readability_limit:g}")
         problems = [f"it leaves out {f.text}" for f in missing_facts(original, text, self.glossary)]
-        problems += [f"'{f.text}' is not in the summary"
+        problems += [not_in_summary(f.text, f.kind)
                      for f in unsupported_facts(text, summary, self.glossary)]
         problems += degeneracy_problems(text, "", finish_reason)
         return gate, problems
@@ -712,6 +707,8 @@ class SimplifyPipeline(Pipeline):
     def _rewrite(self, section: SummarySection, original: str, summary: str,
                  generator: LlamaModel, reviewer: LlamaModel | None, variant: str, trace: Trace,
                  emit: EventCallback, cancel: CancelToken | None) -> HandoutSection:
+        """Long: one section's attempts with their gates, feedback and trace records, in
+        order."""
         s = self.settings
         plain = STORY_TITLE
         system = self.prompts.text("shared", "system",

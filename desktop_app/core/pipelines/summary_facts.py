@@ -139,7 +139,10 @@ def _heading(line: str, vocab: Vocabulary, inside: str, *, shouting: bool = Fals
     """(title, kind, offset of the inline text) when `line` is a heading.  `next_line` is
     the next line with text, `after_blank` whether a blank line (or the start) comes
     before; `shouting` whether the summary is written in capitals, where capitals alone
-    do not make a heading."""
+    do not make a heading.
+
+    Long: every heading layout the parser knows, tried in one ordered pass (the order
+    decides)."""
     numbered = _NUMBERED_TITLE.match(line)
     if (numbered and inside not in ("medications", "follow_up") and _BULLET.match(next_line)
             and next_line[:1].isspace() and not vocab.quantity.search(numbered.group("title"))):
@@ -1520,7 +1523,10 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
     first medicine say what to do with every one that says nothing of its own ("Continue
     X and Y"), and so does a status said of them all after them ("X and Y were
     prescribed").  Where a medicine's status can only be guessed from another's words,
-    it is marked `doubt`."""
+    it is marked `doubt`.
+
+    Long: a medicine line's readings (status, dose, timing, US and UK forms) in the order they
+    must be tried."""
     body = _BULLET.sub("", text, count=1)
     offset = len(text) - len(body)
     prefix = _STATUS_PREFIX.match(body)
@@ -2043,7 +2049,10 @@ def read_summary(summary: str, glossary: Glossary | None = None,
                  date_order: str = "mdy") -> SummaryFacts:
     """Every section and fact of `summary`, with offsets into it.  Dates in numbers are
     read in the summary's own order where one of its dates shows it, else in `date_order`
-    ("mdy" or "dmy", Settings.summary_date_order)."""
+    ("mdy" or "dmy", Settings.summary_date_order).
+
+    Long: the summary's single pass, filling sections, tables, medicines and appointments in
+    order."""
     vocab = vocabulary()
     order = date_order_of(summary, date_order)
     facts = SummaryFacts(sections=split_summary(summary, vocab), date_order=order)
