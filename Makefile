@@ -61,6 +61,7 @@ check: provision lint
 
 bench: provision
 	$(BIN)/python bench/bench_runtime.py
+	$(BIN)/python bench/bench_abort_callback.py
 	$(BIN)/python bench/bench_glossary.py
 	$(BIN)/python bench/bench_ask.py
 	$(BIN)/python bench/bench_evaluation.py

@@ -6,7 +6,11 @@
    start every prompt from a clean state, so this measures overhead, not reuse.
 2. Embedding: sentences/s through Lumen's Embedder against plain onnxruntime +
    tokenizers on the same sentences and batch size.
-3. Cancel: seconds from a cancel (a Cancel button, the window closing) to the end of a
+3. Generation while another Python thread is busy (as the window's thread is while a
+   job streams): the same prompts once, each side with a thread spinning in Python.  The
+   cancel flag llama.cpp asks at every step of its computation is read in C; a Python
+   callback there took the GIL at each step.
+4. Cancel: seconds from a cancel (a Cancel button, the window closing) to the end of a
    call that is evaluating a long prompt, against the time plain llama-cpp-python takes
    for one prompt batch (what a cancel checked between batches may wait).
 
@@ -18,6 +22,7 @@ paste the printed table into docs/BENCHMARKS.md.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -52,6 +57,24 @@ SENTENCE_SEEDS = [
 LONG_PROMPT = " ".join(SENTENCE_SEEDS) * 12  # over two prompt batches of 512 tokens
 
 
+@contextlib.contextmanager
+def busy_python_thread():
+    """A thread that keeps the interpreter busy for as long as the block runs."""
+    stop = threading.Event()
+
+    def spin() -> None:
+        count = 0
+        while not stop.is_set():
+            count += 1
+    thread = threading.Thread(target=spin, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
 def sentences(count: int) -> list[str]:
     return [f"{SENTENCE_SEEDS[i % len(SENTENCE_SEEDS)]} (note {i})" for i in range(count)]
 
@@ -65,16 +88,21 @@ def raw_generation(model: str, prompts: list[str], max_tokens: int, threads: int
 
     llama = llama_cpp.Llama(model_path=model, n_ctx=n_ctx, n_threads=threads,
                             n_threads_batch=threads, seed=42, verbose=False)
-    tokens, seconds = 0, []
-    for _ in range(repeats):
-        for prompt in prompts:
-            llama.reset()
-            started = time.perf_counter()
-            out = llama.create_completion(prompt=prompt, max_tokens=max_tokens, temperature=0.0,
-                                          stop=["<|im_end|>"])
-            seconds.append(time.perf_counter() - started)
-            tokens += out["usage"]["completion_tokens"]
-    return {"tokens": tokens, "seconds": sum(seconds)}
+    def run(rounds: int) -> dict:
+        tokens, seconds = 0, []
+        for _ in range(rounds):
+            for prompt in prompts:
+                llama.reset()
+                started = time.perf_counter()
+                out = llama.create_completion(prompt=prompt, max_tokens=max_tokens,
+                                              temperature=0.0, stop=["<|im_end|>"])
+                seconds.append(time.perf_counter() - started)
+                tokens += out["usage"]["completion_tokens"]
+        return {"tokens": tokens, "seconds": sum(seconds)}
+    quiet = run(repeats)
+    with busy_python_thread():
+        quiet["busy"] = run(1)
+    return quiet
 
 
 def raw_embedding(model: str, tokenizer: str, texts: list[str], batch: int, threads: int,
@@ -161,13 +189,20 @@ def lumen_side(args: argparse.Namespace, profile: Path) -> tuple[dict, dict, dic
     runtime = ModelRuntime(paths, settings)
     model = runtime.for_role("generator")
     rendered = [model.render([{"role": "user", "content": p}]) for p in PROMPTS]
-    tokens, seconds = 0, 0.0
-    for _ in range(args.repeats):
-        for prompt in PROMPTS:
-            generation = model.generate([{"role": "user", "content": prompt}],
-                                        max_tokens=args.max_tokens, temperature=0.0)
-            tokens += generation.completion_tokens
-            seconds += generation.seconds
+
+    def run(rounds: int) -> dict:
+        tokens, seconds = 0, 0.0
+        for _ in range(rounds):
+            for prompt in PROMPTS:
+                generation = model.generate([{"role": "user", "content": prompt}],
+                                            max_tokens=args.max_tokens, temperature=0.0)
+                tokens += generation.completion_tokens
+                seconds += generation.seconds
+        return {"tokens": tokens, "seconds": seconds}
+    quiet = run(args.repeats)
+    tokens, seconds = quiet["tokens"], quiet["seconds"]
+    with busy_python_thread():
+        busy = run(1)
     waits = cancel_waits(model, args.repeats * 3)
     embedder = runtime.embedder()
     texts = sentences(args.sentences)
@@ -183,7 +218,8 @@ def lumen_side(args: argparse.Namespace, profile: Path) -> tuple[dict, dict, dic
         "tokenizer": str(embedder.model_path.parent / "tokenizer.json"),
     }
     runtime.close()
-    return {"tokens": tokens, "seconds": seconds, "cancel_waits": waits}, embedded, files
+    return ({"tokens": tokens, "seconds": seconds, "cancel_waits": waits, "busy": busy},
+            embedded, files)
 
 
 def main() -> int:
@@ -234,6 +270,10 @@ def main() -> int:
           f"{raw_tps:.1f} | {lumen_tps / raw_tps:.3f} |")
     print(f"| embedding, sentences/s (MiniLM-L6 int8) | {lumen_sps:.1f} | {raw_sps:.1f} | "
           f"{lumen_sps / raw_sps:.3f} |")
+    lumen_busy = lumen_gen["busy"]["tokens"] / lumen_gen["busy"]["seconds"]
+    raw_busy = raw["generation"]["busy"]["tokens"] / raw["generation"]["busy"]["seconds"]
+    print(f"| generation with another Python thread busy, tokens/s | {lumen_busy:.1f} | "
+          f"{raw_busy:.1f} | {lumen_busy / raw_busy:.3f} |")
     waits, batch = lumen_gen["cancel_waits"], raw["batch_seconds"]
     print(f"| cancel during a long prompt, seconds to stop (median / longest of {len(waits)}) | "
           f"{statistics.median(waits):.3f} / {max(waits):.3f} | one 512-token batch: "

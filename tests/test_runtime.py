@@ -124,6 +124,37 @@ def test_a_cancel_stops_the_prompt_batch_being_evaluated(runtime, monkeypatch):
     assert model.generate([{"role": "user", "content": "Say yes."}], max_tokens=4).text
 
 
+def test_the_abort_flag_reads_as_llama_cpp_reads_it_and_follows_the_cancel(runtime):
+    """The flag is read by a C function (no Python, no GIL, between llama.cpp's steps): set
+    by the call's cancel token while the call runs, and down again after it."""
+    import llama_cpp
+
+    model = runtime.for_role("generator")
+    flag = model.abort_flag
+    assert not flag.reads_as_set()
+    flag.raise_flag()
+    assert flag.reads_as_set() and flag.raised
+    flag.lower()
+    assert not flag.reads_as_set()
+    # It is the callback llama.cpp was given (the same C function, the same buffer).
+    assert (llama_cpp.ctypes.cast(flag.callback, llama_cpp.ctypes.c_void_p).value
+            == llama_cpp.ctypes.cast(llama_cpp.ctypes.CDLL(None).strlen,
+                                     llama_cpp.ctypes.c_void_p).value)
+    token, seen = CancelToken(), []
+
+    def cancel_at_the_first_token(_text: str) -> None:
+        token.cancel()
+        seen.append(flag.reads_as_set())
+    with pytest.raises(Cancelled):
+        model.generate([{"role": "user", "content": "Count to twenty."}], max_tokens=32,
+                       on_token=cancel_at_the_first_token, cancel=token)
+    assert seen[:1] == [True] and not flag.reads_as_set()
+    # A token cancelled before the call raises the flag as soon as the call listens.
+    with token.listening(flag.raise_flag):
+        assert flag.reads_as_set()
+    flag.lower()
+
+
 def test_json_schema_output_is_parsed_from_the_real_model(runtime):
     value, generation = runtime.for_role("judge").generate_json(
         [{"role": "user", "content": "What is the capital of France? Reply as JSON with your "

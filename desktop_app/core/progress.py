@@ -32,10 +32,32 @@ class CancelToken:
     def __init__(self) -> None:
         self._event = threading.Event()
         self.reason = ""  # "quit": the window is closing (a run is then interrupted, not paused)
+        self._listeners: list[Callable[[], None]] = []
+        self._lock = threading.Lock()
 
     def cancel(self, reason: str = "") -> None:
         self.reason = self.reason or reason
-        self._event.set()
+        with self._lock:
+            self._event.set()
+            listeners = list(self._listeners)
+        for listener in listeners:
+            listener()
+
+    @contextmanager
+    def listening(self, listener: Callable[[], None]) -> Iterator[None]:
+        """Within the block, `listener()` is called when the token is cancelled (at once if
+        it is already): how a cancel reaches code that cannot poll the token, such as
+        llama.cpp's computation (LlamaModel's abort flag).  It may be called twice."""
+        with self._lock:
+            self._listeners.append(listener)
+            cancelled = self._event.is_set()
+        if cancelled:
+            listener()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._listeners.remove(listener)
 
     @property
     def cancelled(self) -> bool:

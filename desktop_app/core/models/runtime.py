@@ -14,8 +14,11 @@ prompt tokens llama.cpp actually evaluated, read from its own perf counters.
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import functools
 import json
 import logging
+import sys
 import threading
 import time
 from pathlib import Path
@@ -107,6 +110,40 @@ def _draft_model(settings: Settings) -> Any:
     return LlamaPromptLookupDecoding(num_pred_tokens=settings.prompt_lookup_tokens)
 
 
+@functools.cache
+def _strlen_address() -> int:
+    libc = ctypes.cdll.msvcrt if sys.platform == "win32" else ctypes.CDLL(None)
+    return ctypes.cast(libc.strlen, ctypes.c_void_p).value
+
+
+class AbortFlag:
+    """The cancel flag llama.cpp asks between the steps of its computation (a few hundred
+    per token), read with no Python in the way: the callback is the C library's `strlen`
+    over a two-byte buffer, which returns 1 once the first byte is set and 0 before; the
+    C ABIs return a bool in the low byte of the same register.  A Python callback took the
+    GIL at every step: generation ran 15-20 % slower, and 2.7 times slower while another
+    Python thread was busy, as the window's is (docs/BENCHMARKS.md)."""
+
+    def __init__(self, llama_cpp: Any) -> None:
+        self._buffer = ctypes.create_string_buffer(2)
+        self.callback = llama_cpp.ggml_abort_callback(_strlen_address())
+        self.data = ctypes.cast(self._buffer, ctypes.c_void_p)
+
+    def raise_flag(self) -> None:
+        self._buffer[0] = b"\x01"
+
+    def lower(self) -> None:
+        self._buffer[0] = b"\x00"
+
+    @property
+    def raised(self) -> bool:
+        return self._buffer[0] == b"\x01"
+
+    def reads_as_set(self) -> bool:
+        """What llama.cpp sees: the callback called as C calls it."""
+        return bool(self.callback(self.data.value))
+
+
 class LlamaModel:
     """A loaded GGUF model.  Thread-safe: calls are serialised on one lock."""
 
@@ -143,14 +180,13 @@ class LlamaModel:
                 "The file may be damaged or of a newer format than this Lumen supports; "
                 "run 'lumen models verify', or copy the file again.") from exc
         self.n_ctx = self.llama.n_ctx()
-        # llama.cpp asks this between the steps of its computation (a few hundred per batch),
-        # so a cancel stops a prompt batch in milliseconds rather than at its end (a
-        # 512-token batch takes 2 s on a 2-core workstation); the KV entries of the
-        # stopped batch are removed by llama.cpp, and the next call is what it would
-        # have been.  Measured cost: within noise (docs/BENCHMARKS.md).
-        self._call_cancel: CancelToken | None = None
-        self._abort_check = llama_cpp.ggml_abort_callback(self._cancel_requested)
-        llama_cpp.llama_set_abort_callback(self.llama.ctx, self._abort_check, None)
+        # llama.cpp asks the flag between the steps of its computation, so a cancel stops a
+        # prompt batch in milliseconds rather than at its end (a 512-token batch takes 2 s
+        # on a 2-core workstation); the KV entries of the stopped batch are removed by
+        # llama.cpp, and the next call is what it would have been.
+        self.abort_flag = AbortFlag(llama_cpp)
+        llama_cpp.llama_set_abort_callback(self.llama.ctx, self.abort_flag.callback,
+                                           self.abort_flag.data)
         if settings.state_cache_mb and settings.reuse_prompt_state:
             self.llama.set_cache(_counted_ram_cache(llama_cpp, settings.state_cache_mb << 20))
         try:
@@ -163,10 +199,6 @@ class LlamaModel:
         except BaseException:
             self.llama.close()
             raise
-
-    def _cancel_requested(self, _data: Any) -> bool:
-        token = self._call_cancel
-        return token is not None and token.cancelled
 
     def _token_text(self, token: int) -> str:
         if token < 0:
@@ -253,16 +285,19 @@ class LlamaModel:
         max_tokens = max_tokens or self.settings.max_answer_tokens
         temperature = self.settings.temperature if temperature is None else temperature
         with self._turn(cancel):
-            self._call_cancel = cancel
+            self.abort_flag.lower()
+            listening = (cancel.listening(self.abort_flag.raise_flag) if cancel is not None
+                         else contextlib.nullcontext())
             try:
-                return self._generate_locked(messages, max_tokens, temperature, json_schema, stop,
-                                             on_token, cancel, stop_when)
+                with listening:
+                    return self._generate_locked(messages, max_tokens, temperature, json_schema,
+                                                 stop, on_token, cancel, stop_when)
             except RuntimeError as exc:  # "llama_decode returned 2": stopped by the cancel
                 if cancel is not None and cancel.cancelled:
                     raise Cancelled() from exc
                 raise
             finally:
-                self._call_cancel = None
+                self.abort_flag.lower()
                 if self._closed:
                     self._free()
 
