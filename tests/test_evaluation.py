@@ -16,7 +16,8 @@ from desktop_app.core.errors import LumenError
 from desktop_app.core.evaluation.importers import import_dataset
 from desktop_app.core.evaluation.report import (ReportRules, check_criteria, compare,
                                                 parse_criteria, summarize, to_csv, to_html)
-from desktop_app.core.evaluation.runner import Evaluator, continue_run, parse_system, start_run
+from desktop_app.core.evaluation.runner import Evaluator, continue_run, start_run
+from desktop_app.core.evaluation.systems import parse_system
 from desktop_app.core.evaluation.runs import EvaluationStore
 from desktop_app.core.glossary.glossary import load_glossary
 from desktop_app.core.pipelines.calibration import demo_benchmark

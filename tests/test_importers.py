@@ -605,7 +605,7 @@ def test_non_utf8_file_is_refused(tmp_path):
 
 def test_command_line_import_shows_the_columns_it_chose_and_help_lists_the_systems(
         profile, passphrase_env, tmp_path):
-    from desktop_app.core.evaluation.runner import systems
+    from desktop_app.core.evaluation.systems import systems
     from helpers import run_lumen
 
     path = write_jsonl(tmp_path / "consumer-questions.jsonl", [

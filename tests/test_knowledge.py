@@ -341,7 +341,8 @@ def test_a_database_from_before_the_knowledge_base_keeps_its_saved_runs(tmp_path
 def test_evaluation_replays_a_labelled_case_set_in_diagnosis_mode(rag, tmp_path):
     from desktop_app.core.evaluation.importers import import_dataset
     from desktop_app.core.evaluation.report import ReportRules, summarize
-    from desktop_app.core.evaluation.runner import Evaluator, continue_run, start_run, systems
+    from desktop_app.core.evaluation.runner import Evaluator, continue_run, start_run
+    from desktop_app.core.evaluation.systems import systems
     from desktop_app.core.evaluation.runs import EvaluationStore
 
     assert {"doctorrag:full", "doctorrag:no-cases", "doctorrag:no-knowledge", "doctorrag:no-tags",

@@ -287,7 +287,8 @@ def test_the_default_criteria_fail_a_useless_model_for_every_kind_of_system(eval
     """A model that answers "I don't know" to everything, its answers scored by the real
     scorers and the run summarized by the real report, fails each kind of system's
     default criteria; a lenient judge (5 of 5, FKGL 3) does not save it."""
-    from desktop_app.core.choices import SYSTEM_KINDS, criteria_setting, system_kind
+    from desktop_app.core.choices import SYSTEM_KINDS
+    from desktop_app.core.evaluation.systems import criteria_setting, system_kind
     from desktop_app.core.config import Settings
     from desktop_app.core.evaluation.dataset import Sample
     from desktop_app.core.evaluation.scorers import key_fact_scores

@@ -28,7 +28,8 @@ def cmd_bench_import(args, paths, settings) -> int:
 
 
 def cmd_bench_list(args, paths, settings) -> int:
-    from ..core.choices import FORMATS, systems
+    from ..core.choices import FORMATS
+    from ..core.evaluation.systems import systems
     from ..core.evaluation.scorers import scorer_descriptions
 
     with command_session(paths, settings) as session:
@@ -199,7 +200,7 @@ def register(sub) -> None:
     p = bsub.add_parser("list", help="datasets, runs, systems and scorers")
     add_json_option(p)
     p.set_defaults(func=cmd_bench_list)
-    from ..core.choices import systems
+    from ..core.evaluation.systems import systems
 
     p = bsub.add_parser(
         "run", help="run a system over a dataset (or --resume a run)",

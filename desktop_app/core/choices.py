@@ -1,5 +1,6 @@
 """What Lumen can run, by name, with one line each: the answering methods and their
-variants, the evaluation systems (scorers: evaluation/scorers.py), the benchmark formats and the DoctorRAG
+variants, the kinds of evaluation system (the systems: evaluation/systems.py; the scorers:
+evaluation/scorers.py), the benchmark formats and the DoctorRAG
 set-ups.  The command line's help and choices, the window's lists and the core's own
 checks read them here, so naming what exists never loads what runs it (scipy,
 chromadb, llama.cpp)."""
@@ -28,23 +29,6 @@ SYSTEM_KINDS = {"document": "a model's answers about a document",
                 "qa": "a model's answers to open questions, no document",
                 "consultation": "simulated consultations",
                 "diagnosis": "diagnoses of labelled cases"}
-
-
-def system_kind(system: str) -> str:
-    """The kind of a system name (SYSTEM_KINDS)."""
-    if system.startswith("dialogue:"):
-        return "consultation"
-    if system.startswith("doctorrag:"):
-        return "diagnosis"
-    if system in ("qa", "evidence"):
-        return system
-    return "document"
-
-
-def criteria_setting(system: str) -> str:
-    """The Settings field that holds a system's default acceptance criteria."""
-    kind = system_kind(system)
-    return "acceptance_criteria" if kind == "document" else f"{kind}_acceptance_criteria"
 
 
 FORMATS: dict[str, str] = {
@@ -77,23 +61,3 @@ ABLATIONS: dict[str, dict[str, bool]] = {
     "no-tags": {"knowledge": True, "cases": True, "tags": False},
     "vanilla": {"knowledge": True, "cases": False, "tags": False},
 }
-
-
-def systems() -> dict[str, str]:
-    described = {}
-    for method in METHODS:
-        variants = VARIANTS if method.startswith("lamp") else ("",)
-        for variant in variants:
-            name = f"{method}:{variant}" if variant else method
-            described[name] = METHOD_DESCRIPTIONS[method] + (
-                f"; {VARIANT_DESCRIPTIONS[variant]}" if variant else "")
-    described["qa"] = "one model answers the question alone, with no document (open question sets)"
-    for setup, uses in ABLATIONS.items():
-        sources = " and ".join(what for what, key in (("knowledge", "knowledge"),
-                                                      ("similar cases", "cases")) if uses[key])
-        described[f"doctorrag:{setup}"] = (
-            f"DoctorRAG diagnosis of labelled cases from {sources}, "
-            + ("filtered by ICD-10 chapter" if uses["tags"] else "no chapter filter"))
-    for mode, what in CONSULTATION_MODES.items():
-        described[f"dialogue:{mode}"] = f"3MDBench consultation: {what}"
-    return described

@@ -507,7 +507,7 @@ class EvaluationActions:
         (desktop_app/export.py, which audits the export)."""
         from .evaluation.report import build_report
 
-        from .choices import criteria_setting
+        from .evaluation.systems import criteria_setting
 
         settings, store = self._session.settings, self.store
         default = getattr(settings, criteria_setting(store.run(run_id)["system"]))
@@ -518,7 +518,7 @@ class EvaluationActions:
         """What a run's report would conclude (its verdict), from its summary, with the
         default criteria of its kind of system unless `criteria` are given; the Evaluation
         tab shows it beside each run."""
-        from .choices import criteria_setting
+        from .evaluation.systems import criteria_setting
         from .evaluation.report import check_criteria, parse_criteria, verdict
 
         if criteria is None:

@@ -723,7 +723,7 @@ def _generator(config: dict[str, Any]) -> str:
 
 
 def system_description(system: str) -> str:
-    from ..choices import systems
+    from .systems import systems
 
     return systems().get(system, system)
 

@@ -1,18 +1,9 @@
 """Running a system under test over a dataset, scoring each sample as it finishes.
 
-Systems: every Ask method (`lamp`, `lamp-no-reviewer`, `lamp-no-verifier`,
-`lamp-no-loops`, `zero-shot`, `one-shot`), with `:glossary` or `:plain` for the
-simplifier variant, for datasets whose samples carry a document; and `qa`, one model
-answering the question alone, for open question sets (HIVMedQA, MedQuAD, PerMedCQA).
-
-`dialogue:<mode>` simulates a 3MDBench consultation for each case of a `dialogue` dataset
-(consultation.py): the patient agent, the doctor in that mode, the final diagnosis
-extracted as a label or "none"; each utterance is kept as it finishes, so a run stopped
-mid-dialogue goes on from the next utterance.
-
-`doctorrag:<set-up>` replays a labelled case set through the Knowledge tab's diagnosis
-mode (DoctorRAG), with the full retrieval or one of the paper's ablations; each case's
-own record is kept out of the similar cases.
+Systems are declared in systems.py, a class per family (the Ask methods on a document,
+`qa` on open questions, `doctorrag:<set-up>` on labelled cases, `dialogue:<mode>`
+consultations, whose utterances are kept as they finish, in eval_turn, so a run stopped
+mid-dialogue goes on from the next one).
 
 Scorers are declared in scorers.py, each with its metrics.  A blank
 prediction gets worst-case reference scores, as in LAMP-MedQA; a sample that failed with
@@ -37,8 +28,7 @@ from ..errors import Cancelled, LumenError, ModelOutputError
 from ..glossary.glossary import Glossary
 from ..models.catalog import ROLES
 from ..models.runtime import ModelRuntime
-from ..choices import METHODS, system_kind, systems
-from ..pipelines.ask import AskPipeline, clean_reply
+from ..pipelines.ask import AskPipeline
 from ..pipelines.base import Pipeline
 from ..progress import CancelToken, ProgressCallback, report
 from ..prompts import load_prompts
@@ -46,6 +36,7 @@ from .dataset import Sample
 from .judges import RubricJudge, unparseable_detail
 from .runs import EvaluationStore, SavedDataset
 from .scorers import SCORERS, judge_scorers, score_sample
+from .systems import SYSTEMS, family_of, parse_system
 
 if TYPE_CHECKING:
     from ..knowledge.doctorrag import DoctorRAG
@@ -56,14 +47,6 @@ SIMILARITY_SCHEMA = {"type": "object", "properties": {"similarity": {"type": "in
                                                                      "enum": [1, 2, 3, 4, 5]}},
                      "required": ["similarity"], "additionalProperties": False}
 JUDGE_MAX_TOKENS = 150  # the paper's judge setting (far above what the grammar allows)
-
-
-def parse_system(name: str) -> tuple[str, str | None]:
-    method, _, variant = name.partition(":")
-    if name not in systems() and (method not in METHODS or method == "doctorrag"):
-        raise LumenError(f"'{name}' is not a system Lumen can evaluate.",
-                         f"Choose one of: {', '.join(systems())}.")
-    return method, variant or None
 
 
 def machine() -> dict[str, Any]:
@@ -124,43 +107,10 @@ class Evaluator(Pipeline):
 
     def answer(self, system: str, sample: Sample, cancel: CancelToken | None,
                journal: "TurnJournal | None" = None) -> tuple[str, dict, float]:
-        method, variant = parse_system(system)
-        if method == "dialogue":
-            return self.consult(variant or "dialogue", sample, cancel, journal)
-        if method == "doctorrag":
-            return self.diagnose(variant or "full", sample, cancel)
-        if method == "qa":
-            model = self.runtime.for_role("generator")
-            generation = model.generate(
-                [{"role": "system", "content": self.prompts.text("qa", "system")},
-                 {"role": "user", "content": self.prompts.text("qa", "user", question=sample.input)}],
-                max_tokens=self.settings.answer_tokens * 2, cancel=cancel)
-            return clean_reply(generation.text), {"calls": [generation.to_dict()]}, generation.seconds
-        if not sample.context:
-            raise LumenError(f"The sample has no document, and '{system}' answers questions "
-                             "about a document.", "Use the 'qa' system for this dataset.")
-        # A server down is the sample's error here, never the summary's lines scored as
-        # the model's answer.
-        result = self.ask.run(sample.context, sample.input, method=method, variant=variant,
-                              cancel=cancel, evidence_if_server_fails=False)
-        trace = result.trace.to_dict()
-        return result.answer, trace, trace["totals"]["model_seconds"]
-
-    def diagnose(self, setup: str, sample: Sample, cancel: CancelToken | None) -> tuple[str, dict, float]:
-        if self.knowledge is None:
-            raise LumenError("DoctorRAG systems need the knowledge and case bases.",
-                             "Run them from the Evaluation tab or 'lumen evaluate run'.")
-        labels = list(sample.metadata.get("labels") or [])
-        if len(labels) < 2:
-            raise LumenError("The sample has no labels to choose from.",
-                             "Import the case set with the 'cases' format.")
-        # The case itself may sit in the case base: it is left out, as in the paper.
-        own = self.knowledge.casebase.ids_for_key(sample.id)
-        result = self.knowledge.run(sample.input, mode="diagnosis", labels=labels, ablation=setup,
-                                    refine=False, exclude_ids=own, cancel=cancel)
-        trace = {**result.trace.to_dict(), "references": result.references,
-                 "retrieval": result.retrieval.to_dict()}
-        return result.diagnosis, trace, trace["totals"]["model_seconds"]
+        """The system's output for the sample, its trace and the model seconds
+        (systems.SYSTEMS: each family answers in its own class)."""
+        prefix, variant = parse_system(system)
+        return SYSTEMS[prefix].answer(self, prefix, variant, sample, cancel, journal)
 
     @functools.cached_property
     def consultations(self) -> "ConsultationSimulator":
@@ -169,29 +119,6 @@ class Evaluator(Pipeline):
         hint = (case_base_hint(self.knowledge) if self.knowledge is not None
                 and self.knowledge.casebase.count() else None)
         return ConsultationSimulator(self.runtime, self.settings, hint)
-
-    def consult(self, mode: str, sample: Sample, cancel: CancelToken | None,
-                journal: "TurnJournal | None") -> tuple[str, dict, float]:
-        """A simulated consultation: the extracted diagnosis (a label or "none") and the
-        consultation as the trace.  Utterances kept before a stop are taken up again."""
-        from .consultation import Turn
-
-        if "personality" not in sample.metadata:
-            raise LumenError("The sample is not a consultation case.",
-                             "Import the cases in the 'dialogue' format.")
-        kept = [Turn.from_dict(t) for t in journal.turns(sample.id)] if journal else []
-        on_turn = ((lambda index, turn: journal.save(sample.id, index, turn.__dict__))
-                   if journal else None)
-        simulator = self.consultations
-        consultation = simulator.converse(sample, mode, cancel=cancel, on_turn=on_turn,
-                                          resume=kept)
-        started = time.perf_counter()
-        consultation.diagnosis = simulator.extract(consultation, cancel)
-        extraction_seconds = time.perf_counter() - started
-        trace = {"consultation": consultation.to_dict(), "resumed_at": len(kept),
-                 "extraction_seconds": round(extraction_seconds, 3)}
-        model_seconds = sum(t.seconds for t in consultation.turns) + extraction_seconds
-        return consultation.diagnosis, trace, model_seconds
 
     # ---- scorers ----
 
@@ -268,23 +195,14 @@ def check_run(evaluations: EvaluationStore, dataset_id: str, system: str,
               scorers: list[str]) -> SavedDataset:
     """Refuse a run that cannot be: an unknown system or scorer, a consultation system on
     a dataset of questions, scorers that do not go with the system.  Nothing is written."""
-    parse_system(system)
+    family = family_of(system)
     unknown = set(scorers) - set(SCORERS)
     if unknown:
         raise LumenError(f"Unknown scorer(s): {', '.join(sorted(unknown))}.",
                          f"Scorers: {', '.join(SCORERS)}.")
     dataset = evaluations.dataset(dataset_id)
-    if system_kind(system) in ("document", "evidence") and not evaluations.has_documents(dataset_id):
-        raise LumenError(f"'{system}' answers questions about a document, and none of the "
-                         f"samples of {dataset.name} has one (it is a set of open questions).",
-                         "Run it with the 'qa' system (--system qa): a model answers each "
-                         "question alone.")
-    consults = system.startswith("dialogue:")
-    if consults and dataset.format != "dialogue":
-        raise LumenError(f"'{system}' simulates consultations, and {dataset.name} is not a "
-                         "set of consultation cases.",
-                         "Import 3MDBench cases in the 'dialogue' format (the demo: "
-                         "lumen-dialogue-demo).")
+    family.check(system, dataset, evaluations.has_documents(dataset_id), scorers)
+    consults = family.kind == "consultation"
     if consults != ("consultation" in scorers) or (consults and len(scorers) > 1):
         raise LumenError("The 'consultation' scorer goes with the dialogue systems, and only it.",
                          "Run dialogue:<mode> with --scorer consultation, and other systems "
@@ -298,7 +216,7 @@ def parallel_samples(evaluator: Evaluator, system: str, scorers: list[str]) -> i
     at a time, so more threads would only wait).  DoctorRAG replays and consultations
     (whose utterances are kept as they finish) stay sequential."""
     wanted = evaluator.settings.server_parallel_requests
-    if wanted <= 1 or parse_system(system)[0] in ("doctorrag", "dialogue"):
+    if wanted <= 1 or family_of(system).sequential:
         return 1
     roles = ("generator", "reviewer") + (("judge",) if set(scorers) & set(judge_scorers()) else ())
     return wanted if evaluator.runtime.all_on_servers(roles) else 1

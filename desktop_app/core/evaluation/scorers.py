@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
-from ..choices import system_kind
+from .systems import system_kind
 
 if TYPE_CHECKING:
     from ..glossary.glossary import Glossary
