@@ -24,8 +24,9 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, 
                                QTableWidgetItem, QTextBrowser, QVBoxLayout, QWidget)
 
 from ..core.errors import LumenError
-from ..core.choices import FORMATS, systems
+from ..core.choices import FORMATS
 from ..core.evaluation.scorers import SCORERS, default_scorers, result_metrics
+from ..core.evaluation.systems import systems
 from ..core.evaluation.importers import columns, detect_mapping
 from ..core.evaluation.chart import Bar, axis_label, axis_range, bar_chart_svg
 from ..core.evaluation.report import VERDICT_COLOURS, metric_info, report_kind
@@ -33,7 +34,7 @@ from ..core.session import Session
 from ..export import write_report
 from .messages import show_error, show_info
 from .progress_bar import TaskProgress
-from .workers import run_in_background
+from .workers import SessionOp, run_in_background
 
 # The verdict as the Results table names it (its report's headline in the tooltip).
 VERDICT_WORDS = {"passed": "passed", "failed": "FAILED", "undecided": "not decided",
@@ -694,4 +695,4 @@ class EvaluationPage(QWidget):
             show_error(self, exc, log_file=str(self.session.paths.log_file))
 
         self.report_status.setText("Writing the report…")
-        self._report_task = run_in_background(work, on_success=done, on_error=failed)
+        self._report_task = SessionOp(self, work).success(done).failure(failed).run_in_background()

@@ -22,7 +22,7 @@ from ..core.session import Session
 from .messages import show_error, show_info
 from .progress_bar import TaskProgress
 from .shortcuts import keyboard_shortcut
-from .workers import run_in_background
+from .workers import SessionOp
 
 SOURCE_LABEL = {"lumen": "Lumen glossary", "medlineplus": "MedlinePlus (imported)",
                 "local": "Added or edited here"}
@@ -300,19 +300,10 @@ class GlossaryPage(QWidget):
                     f"{counts.also_called} other names).")
 
         def done(message: str) -> None:
-            self.progress.finish()
-            self.import_button.setEnabled(True)
             self.reload()
             show_info(self, "Glossary import", message)
-
-        def failed(exc: BaseException) -> None:
-            self.progress.finish()
-            self.import_button.setEnabled(True)
-            show_error(self, exc, log_file=str(self.session.paths.log_file))
-        self.import_button.setEnabled(False)
-        task = run_in_background(work, on_success=done, on_error=failed,
-                                 on_progress=self.progress.update_progress)
-        self.progress.track(task, f"Importing {path.name}…")
+        SessionOp(self, work, progress=self.progress, message=f"Importing {path.name}…",
+                  disable=(self.import_button,)).success(done).run_in_background()
 
     def choose_export(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Export local glossary entries",

@@ -17,7 +17,7 @@ from ..core.store import open_store
 from ..core.store.custody import backup, change_key, check_backup_target
 from ..core.store.keys import MIN_PASSPHRASE_LENGTH
 from .messages import show_error, show_info
-from .workers import run_in_background
+from .workers import SessionOp
 
 
 def _password_field(name: str) -> QLineEdit:
@@ -180,5 +180,4 @@ def back_up_profile(parent: QWidget, session: Session, on_done: Callable[[dict],
         if on_done is not None:
             on_done(summary)
 
-    run_in_background(work, on_success=done, on_error=lambda exc: show_error(parent, exc),
-                      name="Backup")
+    SessionOp(parent, work, name="Backup").success(done).run_in_background()

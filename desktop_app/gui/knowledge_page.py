@@ -25,7 +25,7 @@ from ..core.session import Session
 from .messages import show_error, show_info
 from .progress_bar import TaskProgress
 from .summary_input import EventBridge, print_html
-from .workers import run_in_background
+from .workers import SessionOp, run_in_background
 
 ABLATION_LABELS = {"full": "Knowledge + cases, chapter filter (recommended)",
                    "no-cases": "Without similar cases", "no-knowledge": "Without knowledge",
@@ -419,25 +419,23 @@ class KnowledgePage(QWidget):
             + ("" if pieces or cases else " Add documents or import cases to start."))
 
     def _library_task(self, work, message: str, done) -> None:
-        def finished(result) -> None:
+        def settled() -> None:
             self._task = None
-            self.library_progress.finish()
             self._busy(False)
             self.refresh_library()
+
+        def finished(result) -> None:
+            settled()
             done(result)
 
         def failed(exc: BaseException) -> None:
-            self._task = None
-            self.library_progress.finish()
-            self._busy(False)
-            self.refresh_library()
+            settled()
             show_error(self, exc, log_file=str(self.session.paths.log_file))
 
         self._busy(True)
-        self._task = run_in_background(work, on_success=finished, on_error=failed,
-                                       on_progress=self.library_progress.update_progress,
-                                       name="adding to the knowledge base")
-        self.library_progress.track(self._task, message)
+        self._task = SessionOp(self, work, progress=self.library_progress, message=message,
+                               name="adding to the knowledge base"
+                               ).success(finished).failure(failed).run_in_background()
 
     def add_documents(self, paths: list[Path]) -> None:
         if self._task is not None or not paths:

@@ -18,7 +18,7 @@ from ..core.session import Session
 from ..core.models.server import SERVER_NOTES
 from .messages import show_error, show_info
 from .progress_bar import TaskProgress
-from .workers import run_in_background
+from .workers import SessionOp
 
 COLUMNS = ["Model", "Roles", "Kind", "Quantisation", "Context", "Licence", "Source",
            "Files or server"]
@@ -161,27 +161,13 @@ class ModelsPage(QWidget):
 
     # ---- actions ----
 
-    def _busy(self, busy: bool) -> None:
-        for button in (self.add_button, self.server_button, self.verify_button,
-                       self.provision_button):
-            button.setEnabled(not busy)
-
     def _start(self, fn, message: str, on_success, on_error=None) -> None:
-        self._busy(True)
-        on_error = on_error or self.on_error
-
-        def done(result) -> None:
-            self._busy(False)
-            self.progress.finish()
-            on_success(result)
-
-        def failed(exc: BaseException) -> None:
-            self._busy(False)
-            self.progress.finish()
-            on_error(exc)
-        task = run_in_background(fn, on_success=done, on_error=failed,
-                                 on_progress=self.progress.update_progress)
-        self.progress.track(task, message)
+        op = SessionOp(self, fn, progress=self.progress, message=message,
+                       disable=(self.add_button, self.server_button, self.verify_button,
+                                self.provision_button)).success(on_success)
+        if on_error is not None:
+            op.failure(on_error)
+        op.run_in_background()
 
     def on_error(self, exc: BaseException) -> None:
         show_error(self, exc, log_file=str(self.session.paths.log_file))

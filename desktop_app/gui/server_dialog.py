@@ -13,8 +13,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, 
 
 from ..core.models.catalog import GENERATION_ROLES
 from ..core.session import Session
-from .messages import show_error
-from .workers import run_in_background
+from .workers import SessionOp
 
 
 @dataclass
@@ -122,20 +121,15 @@ class ServerDialog(QDialog):
 
     def list_models(self) -> None:
         choice = self.choice()
-        self.ask_button.setEnabled(False)
 
         def done(models: list[str]) -> None:
-            self.ask_button.setEnabled(True)
             current = self.model.currentText()
             self.model.clear()
             self.model.addItems(models)
             if current in models or not models:
                 self.model.setEditText(current)
-
-        def failed(exc: BaseException) -> None:
-            self.ask_button.setEnabled(True)
-            show_error(self, exc)
-        self._task = run_in_background(
-            lambda progress, cancel: self.session.models.server_models(
+        self._task = SessionOp(
+            self, lambda progress, cancel: self.session.models.server_models(
                 choice.url, ca_bundle=choice.ca_bundle, api_key=choice.api_key),
-            on_success=done, on_error=failed, name="Asking the model server")
+            disable=(self.ask_button,), name="Asking the model server",
+        ).success(done).run_in_background()

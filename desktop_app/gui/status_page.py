@@ -14,7 +14,7 @@ from ..core.session import Session
 from .messages import show_error
 from .progress_bar import TaskProgress
 from .shortcuts import keyboard_shortcut
-from .workers import run_in_background
+from .workers import SessionOp
 
 _STATUS_TEXT = {"ok": "OK", "warn": "Note", "fail": "Problem"}
 _PLAIN_FINDING = {"ok": "Works."}  # an OK finding's technical detail is one click away
@@ -103,43 +103,34 @@ class StatusPage(QWidget):
     def run_checks(self, measure_speed: bool = True) -> None:
         if not self.rerun.isEnabled():
             return
-        self.rerun.setEnabled(False)
         self.summary.setText("Checking this installation…")
         session = self.session
-        task = run_in_background(
-            lambda progress, cancel: run_doctor(session.paths, session.settings,
-                                                store=session.store, runtime=session.runtime,
-                                                measure_speed=measure_speed,
-                                                progress=progress, cancel=cancel),
-            on_success=self.show_report, on_error=self._failed,
-            on_progress=self.progress.update_progress, name="the Status page's checks")
-        self.progress.track(task, "Checking…")
+        SessionOp(self, lambda progress, cancel: run_doctor(
+            session.paths, session.settings, store=session.store, runtime=session.runtime,
+            measure_speed=measure_speed, progress=progress, cancel=cancel),
+            progress=self.progress, message="Checking…", disable=(self.rerun,),
+            name="the Status page's checks").success(self.show_report).failure(
+            self._failed).run_in_background()
 
     def restore_models(self, then_check: bool = True) -> None:
         """Copy the embedded models into this profile's models folder, with progress and
         Cancel here, then check again (on first start, and from a finding's button)."""
         if not self.rerun.isEnabled():
             return
-        self.rerun.setEnabled(False)
         self.summary.setText("Copying Lumen's embedded models into place…")
         session = self.session
 
         def done(results) -> None:
-            self.progress.finish()
-            self.rerun.setEnabled(True)
             self.models_restored.emit(results)
             if then_check:
                 self.run_checks()
 
-        task = run_in_background(
-            lambda progress, cancel: session.models.provision(progress, cancel),
-            on_success=done, on_error=self._failed, on_progress=self.progress.update_progress,
-            name="restoring the embedded models")
-        self.progress.track(task, "Restoring the embedded models…")
+        SessionOp(self, lambda progress, cancel: session.models.provision(progress, cancel),
+                  progress=self.progress, message="Restoring the embedded models…",
+                  disable=(self.rerun,), name="restoring the embedded models",
+                  ).success(done).failure(self._failed).run_in_background()
 
     def _failed(self, exc: BaseException) -> None:
-        self.progress.finish()
-        self.rerun.setEnabled(True)
         self.summary.setText("The checks did not finish.")
         show_error(self, exc, log_file=str(self.session.paths.log_file))
 
@@ -186,22 +177,16 @@ class StatusPage(QWidget):
     def run_verification(self, quick: bool = False) -> None:
         if not self.verify.isEnabled():
             return
-        self.verify.setEnabled(False)
-        self.rerun.setEnabled(False)
         self.summary.setText("Verifying that nothing leaves this computer…")
         self._quick = quick
         session = self.session
-        task = run_in_background(
-            lambda progress, cancel: session.verify_offline(quick=quick, progress=progress,
-                                                            cancel=cancel),
-            on_success=self.show_verification, on_error=self._verification_failed,
-            on_progress=self.progress.update_progress)
-        self.progress.track(task, "Verifying offline…")
+        SessionOp(self, lambda progress, cancel: session.verify_offline(
+            quick=quick, progress=progress, cancel=cancel),
+            progress=self.progress, message="Verifying offline…",
+            disable=(self.verify, self.rerun)).success(self.show_verification).failure(
+            self._verification_failed).run_in_background()
 
     def _verification_failed(self, exc: BaseException) -> None:
-        self.progress.finish()
-        self.verify.setEnabled(True)
-        self.rerun.setEnabled(True)
         self.summary.setText("Offline verification cancelled." if isinstance(exc, Cancelled)
                              else "The offline verification did not finish.")
         show_error(self, exc, log_file=str(self.session.paths.log_file))

@@ -84,3 +84,62 @@ def cancel_all(reason: str = "") -> None:
 
 def wait_for_all(timeout_ms: int = 30000) -> bool:
     return QThreadPool.globalInstance().waitForDone(timeout_ms)
+
+
+class SessionOp:
+    """One core call run off the GUI thread the way every page runs one (Anki's
+    `CollectionOp(parent, op).success(...).run_in_background()`): the buttons named are
+    disabled while it runs and enabled again after, progress goes to the page's
+    `TaskProgress` (with Cancel), and a failure shows the shared error dialog, with the log
+    file, unless the page gives its own handler.  `work(progress=..., cancel=...)`.
+
+        SessionOp(self, work, progress=self.progress, message="Importing…",
+                  disable=(self.import_button,)).success(self.imported).run_in_background()
+    """
+
+    def __init__(self, parent: Any, work: Callable[..., Any], *, progress: Any = None,
+                 message: str = "", disable: tuple[Any, ...] = (), name: str = "") -> None:
+        self.parent, self.work, self.progress = parent, work, progress
+        self.message, self.disable, self.name = message, disable, name
+        self._on_success: Callable[[Any], None] = lambda _result: None
+        self._on_failure: Callable[[BaseException], None] | None = None
+
+    def success(self, handler: Callable[[Any], None]) -> "SessionOp":
+        self._on_success = handler
+        return self
+
+    def failure(self, handler: Callable[[BaseException], None]) -> "SessionOp":
+        self._on_failure = handler
+        return self
+
+    def _settle(self) -> None:
+        if self.progress is not None:
+            self.progress.finish()
+        for widget in self.disable:
+            widget.setEnabled(True)
+
+    def _succeeded(self, result: Any) -> None:
+        self._settle()
+        self._on_success(result)
+
+    def _failed(self, exc: BaseException) -> None:
+        self._settle()
+        if self._on_failure is not None:
+            self._on_failure(exc)
+            return
+        from .messages import show_error
+
+        session = getattr(self.parent, "session", None)
+        show_error(self.parent, exc,
+                   log_file=str(session.paths.log_file) if session is not None else "")
+
+    def run_in_background(self) -> BackgroundTask:
+        for widget in self.disable:
+            widget.setEnabled(False)
+        task = run_in_background(
+            self.work, on_success=self._succeeded, on_error=self._failed,
+            on_progress=self.progress.update_progress if self.progress is not None else None,
+            name=self.name)
+        if self.progress is not None:
+            self.progress.track(task, self.message)
+        return task
