@@ -155,6 +155,29 @@ def test_the_abort_flag_reads_as_llama_cpp_reads_it_and_follows_the_cancel(runti
     flag.lower()
 
 
+def test_both_model_classes_offer_what_the_pipelines_use(runtime):
+    """The pipelines are written against TextModel; the local and the server model each
+    have every member it names, with the same parameters."""
+    import inspect
+
+    from desktop_app.core.models.generation import TextModel
+    from desktop_app.core.models.runtime import LlamaModel
+    from desktop_app.core.models.server import ServerModel
+
+    members = [name for name in vars(TextModel) if not name.startswith("_")]
+    assert {"generate", "generate_json", "count_tokens", "identity"} <= set(members)
+    for cls in (LlamaModel, ServerModel):
+        for name in members:
+            wanted, offered = vars(TextModel)[name], getattr(cls, name, None)
+            assert offered is not None, f"{cls.__name__} has no {name}"
+            if isinstance(wanted, property):
+                assert isinstance(offered, property), f"{cls.__name__}.{name}"
+            else:
+                assert (list(inspect.signature(offered).parameters)
+                        == list(inspect.signature(wanted).parameters)), f"{cls.__name__}.{name}"
+    assert isinstance(runtime.for_role("generator"), TextModel)
+
+
 def test_json_schema_output_is_parsed_from_the_real_model(runtime):
     value, generation = runtime.for_role("judge").generate_json(
         [{"role": "user", "content": "What is the capital of France? Reply as JSON with your "

@@ -34,7 +34,8 @@ from ..errors import ContextOverflowError, LumenError, ModelOutputError, ReplyCu
 from ..hashing import sha256_path
 from ..glossary.glossary import Glossary
 from ..models.grammar import reply_token_limit
-from ..models.runtime import Generation, LlamaModel, ModelRuntime
+from ..models.generation import Generation, TextModel
+from ..models.runtime import ModelRuntime
 from ..pipelines.base import Pipeline
 from ..pipelines.safety import neutralise_control_markers
 from ..hashing import sha256_text
@@ -171,7 +172,7 @@ class DoctorRAG(Pipeline):
 
     # ---- model calls ----
 
-    def _model(self) -> LlamaModel:
+    def _model(self) -> TextModel:
         return self.runtime.for_role("generator")
 
     def tag(self, text: str, cancel: CancelToken | None = None) -> tuple[str, CallRecord]:
@@ -394,7 +395,7 @@ class DoctorRAG(Pipeline):
                 or unknown))
         return knowledge, "\n\n".join(cases) or text("context", "none")
 
-    def _fit(self, model: LlamaModel, build: Callable[[Retrieval], list[dict[str, str]]],
+    def _fit(self, model: TextModel, build: Callable[[Retrieval], list[dict[str, str]]],
              retrieval: Retrieval, max_tokens: int) -> list[dict[str, str]]:
         """Drop the least similar sources until the prompt and reply fit the context."""
         while True:

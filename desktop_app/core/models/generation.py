@@ -1,14 +1,19 @@
-"""What one model call returns, local or on a server, and how a JSON reply is checked
-(shared by models/runtime.py and models/server.py)."""
+"""What one model call returns, local or on a server, how a JSON reply is checked, and
+what a model that writes text offers (shared by models/runtime.py and models/server.py)."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable, Protocol, runtime_checkable
 
 from ..errors import ModelOutputError, ReplyCutOff
 from .grammar import reply_token_limit
+
+if TYPE_CHECKING:
+    from ..progress import CancelToken
+    from .catalog import ModelSpec
+    from .chat import Message
 
 
 @dataclass(frozen=True)
@@ -71,3 +76,33 @@ def checked_json_reply(generation: Generation, schema: dict) -> Any:
                                f"({exc.validator} check failed at {where}).",
                                generation.text) from None
     return value
+
+
+@runtime_checkable
+class TextModel(Protocol):
+    """What the pipelines use of a model that writes text: a GGUF file run by llama.cpp
+    (runtime.LlamaModel) or a model on an inference server (server.ServerModel).  Both
+    classes satisfy it (tests/test_runtime.py compares their signatures with these)."""
+
+    spec: "ModelSpec"
+    n_ctx: int
+
+    @property
+    def chat_template_source(self) -> str: ...
+
+    def identity(self) -> dict[str, Any]: ...
+
+    def tokenize(self, text: str) -> list[int]: ...
+
+    def count_tokens(self, messages: list["Message"]) -> int: ...
+
+    def generate(self, messages: list["Message"], *, max_tokens: int | None = None,
+                 temperature: float | None = None, json_schema: dict | None = None,
+                 stop: tuple[str, ...] = (), on_token: Callable[[str], None] | None = None,
+                 cancel: "CancelToken | None" = None,
+                 stop_when: Callable[[str], bool] | None = None) -> Generation: ...
+
+    def generate_json(self, messages: list["Message"], schema: dict, *,
+                      max_tokens: int | None = None, **kwargs: Any) -> tuple[Any, Generation]: ...
+
+    def close(self) -> None: ...

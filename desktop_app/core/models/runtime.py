@@ -31,7 +31,7 @@ from .catalog import GENERATING_KINDS, ModelRegistry, ModelSpec
 from .chat import ChatRenderer, Message, resolve_chat_template
 from .cpu import LlamaBuild, llama_build
 from .embedder import Embedder
-from .generation import Generation, checked_json_reply, json_reply_limit
+from .generation import Generation, TextModel, checked_json_reply, json_reply_limit
 from .grammar import json_grammar
 from .manage import hash_cache, require_verified
 
@@ -438,7 +438,7 @@ class ModelRuntime:
         path = self.registry.file_path(spec, item).resolve()
         return path, item.sha256 or hash_cache(self.paths).sha256(path)
 
-    def model(self, model_id: str) -> "LlamaModel | ServerModel":
+    def model(self, model_id: str) -> TextModel:
         spec = self.registry.get(model_id)
         if spec.kind not in GENERATING_KINDS:
             raise ModelError(f"The model '{model_id}' cannot generate text.",
@@ -470,7 +470,7 @@ class ModelRuntime:
                 self._models[key] = ServerModel(spec, self.settings, api_key)
             return self._models[key]
 
-    def for_role(self, role: str) -> "LlamaModel | ServerModel":
+    def for_role(self, role: str) -> TextModel:
         return self.model(self.registry.for_role(role).id)
 
     def all_on_servers(self, roles: tuple[str, ...]) -> bool:

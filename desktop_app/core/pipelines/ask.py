@@ -33,7 +33,7 @@ from typing import Any, Callable
 
 from ..choices import METHODS, VARIANTS
 from ..errors import LumenError, ServerError
-from ..models.runtime import Generation, LlamaModel
+from ..models.generation import Generation, TextModel
 from ..progress import CancelToken, ProgressCallback, report
 from .base import Pipeline
 from .answer_rules import answer_rules
@@ -120,7 +120,7 @@ class AskPipeline(Pipeline):
     def _summary_system(self, document: str) -> str:
         return self.prompts.text("shared", "system", summary=document)
 
-    def _models_used(self, method: str) -> dict[str, LlamaModel]:
+    def _models_used(self, method: str) -> dict[str, TextModel]:
         if method == "evidence":
             return {}
         if method in ("zero-shot", "one-shot"):
@@ -130,7 +130,7 @@ class AskPipeline(Pipeline):
             models["reviewer"] = self.runtime.for_role("reviewer")
         return models
 
-    def _fit(self, summary: str, question: str, models: dict[str, LlamaModel]) -> FittedDocument:
+    def _fit(self, summary: str, question: str, models: dict[str, TextModel]) -> FittedDocument:
         """The summary (or its parts nearest the question) for the one-model baselines."""
         s = self.settings
         probe = self._messages(self._summary_system(""), self.prompts.text(
@@ -147,7 +147,7 @@ class AskPipeline(Pipeline):
                             count_tokens=lambda t: max(len(m.tokenize(t)) for m in models.values()),
                             embed=embedder.embed)
 
-    def _fit_evidence(self, evidence: list[EvidenceLine], models: dict[str, LlamaModel],
+    def _fit_evidence(self, evidence: list[EvidenceLine], models: dict[str, TextModel],
                       question: str) -> str:
         """The evidence block, fewer lines when a small context cannot hold them all."""
         s = self.settings
@@ -292,7 +292,7 @@ class AskPipeline(Pipeline):
             attempt.checks = [c.to_dict() for c in checks]
             return attempt
 
-        def call(model: LlamaModel, role: str, purpose: str, prompt: str,
+        def call(model: TextModel, role: str, purpose: str, prompt: str,
                  messages: list[dict[str, str]], max_tokens: int,
                  stream: bool) -> tuple[str, CallRecord, Generation]:
             """One model call; a text for the patient (`stream`) stops as soon as it fails."""

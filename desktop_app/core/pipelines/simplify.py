@@ -39,7 +39,7 @@ from typing import Any
 from ... import __version__
 from ..errors import LumenError
 from ..glossary.glossary import Glossary
-from ..models.runtime import LlamaModel
+from ..models.generation import TextModel
 from ..progress import CancelToken, ProgressCallback, report
 from ..readability import lines_as_sentences
 from .ask import EventCallback, clean_reply
@@ -705,7 +705,7 @@ class SimplifyPipeline(Pipeline):
         return gate, problems
 
     def _rewrite(self, section: SummarySection, original: str, summary: str,
-                 generator: LlamaModel, reviewer: LlamaModel | None, variant: str, trace: Trace,
+                 generator: TextModel, reviewer: TextModel | None, variant: str, trace: Trace,
                  emit: EventCallback, cancel: CancelToken | None) -> HandoutSection:
         """Long: one section's attempts with their gates, feedback and trace records, in
         order."""
