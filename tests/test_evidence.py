@@ -610,3 +610,18 @@ def test_a_stopped_medicine_s_answer_says_it_is_stopped(embedder, glossary):
     assert re.search(r"\bstop(ped)?\b", answer, re.IGNORECASE)
     # And no definition of a medicine in its general sense: its line says why, in this summary.
     assert "means" not in answer or "Lisinopril means" not in answer
+
+
+def test_an_evidence_line_describes_itself_the_same_from_the_trace():
+    """The Ask tab, `lumen ask` and the copied answer show a line by its own describe(),
+    from the line found or from the trace's copy of it."""
+    from desktop_app.core.pipelines.evidence import EvidenceLine
+
+    line = EvidenceLine("Metoprolol 25 mg twice daily", 10, 38, "Discharge medications",
+                        "medications", 0.81234567, 0.5, 0.6, 0.0, related="medicine")
+    assert line.describe() == ("[Discharge medications] Metoprolol 25 mg twice daily  "
+                               "(this medicine in the discharge list)")
+    again = EvidenceLine.from_dict(line.to_dict())
+    assert again.describe() == line.describe() and (again.start, again.end) == (10, 38)
+    plain = EvidenceLine("Walk daily.", 0, 11, "", "other", 0.4, 0.4, 0.4, 0.0)
+    assert plain.describe() == "Walk daily."

@@ -73,7 +73,6 @@ def cmd_facts(args, paths, settings) -> int:
 
 def cmd_ask(args, paths, settings) -> int:
     from ..core.documents import read_document
-    from ..core.pipelines.evidence import RELATED_LABELS
 
     summary = sys.stdin.read() if args.summary == "-" else read_document(Path(args.summary))
     with command_session(paths, settings) as session:
@@ -87,10 +86,8 @@ def cmd_ask(args, paths, settings) -> int:
     if result.note:
         print(f"\n({result.note})")
     print("\nFrom the summary:")
-    for line in result.evidence:
-        related = RELATED_LABELS.get(line.get("related", ""))
-        print(f"  > {line['text']}" + (f"  [{line['section']}]" if line["section"] else "")
-              + (f"  ({related})" if related else ""))
+    for line in result.evidence_lines():
+        print(f"  > {line.describe()}")
     model_attempts = [a for a in trace.attempts if a.stage in ("extraction", "simplification",
                                                                 "answer")]
     print(f"\n{trace.plain_account()}")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
-from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QGuiApplication, QKeySequence
@@ -22,7 +21,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeade
 from ..core.glossary.glossary import Glossary
 from ..core.choices import METHODS
 from ..core.pipelines.ask import AskResult
-from ..core.pipelines.evidence import RELATED_LABELS
+from ..core.pipelines.evidence import EvidenceLine
 from ..core.pipelines.trace import NOTICE, Attempt
 from ..core.session import Session
 from .messages import show_error
@@ -103,19 +102,6 @@ class BadgeRow(QWidget):
         return next((item.tone for item in self.items if item.text == text), None)
 
 
-def evidence_dict(line: Any) -> dict[str, Any]:
-    """An evidence line as the trace keeps it, from an EvidenceLine or its dict."""
-    return line.to_dict() if hasattr(line, "to_dict") else dict(line)
-
-
-def evidence_quote(line: dict[str, Any]) -> str:
-    """The line with the section it comes from (as EvidenceLine.quote), and why it is
-    listed when it was added for what the answer names."""
-    quote = f"[{line['section']}] {line['text']}" if line.get("section") else line["text"]
-    related = RELATED_LABELS.get(line.get("related", ""))
-    return f"{quote}  ({related})" if related else quote
-
-
 class AskPage(QWidget):
     def __init__(self, session: Session, glossary: Glossary, parent: QWidget | None = None) -> None:
         """Long: the tab's widgets, shortcuts and signals, built in layout order."""
@@ -128,7 +114,7 @@ class AskPage(QWidget):
         self._draft_stage = ""
         self.showing_draft = False
         self._asked_summary = ""
-        self._evidence: list[dict[str, Any]] = []
+        self._evidence: list[EvidenceLine] = []
         self.summary = SummaryEditor()
         self.open_button = QPushButton("Open summary…")
         self.open_button.setShortcut(QKeySequence.StandardKey.Open)
@@ -344,7 +330,7 @@ class AskPage(QWidget):
 
     def _on_event(self, kind: str, data: dict) -> None:
         if kind == "evidence":
-            self._set_evidence([evidence_dict(line) for line in data["evidence"]])
+            self._set_evidence(list(data["evidence"]))
             if not data["evidence"]:
                 self.evidence_hint.setText("No line of the summary was found to answer this "
                                            "question.")
@@ -374,7 +360,7 @@ class AskPage(QWidget):
 
     # ---- evidence ----
 
-    def _set_evidence(self, lines: list[dict[str, Any]]) -> None:
+    def _set_evidence(self, lines: list[EvidenceLine]) -> None:
         """List the evidence lines and mark them in the summary (when it still holds the
         text that was asked about)."""
         self._evidence = lines
@@ -382,17 +368,17 @@ class AskPage(QWidget):
         self.summary.forget_jump()
         self.summary.clear_evidence()
         for index, line in enumerate(lines):
-            item = QListWidgetItem(evidence_quote(line))
-            item.setData(Qt.ItemDataRole.UserRole, (line["start"], line["end"]))
+            item = QListWidgetItem(line.describe())
+            item.setData(Qt.ItemDataRole.UserRole, (line.start, line.end))
             item.setToolTip(f"Line {index + 1} of the evidence, from "
-                            f"{line.get('section') or 'the summary'}. Click, or press Enter, "
+                            f"{line.section or 'the summary'}. Click, or press Enter, "
                             f"to find it in the summary.")
             self.evidence_list.addItem(item)
         if not lines:
             self.evidence_hint.setText("")
             return
         marked = self.summary.show_evidence(self._asked_summary,
-                                            [(line["start"], line["end"]) for line in lines])
+                                            [(line.start, line.end) for line in lines])
         self._update_evidence_hint(marked)
 
     def _update_evidence_hint(self, current: bool) -> None:
@@ -574,8 +560,8 @@ class AskPage(QWidget):
         note = self.note_for(result)
         self.answer_note.setText(note)
         self.answer_note.setVisible(bool(note))
-        evidence = [evidence_dict(line) for line in result.evidence]
-        if [(e["start"], e["end"]) for e in evidence] != [(e["start"], e["end"]) for e in self._evidence]:
+        evidence = result.evidence_lines()
+        if [(e.start, e.end) for e in evidence] != [(e.start, e.end) for e in self._evidence]:
             self._set_evidence(evidence)
         self._fill_timeline(result)
         self.trace_account.setText(trace.plain_account())
@@ -609,7 +595,7 @@ class AskPage(QWidget):
             parts.append(note)
         if self.result.evidence:
             parts.append("Evidence from the summary:\n" + "\n".join(
-                f"- {evidence_quote(evidence_dict(e))}" for e in self.result.evidence))
+                f"- {line.describe()}" for line in self.result.evidence_lines()))
         if self.result.flags:
             parts.append("Check before use:\n" + "\n".join(
                 f"- {line}" for line in self.result.flag_lines()))
@@ -626,7 +612,7 @@ class AskPage(QWidget):
             return html.escape(value).replace("\n", "<br>")
 
         flags = "".join(f"<li>{html.escape(line)}</li>" for line in result.flag_lines())
-        evidence = "".join(f"<li>{text(evidence_quote(evidence_dict(e)))}</li>" for e in result.evidence)
+        evidence = "".join(f"<li>{text(line.describe())}</li>" for line in result.evidence_lines())
         return (f"<h2>Question</h2><p>{text(self.question.text())}</p>"
                 f"<h2>Answer</h2><p>{text(result.answer)}</p>"
                 + (f"<p><i>{text(note)}</i></p>" if note else "")

@@ -97,6 +97,9 @@ class AskResult:
     def evidence(self) -> list[dict[str, Any]]:
         return self.trace.evidence
 
+    def evidence_lines(self) -> list[EvidenceLine]:
+        return [EvidenceLine.from_dict(line) for line in self.trace.evidence]
+
     @property
     def note(self) -> str:
         if self.source != "evidence":

@@ -109,8 +109,20 @@ class EvidenceLine:
         """The line with the section it comes from, as the model and the reader see it."""
         return f"[{self.section}] {self.text}" if self.section else self.text
 
+    def describe(self) -> str:
+        """The line as a reader is shown it under an answer (the Ask tab, `lumen ask`, the
+        copied and printed answer): its quote, and why it is listed when it was added for
+        what the answer names."""
+        related = RELATED_LABELS.get(self.related)
+        return f"{self.quote()}  ({related})" if related else self.quote()
+
     def to_dict(self) -> dict[str, Any]:
         return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in asdict(self).items()}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "EvidenceLine":
+        """A line as a trace keeps it (to_dict), read back."""
+        return cls(**{name: data[name] for name in cls.__dataclass_fields__ if name in data})
 
 
 @dataclass
