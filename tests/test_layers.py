@@ -14,8 +14,8 @@ from helpers import ROOT
 # Lowest first.  A package not listed is an error: a new one must be given its place.
 LAYERS: list[tuple[str, ...]] = [
     ("core.errors", "core.hashing", "core.choices"),
-    ("core.config", "core.offline", "core.progress", "core.textfiles", "core.locks", "core.logs",
-     "core.prompts", "core.readability", "core.documents"),
+    ("core.config", "core.offline", "core.progress", "core.textfiles", "core.tabular", "core.locks",
+     "core.logs", "core.prompts", "core.readability", "core.documents"),
     ("core.store", "core.models"),
     ("core.glossary",),
     ("core.pipelines",),

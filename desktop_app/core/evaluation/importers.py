@@ -15,9 +15,6 @@ Error messages name files, records, columns and ids, never the text of a record.
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import re
 import xml.etree.ElementTree as ET
 from xml.parsers import expat as pyexpat
@@ -27,17 +24,13 @@ from typing import Any, Callable, Iterable
 from ..choices import FORMATS
 from ..errors import DatasetFormatError, LumenError
 from ..hashing import sha256_path
-from ..textfiles import (LIMITS, checked_text, csv_rows, json_depth, json_lines, json_value,
-                         read_text, text_problem, unreadable)
+from ..tabular import Record, columns, read_records
+from ..textfiles import LIMITS, checked_text, json_value, read_text, text_problem, unreadable
 from .dataset import Dataset, Sample
 
 
-# The extensions the tabular readers understand, and how each is read.
-_TABULAR = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv",
-            ".tsv": "tsv", ".parquet": "parquet"}
 _MAPPING_KEYS = ("context", "input", "target", "id")
 
-Record = dict[str, Any]
 
 
 # ---- public API ---------------------------------------------------------------------
@@ -113,35 +106,6 @@ def describe_mapping(mapping: dict[str, str]) -> str:
                                    for field, column in mapping.items())
 
 
-def columns(path: Path) -> list[str]:
-    """The field or column names of a CSV/TSV, JSONL, JSON array or Parquet file, in
-    order of first appearance (for the column-mapping dialog)."""
-    path = Path(path)
-    kind = _tabular_kind(path)
-    if kind == "parquet":
-        pq = _pyarrow_parquet(path)
-        try:
-            return list(pq.read_schema(path).names)
-        except Exception as exc:  # pyarrow raises several types for damaged files
-            raise DatasetFormatError(path.name, None, f"not a readable Parquet file ({type(exc).__name__})",
-                                     "The file may be cut short or damaged; copy it again.") from None
-    if kind in ("csv", "tsv"):
-        text = _read_text(path)
-        reader = csv.reader(io.StringIO(text, newline=""), delimiter="\t" if kind == "tsv" else ",",
-                            strict=True)
-        try:
-            header = next(reader, None)
-        except csv.Error as exc:
-            raise DatasetFormatError(path.name, None, f"the header line is not valid CSV ({exc})") from None
-        if not header:
-            raise DatasetFormatError(path.name, None, "the file is empty")
-        return [column.strip() for column in header]
-    names: dict[str, None] = {}
-    for _, record in _read_records(path):
-        names.update(dict.fromkeys(record))
-    return list(names)
-
-
 _ARABIC_TO_PERSIAN = str.maketrans({"\u064a": "\u06cc",  # Arabic yeh -> Persian yeh
                                     "\u0649": "\u06cc",  # alef maksura -> Persian yeh
                                     "\u0643": "\u06a9"})  # Arabic kaf -> Persian keheh
@@ -157,187 +121,6 @@ def normalise_persian(text: str) -> str:
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\u2028", "\n").replace("\u2029", "\n")
     lines = [_HORIZONTAL_SPACE.sub(" ", line).strip(" ") for line in text.split("\n")]
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
-
-
-# ---- reading files into records -----------------------------------------------------
-
-
-def _tabular_kind(path: Path) -> str:
-    if not path.exists():
-        raise DatasetFormatError(path.name or str(path), None, f"there is no file at {path}",
-                                 "Check the path and try again.")
-    if path.is_dir():
-        raise DatasetFormatError(path.name, None, "this is a folder; this format reads one file",
-                                 "Choose the file inside the folder.")
-    kind = _TABULAR.get(path.suffix.lower())
-    if kind is None:
-        raise DatasetFormatError(path.name, None, f"files ending {path.suffix or '(no extension)'} "
-                                 "cannot be read", "Use a .jsonl, .json, .csv, .tsv or .parquet file.")
-    return kind
-
-
-def _read_text(path: Path) -> str:
-    return read_text(path)
-
-
-def _read_records(path: Path) -> list[tuple[int, Record]]:
-    """(record number, record) for every data record of a tabular file."""
-    kind = _tabular_kind(path)
-    if kind == "parquet":
-        return _read_parquet(path)
-    text = _read_text(path)
-    if kind in ("csv", "tsv"):
-        return _read_csv(text, path.name, "\t" if kind == "tsv" else ",")
-    if kind == "json":
-        if text.lstrip().startswith("["):
-            return _read_json_array(text, path.name)
-        if len([line for line in text.split("\n") if line.strip()]) > 1:
-            try:
-                whole = json.loads(text)
-            except json.JSONDecodeError:
-                whole = None
-            if isinstance(whole, dict):
-                raise DatasetFormatError(path.name, None, "the file holds one JSON object, not an array "
-                                         "of records or one record per line",
-                                         "Export the records as a JSON array or as JSON lines.")
-    return _read_jsonl(text, path.name)  # .jsonl, and .json files written as JSON lines
-
-
-def _read_jsonl(text: str, source: str) -> list[tuple[int, Record]]:
-    records = []
-    for number, value in json_lines(text, source):
-        if not isinstance(value, dict):
-            raise DatasetFormatError(source, number, "it is not a JSON object")
-        records.append((number, value))
-    return records
-
-
-def _read_json_array(text: str, source: str) -> list[tuple[int, Record]]:
-    """A JSON array read element by element, so a syntax error names its record."""
-    decoder = json.JSONDecoder()
-    whitespace = re.compile(r"\s*")
-    position = whitespace.match(text, 0).end() + 1  # after "["
-    records: list[tuple[int, Record]] = []
-
-    def fail(number: int | None, at: int, what: str) -> None:
-        line = text.count("\n", 0, at) + 1
-        column = at - text.rfind("\n", 0, at)
-        raise DatasetFormatError(source, number, f"{what} at line {line}, column {column}")
-
-    position = whitespace.match(text, position).end()
-    if text.startswith("]", position):
-        position += 1
-    else:
-        while True:
-            number = len(records) + 1
-            try:
-                value, position = decoder.raw_decode(text, position)
-            except json.JSONDecodeError as exc:
-                fail(number, exc.pos, f"not valid JSON ({exc.msg})")
-            except (RecursionError, ValueError):
-                # Re-read alone for the same message as a JSON line gets.
-                json_value(text[position:], source, number, "the record")
-                raise  # pragma: no cover - json_value raised already
-            if number > LIMITS.records:
-                fail(None, position, f"more than {LIMITS.records:,} records")
-            if json_depth(value) > LIMITS.json_depth:
-                fail(number, position, f"arrays or objects nested more than {LIMITS.json_depth} "
-                     "levels deep")
-            if not isinstance(value, dict):
-                fail(number, position, "not a JSON object")
-            records.append((number, value))
-            position = whitespace.match(text, position).end()
-            if text.startswith(",", position):
-                position = whitespace.match(text, position + 1).end()
-                continue
-            if text.startswith("]", position):
-                position += 1
-                break
-            fail(number + 1 if position < len(text) else None, position,
-                 "expected ',' or ']' after the previous record" if position < len(text)
-                 else "the JSON array is not closed (the file may be cut short)")
-    if text[position:].strip():
-        fail(None, whitespace.match(text, position).end(), "unexpected text after the JSON array")
-    return records
-
-
-def _read_csv(text: str, source: str, delimiter: str) -> list[tuple[int, Record]]:
-    return csv_rows(text, source, delimiter)[1]
-
-
-def _pyarrow_parquet(path: Path):
-    try:
-        import pyarrow.parquet as pq
-    except ImportError:  # pragma: no cover - pyarrow is part of Lumen's install
-        raise DatasetFormatError(path.name, None, "Parquet files need the pyarrow package, which "
-                                 "is not installed", "Convert the file to JSONL, or reinstall Lumen.") from None
-    return pq
-
-
-def _read_parquet(path: Path) -> list[tuple[int, Record]]:
-    """Every row of a Parquet file, within the limits before anything is decoded: the
-    file's size, its row count and its pages' uncompressed size from the metadata; then
-    batch by batch, each text's decoded size (a dictionary-encoded column is kept encoded
-    until its values' lengths are known: 300 rows may repeat one 6 MB value) and the total,
-    before the batch becomes Python values."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    pq = _pyarrow_parquet(path)
-    source = path.name
-
-    def refuse(record: int | None, reason: str) -> DatasetFormatError:
-        return DatasetFormatError(source, record, reason, "Split the file, or import only the "
-                                  "columns and rows that are needed.")
-
-    size = path.stat().st_size
-    if size > LIMITS.file_bytes:
-        raise refuse(None, f"the file is {size / 1e6:.0f} MB, more than the "
-                     f"{LIMITS.file_bytes / 1e6:.0f} MB Lumen reads")
-    records: list[tuple[int, Record]] = []
-    try:
-        schema = pq.read_schema(path)
-        texts = [field.name for field in schema
-                 if pa.types.is_string(field.type) or pa.types.is_large_string(field.type)
-                 or pa.types.is_binary(field.type) or pa.types.is_large_binary(field.type)]
-        opened = pq.ParquetFile(path, read_dictionary=texts)
-        metadata = opened.metadata
-        if metadata.num_rows > LIMITS.records:
-            raise refuse(None, f"the file has {metadata.num_rows:,} rows, more than the "
-                         f"{LIMITS.records:,} Lumen reads")
-        stored = sum(metadata.row_group(group).column(column).total_uncompressed_size
-                     for group in range(metadata.num_row_groups)
-                     for column in range(metadata.num_columns))
-        if stored > LIMITS.file_bytes:
-            raise refuse(None, f"its pages hold {stored / 1e6:.0f} MB once uncompressed, more "
-                         f"than the {LIMITS.file_bytes / 1e6:.0f} MB Lumen reads")
-        total = 0
-        for batch in opened.iter_batches(batch_size=64):
-            first = len(records) + 1
-            for position, column in enumerate(batch.columns, 1):
-                if pa.types.is_dictionary(column.type):
-                    lengths = pc.take(pc.binary_length(column.dictionary), column.indices)
-                elif schema.field(position - 1).name in texts:
-                    lengths = pc.binary_length(column)
-                else:  # numbers, lists, structs: their size as decoded
-                    total += column.nbytes
-                    continue
-                longest = pc.max(lengths).as_py() or 0
-                if longest > LIMITS.field_chars:
-                    row = first + pc.index(lengths, longest).as_py()
-                    raise refuse(row, f"its value in column {position} has {longest:,} bytes of "
-                                 f"text, more than the {LIMITS.field_chars:,} Lumen reads")
-                total += pc.sum(lengths).as_py() or 0
-            if total > LIMITS.total_chars:
-                raise refuse(None, f"its text comes to more than {LIMITS.total_chars / 1e6:.0f} "
-                             "MB once decoded, more than Lumen reads from one file")
-            records.extend(enumerate(batch.to_pylist(), first))
-    except DatasetFormatError:
-        raise
-    except Exception as exc:  # pyarrow raises several types for damaged files
-        raise DatasetFormatError(source, None, f"not a readable Parquet file ({type(exc).__name__})",
-                                 "The file may be cut short or damaged; copy it again.") from None
-    return records
 
 
 # ---- checking fields ------------------------------------------------------------------
@@ -458,7 +241,7 @@ def _mapped_samples(path: Path, mapping: dict[str, str], *, context_required: bo
                     target_required: bool = True,
                     normalise: Callable[[str], str] = lambda text: text) -> list[Sample]:
     source = path.name
-    records = _read_records(path)
+    records = read_records(path)
     samples = []
     id_column = mapping.get("id")
     used = set(mapping.values())
@@ -489,7 +272,7 @@ def _import_medisumqa(path: Path, mapping: dict[str, str] | None,
                       notes: list[str]) -> tuple[list[Sample], str]:
     """MeDiSumQA: context = the discharge summary, input = the patient's question, target =
     the reference answer; ``split`` and every other column go to metadata."""
-    records = _read_records(path)
+    records = read_records(path)
     source = path.name
     if not records:
         return [], "en"
@@ -533,9 +316,9 @@ def _import_hivmedqa(path: Path, mapping: dict[str, str] | None,
         files = [(int(match.group(1)), path)]
     samples = []
     for category, file in files:
-        if file.suffix.lower() != ".json" or not _read_text(file).lstrip().startswith("["):
+        if file.suffix.lower() != ".json" or not read_text(file).lstrip().startswith("["):
             raise DatasetFormatError(file.name, None, "the file is not a JSON array of questions")
-        for number, record in _read_records(file):
+        for number, record in read_records(file):
             question = _field(record, "question", file.name, number, what="the question")
             answer = _field(record, "true_answer", file.name, number, what="the reference answer")
             metadata: dict[str, Any] = {"category": category, "file": file.name}
@@ -552,7 +335,7 @@ def _import_permedcqa(path: Path, mapping: dict[str, str] | None,
     goes through `normalise_persian`."""
     source = path.name
     samples = []
-    for number, record in _read_records(path):
+    for number, record in read_records(path):
         sample_id = _field(record, "instance_id", source, number, what="the record's id")
         title = normalise_persian(_field(record, "Title", source, number, required=False))
         question = normalise_persian(_field(record, "Question", source, number, what="the question"))
@@ -770,7 +553,7 @@ def _import_dialogue(path: Path, mapping: dict[str, str] | None,
     protocol = dialogue_protocol()
     labels = list(protocol.labels)
     samples, images = [], 0
-    for number, record in _read_records(path):
+    for number, record in read_records(path):
         case_id = (_field(record, "id", path.name, number, what="the case's id")
                    if "id" in record else f"case-{number:05d}")
         complaint = _field(record, "general_complaint", path.name, number,

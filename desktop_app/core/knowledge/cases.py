@@ -17,9 +17,10 @@ from typing import Any
 
 from ..errors import LumenError
 from ..progress import CancelToken, ProgressCallback, report
+from ..tabular import read_records
 from ..errors import DatasetFormatError
 from ..hashing import sha256_path
-from ..textfiles import checked_text, csv_rows, json_lines, json_value, read_text, unreadable
+from ..textfiles import checked_text, unreadable
 from .base import CaseRecord
 from .deid import deidentify
 
@@ -63,34 +64,12 @@ class CaseFile:
 
 
 def _rows(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
-    """The file's records and its columns, by the rules every Lumen reader follows
-    (textfiles.py): UTF-8 or UTF-16 with its mark, JSON lines split on line feeds only,
-    strict CSV quoting, the same limits."""
-    source = path.name
-    if not path.is_file():
-        raise DatasetFormatError(source, None, "there is no file at that path",
-                                 "Check the path and try again.")
-    suffix = path.suffix.lower()
-    if suffix not in (".jsonl", ".ndjson", ".json", ".csv", ".tsv"):
-        raise DatasetFormatError(source, None, f"'{path.suffix}' files cannot be read as cases",
-                                 "Use a .csv or .jsonl file.")
-    text = read_text(path, limit=MAX_BYTES)
-    rows: list[dict[str, Any]] = []
+    """The file's records and its columns, read as every tabular file is (tabular.py)."""
+    records = [record for _number, record in read_records(path, limit=MAX_BYTES)]
     columns: list[str] = []
-    if suffix in (".csv", ".tsv"):
-        header, numbered = csv_rows(text, source, "\t" if suffix == ".tsv" else ",")
-        return [row for _number, row in numbered], header
-    if suffix == ".json" and text.lstrip().startswith("["):
-        items = json_value(text, source, None, "the file")
-        numbered = list(enumerate(items, start=1)) if isinstance(items, list) else []
-    else:
-        numbered = list(json_lines(text, source))
-    for number, row in numbered:
-        if not isinstance(row, dict):
-            raise DatasetFormatError(source, number, "a record must be a JSON object")
-        rows.append(row)
-        columns.extend(k for k in row if k not in columns)
-    return rows, columns
+    for record in records:
+        columns.extend(name for name in record if name not in columns)
+    return records, columns
 
 
 def _flatten(value: Any) -> str:
