@@ -631,12 +631,12 @@ def test_command_line_import_shows_the_columns_it_chose_and_help_lists_the_syste
 
 def _small_limits(monkeypatch, **limits) -> None:
     """The readers' limits made small, so a small file can expand past each one."""
-    from desktop_app.core import textfiles
+    from desktop_app.core import tabular, textfiles
     from desktop_app.core.evaluation import importers
 
     smaller = textfiles.Limits(**limits)
-    monkeypatch.setattr(textfiles, "LIMITS", smaller)
-    monkeypatch.setattr(importers, "LIMITS", smaller)
+    for module in (textfiles, tabular, importers):
+        monkeypatch.setattr(module, "LIMITS", smaller)
 
 
 def test_a_two_kilobyte_parquet_bomb_is_refused_in_little_memory(tmp_path):

@@ -24,7 +24,8 @@ def test_the_families_name_every_system_with_its_kind():
     assert names[:2] == ["lamp:glossary", "lamp:plain"] and names[-1] == "dialogue:hint"
     assert {"zero-shot", "one-shot", "evidence", "qa", "doctorrag:full", "doctorrag:vanilla",
             "dialogue:no-dialogue", "lamp-no-loops:plain"} <= set(names)
-    assert len(names) == 8 + 3 + 5 + 4  # four LAMP methods x 2 variants; 3; 5 set-ups; 4 modes
+    # Four LAMP methods x 2 variants; zero-shot, one-shot, evidence, qa; 5 set-ups; 4 modes.
+    assert len(names) == 8 + 4 + 5 + 4
     assert {name: system_kind(name) for name in ("lamp:plain", "zero-shot", "evidence", "qa",
                                                  "doctorrag:no-tags", "dialogue:hint")} == {
         "lamp:plain": "document", "zero-shot": "document", "evidence": "evidence", "qa": "qa",
