@@ -323,7 +323,7 @@ def test_ask_and_simplify_commands(profile, tmp_path):
                        "Why was I switched from spironolactone to furosemide?",
                        "--method", "evidence", env=env)
     assert quoted.returncode == 0, quoted.stderr
-    assert "> - Blood test for potassium on 04/14  [FOLLOW-UP]  (the follow-up for it)" in quoted.stdout
+    assert "> [FOLLOW-UP] - Blood test for potassium on 04/14  (the follow-up for it)" in quoted.stdout
     out = tmp_path / "handout.html"
     simplified = run_lumen("simplify", str(summary), "--out", str(out), env=env)
     assert simplified.returncode == 0, simplified.stderr

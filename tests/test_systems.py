@@ -34,6 +34,7 @@ def test_the_families_name_every_system_with_its_kind():
     assert criteria_setting("dialogue:dialogue") == "consultation_acceptance_criteria"
     assert parse_system("lamp:glossary") == ("lamp", "glossary")
     assert parse_system("qa") == ("qa", None)
+    assert parse_system("zero-shot:plain") == ("zero-shot", "plain")  # as older runs name it
     assert family_of("doctorrag:full").sequential and not family_of("qa").sequential
     for unknown in ("gpt-5", "lamp:fancy", "qa:plain", "dialogue:telepathy"):
         with pytest.raises(LumenError, match="not a system"):

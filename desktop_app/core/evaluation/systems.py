@@ -62,6 +62,10 @@ class SystemFamily:
         """Every system of the family, with its line of help."""
         raise NotImplementedError
 
+    def knows(self, name: str) -> bool:
+        """Whether `name` is one of this family's systems (a run names it so)."""
+        return name in self.names()
+
     def check(self, system: str, dataset: "SavedDataset", has_documents: bool,
               scorers: list[str]) -> None:
         """Refuse, before anything is written, a run this system cannot do on `dataset`."""
@@ -96,7 +100,7 @@ def systems() -> dict[str, str]:
 def parse_system(name: str) -> tuple[str, str | None]:
     """`name` as (prefix, variant or None); an unknown name is refused with the list."""
     prefix, _, variant = name.partition(":")
-    if prefix not in SYSTEMS or name not in SYSTEMS[prefix].names():
+    if prefix not in SYSTEMS or not SYSTEMS[prefix].knows(name):
         raise LumenError(f"'{name}' is not a system Lumen can evaluate.",
                          f"Choose one of: {', '.join(systems())}.")
     return prefix, variant or None
@@ -142,6 +146,12 @@ class AskMethods(SystemFamily):
     def names(self) -> dict[str, str]:
         return _ask_names(self.prefixes)
 
+    def knows(self, name: str) -> bool:
+        # Every Ask method takes either variant (runs have been saved as "zero-shot:plain";
+        # only the LAMP methods' rewrite uses it), and none other.
+        prefix, _, variant = name.partition(":")
+        return prefix in self.prefixes and variant in ("", *VARIANTS)
+
     def check(self, system: str, dataset: "SavedDataset", has_documents: bool,
               scorers: list[str]) -> None:
         if not has_documents:
@@ -180,8 +190,8 @@ class OpenQuestions(SystemFamily):
     kind = "qa"
 
     def names(self) -> dict[str, str]:
-        return {"qa": "one model answers the question alone, with no document (open question "
-                      "sets)"}
+        return {"qa": "one model answers the question alone, with no document, for open "
+                      "question sets"}
 
     def answer(self, evaluator: Answering, prefix: str, variant: str | None, sample: "Sample",
                cancel: "CancelToken | None", journal: Journal | None) -> Answer:
