@@ -121,8 +121,9 @@ class AbortFlag:
     per token), read with no Python in the way: the callback is the C library's `strlen`
     over a two-byte buffer, which returns 1 once the first byte is set and 0 before; the
     C ABIs return a bool in the low byte of the same register.  A Python callback took the
-    GIL at every step: generation ran 15-20 % slower, and 2.7 times slower while another
-    Python thread was busy, as the window's is (docs/BENCHMARKS.md)."""
+    GIL at every step: within noise on a quiet interpreter, but generation ran at a third
+    of its speed while another Python thread was busy, as the window's is while a reply
+    streams (docs/BENCHMARKS.md)."""
 
     def __init__(self, llama_cpp: Any) -> None:
         self._buffer = ctypes.create_string_buffer(2)
