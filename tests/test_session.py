@@ -60,7 +60,7 @@ def test_an_action_needs_the_open_store(profile, settings):
 
 CHANGES = ("model.added", "model.role_assigned", "model.removed", "settings.changed",
            "files.made_private", "bench.dataset_imported", "bench.run_created", "bench.run_complete",
-           "bench.report_exported")
+           "bench.report_exported", "glossary.local_saved", "profile.backed_up", "profile.restored")
 
 
 def second_profile(tmp_path, shared_models):
@@ -171,3 +171,53 @@ def test_a_glossary_setting_rebuilds_the_session_s_glossary(profile, settings):
     session.change_settings(session.settings.with_value("glossary_plain_grade", 6))
     assert session.glossary is not first and session.glossary.plain_grade == 6
     session.close()
+
+
+def test_glossary_and_custody_actions_through_both_faces_are_audited_alike(
+        profile, settings, passphrase_env, shared_models, tmp_path):
+    from desktop_app.core.config import Paths, Settings
+
+    backup_env = {"LUMEN_BACKUP_PASSPHRASE": "a backup passphrase for the test"}
+    entry = ("--term", "Ward round", "--definition", "The daily visit of the care team.",
+             "--category", "procedure")
+    exported = tmp_path / "cli-entries.toml"
+    for command in (("glossary", "add", *entry), ("glossary", "export", str(exported)),
+                    ("glossary", "import", str(exported)),
+                    ("backup", str(tmp_path / "cli-backup.db"))):
+        result = run_lumen(*command, env=backup_env)
+        assert result.returncode == 0, (command, result.stderr)
+    again = run_lumen("glossary", "export", str(exported))
+    assert again.returncode == 2 and "exists already" in again.stderr  # never overwritten unasked
+    restored = run_lumen("--profile", str(tmp_path / "cli-restored"), "restore",
+                         str(tmp_path / "cli-backup.db"), env=backup_env)
+    assert restored.returncode == 0, restored.stderr
+
+    other = second_profile(tmp_path, shared_models)
+    window_export = tmp_path / "window-entries.toml"
+    with Session.open(other, Settings.load(other)) as session:
+        session.terms.save_local(term="Ward round", definition="The daily visit of the care team.",
+                                 category="procedure")
+        assert "Ward round" in {e.term for e in session.glossary.entries}  # rebuilt at once
+        session.terms.export_local(window_export)
+        with pytest.raises(LumenError, match="exists already"):
+            session.terms.export_local(window_export)
+        assert session.terms.import_file(window_export) == {"local_entries": 1}
+        session.records.backup(tmp_path / "window-backup.db",
+                               backup_env["LUMEN_BACKUP_PASSPHRASE"])
+    fresh = Paths.resolve(str(tmp_path / "window-restored"))
+    fresh.ensure()
+    with Session(fresh, Settings.load(fresh), face="window") as session:
+        _key, _files, check = session.records.restore(
+            tmp_path / "window-backup.db", backup_env["LUMEN_BACKUP_PASSPHRASE"],
+            passphrase_env if session.records.restore_needs_passphrase() else None)
+        assert check.ok and session.records.runs() == []
+
+    assert exported.read_text() == window_export.read_text()
+    skip = ("from", "run", "rows", "bytes")  # a backup's size depends on the log's own rows
+    assert audited(other, skip) == audited(profile, skip)
+    assert [action for action, _ in audited(profile)] == [
+        "glossary.local_saved", "glossary.local_saved", "profile.backed_up"]
+    restored_cli = Paths.resolve(str(tmp_path / "cli-restored"))
+    (window_restore,) = [e for e in audited(fresh, skip) if e[0] == "profile.restored"]
+    assert audited(restored_cli, skip)[-1] == window_restore
+    assert "settings.toml" in window_restore[1]["files"]

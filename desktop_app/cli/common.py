@@ -106,14 +106,8 @@ def open_store_for(paths: Paths, required: bool, purpose: str = "glossary") -> "
 
 def glossary_for(paths: Paths, settings: Settings) -> "Glossary":
     """The whole glossary when the database can be opened, else Lumen's own (said on stderr)."""
-    from ..core.glossary.glossary import load_glossary
-
-    store = open_store_for(paths, required=False)
-    try:
-        return load_glossary(store, settings)
-    finally:
-        if store is not None:
-            store.close()
+    with profile_session(paths, settings, purpose="glossary") as session:
+        return session.glossary
 
 
 def command_session(paths: Paths, settings: Settings) -> "Session":
@@ -123,11 +117,13 @@ def command_session(paths: Paths, settings: Settings) -> "Session":
     return Session.open(paths, settings, passphrase_for(paths), face=FACE)
 
 
-def profile_session(paths: Paths, settings: Settings, store: bool = True) -> "Session":
+def profile_session(paths: Paths, settings: Settings, store: bool = True,
+                    purpose: str = "audit") -> "Session":
     """A Session for a change to the profile (settings, models): on the store when there
     is one to audit into (a fresh profile has none until the first start creates it), or
-    with `store=False` on none, for what only reads the profile's files."""
+    with `store=False` on none, for what only reads the profile's files.  With
+    `purpose="glossary"`, for a command that can do with Lumen's own glossary."""
     from ..core.session import Session
 
-    return Session(paths, settings, open_store_for(paths, required=False, purpose="audit")
+    return Session(paths, settings, open_store_for(paths, required=False, purpose=purpose)
                    if store else None, FACE)

@@ -4,24 +4,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
-from .common import (EXIT_OK, EXIT_PROBLEM, add_json_option, glossary_for, open_store_for,
-                    print_json, progress_printer, read_text)
+from .common import (EXIT_OK, EXIT_PROBLEM, add_json_option, command_session, glossary_for,
+                    print_json, profile_session, progress_printer, read_text)
 
 
 def cmd_glossary_import(args, paths, settings) -> int:
-    from ..core.glossary import entries
-    from ..core.glossary.medlineplus import import_medlineplus
-
     path = Path(args.file)
-    with open_store_for(paths, required=True) as store:
-        if path.suffix.lower() == ".toml":
-            count = entries.import_local(store, path)
-            result: dict[str, Any] = {"local_entries": count}
-        else:
-            result = import_medlineplus(store, path,
-                                        progress=progress_printer(not args.json)).to_dict()
+    with command_session(paths, settings) as session:
+        result = session.terms.import_file(path, progress=progress_printer(not args.json))
     if args.json:
         print_json(result)
     elif "local_entries" in result:
@@ -51,12 +42,9 @@ def cmd_glossary_match(args, paths, settings) -> int:
 
 
 def cmd_glossary_lookup(args, paths, settings) -> int:
-    from ..core.models.runtime import ModelRuntime
-
-    glossary = glossary_for(paths, settings)
-    embedder = None if args.no_semantic else ModelRuntime(paths, settings).embedder()
-    results = glossary.lookup(args.term, settings=settings, embedder=embedder,
-                              cache_dir=paths.cache_dir, limit=args.limit)
+    with profile_session(paths, settings, purpose="glossary") as session:
+        results = session.terms.lookup(args.term, semantic=not args.no_semantic,
+                                       limit=args.limit)
     if args.json:
         print_json([r.to_dict() for r in results])
         return EXIT_OK if results else EXIT_PROBLEM
@@ -75,22 +63,18 @@ def cmd_glossary_lookup(args, paths, settings) -> int:
 
 
 def cmd_glossary_add(args, paths, settings) -> int:
-    from ..core.glossary import entries
-
-    with open_store_for(paths, required=True) as store:
-        key = entries.save_local(store, term=args.term, definition=args.definition,
-                                 category=args.category, aliases=args.alias or [],
-                                 abbreviations=args.abbreviation or [],
-                                 overrides=args.overrides, hidden=args.hide)
+    with command_session(paths, settings) as session:
+        key = session.terms.save_local(term=args.term, definition=args.definition,
+                                       category=args.category, aliases=args.alias or [],
+                                       abbreviations=args.abbreviation or [],
+                                       overrides=args.overrides, hidden=args.hide)
     print(f"Saved {key}.")
     return EXIT_OK
 
 
 def cmd_glossary_export(args, paths, settings) -> int:
-    from ..core.glossary import entries
-
-    with open_store_for(paths, required=True) as store:
-        count = entries.export_local(store, Path(args.out))
+    with command_session(paths, settings) as session:
+        count = session.terms.export_local(Path(args.out), force=args.force)
     print(f"Exported {count} local entries to {args.out}.")
     return EXIT_OK
 
@@ -124,5 +108,6 @@ def register(sub) -> None:
     p.set_defaults(func=cmd_glossary_add)
     p = gsub.add_parser("export", help="write local additions and edits to a .toml file")
     p.add_argument("out")
+    p.add_argument("--force", action="store_true", help="replace OUT if it exists")
     p.set_defaults(func=cmd_glossary_export)
 

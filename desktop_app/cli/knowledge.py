@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from ..core.errors import LumenError
-from .common import (EXIT_OK, add_json_option, column_mapping, command_session, open_store_for,
+from .common import (EXIT_OK, add_json_option, column_mapping, command_session,
                     print_json, progress_printer, read_text)
 
 
@@ -40,21 +40,10 @@ def cmd_knowledge_add(args, paths, settings) -> int:
     return EXIT_OK
 
 
-def library(paths, store):
-    """The knowledge base and the case base, without loading any model."""
-    from ..core.knowledge.base import CaseBase, KnowledgeBase
-    from ..core.knowledge.doctorrag import vector_folder
-    from ..core.knowledge.index import VectorIndex
-
-    index = VectorIndex(vector_folder(paths))
-    return KnowledgeBase(store, index), CaseBase(store, index)
-
-
 def cmd_knowledge_list(args, paths, settings) -> int:
-    with open_store_for(paths, required=True) as store:
-        knowledge, casebase = library(paths, store)
-        documents = [d.to_dict() for d in knowledge.documents()]
-        sets = [c.to_dict() for c in casebase.sets()]
+    with command_session(paths, settings) as session:
+        documents = [d.to_dict() for d in session.library.documents()]
+        sets = [c.to_dict() for c in session.library.case_sets()]
     if args.json:
         print_json({"documents": documents, "case_sets": sets})
         return EXIT_OK
@@ -70,8 +59,8 @@ def cmd_knowledge_list(args, paths, settings) -> int:
 
 
 def cmd_knowledge_remove(args, paths, settings) -> int:
-    with open_store_for(paths, required=True) as store:
-        document = library(paths, store)[0].remove(args.id)
+    with command_session(paths, settings) as session:
+        document = session.library.remove_document(args.id)
     print(f"Removed {document.name} ({document.chunks} pieces).")
     return EXIT_OK
 
@@ -172,10 +161,9 @@ def cmd_cases_import(args, paths, settings) -> int:
 
 
 def cmd_cases_list(args, paths, settings) -> int:
-    with open_store_for(paths, required=True) as store:
-        base = library(paths, store)[1]
+    with command_session(paths, settings) as session:
         if args.set:
-            records = base.records(base.case_set(args.set).id)
+            records = session.library.cases(args.set)
             rows = [{"key": c.record.key, "complaint": c.record.complaint,
                      "diagnosis": c.record.diagnosis, "treatment": c.record.treatment,
                      "demographics": c.record.demographics,
@@ -190,7 +178,7 @@ def cmd_cases_list(args, paths, settings) -> int:
                 for row in rows:
                     print(f"{row['key']}: {row['diagnosis']} | {row['complaint'][:100]}")
             return EXIT_OK
-        sets = [c.to_dict() for c in base.sets()]
+        sets = [c.to_dict() for c in session.library.case_sets()]
     if args.json:
         print_json(sets)
     else:
@@ -201,8 +189,8 @@ def cmd_cases_list(args, paths, settings) -> int:
 
 
 def cmd_cases_remove(args, paths, settings) -> int:
-    with open_store_for(paths, required=True) as store:
-        case_set = library(paths, store)[1].remove(args.id)
+    with command_session(paths, settings) as session:
+        case_set = session.library.remove_case_set(args.id)
     print(f"Removed {case_set.name} ({case_set.count} cases).")
     return EXIT_OK
 

@@ -10,18 +10,16 @@ import sys
 from pathlib import Path
 
 from ..core.errors import LumenError
-from .common import (EXIT_OK, EXIT_PROBLEM, add_json_option, open_store_for, passphrase_for,
-                    print_json)
+from .common import (EXIT_OK, EXIT_PROBLEM, add_json_option, command_session, print_json,
+                    profile_session)
 
 
 def cmd_history(args, paths, settings) -> int:
-    from ..core.pipelines.trace import list_runs, load_run
-
-    with open_store_for(paths, required=True) as store:
+    with command_session(paths, settings) as session:
         if args.run:
-            print_json(load_run(store, args.run))
+            print_json(session.records.run(args.run))
             return EXIT_OK
-        runs = list_runs(store, args.limit)
+        runs = session.records.runs(args.limit)
     if args.json:
         print_json(runs)
     else:
@@ -32,13 +30,11 @@ def cmd_history(args, paths, settings) -> int:
 
 
 def cmd_audit(args, paths, settings) -> int:
-    from ..core.store import open_store
-
-    with open_store(paths.database_file, passphrase_for(paths)) as store:
+    with command_session(paths, settings) as session:
         if args.action == "verify":
-            check = store.verify_audit()
+            check = session.records.verify_audit()
         else:
-            entries = store.audit_entries(args.limit)
+            entries = session.records.audit_entries(args.limit)
     if args.action == "verify":
         if args.json:
             print_json(check.to_dict())
@@ -74,13 +70,10 @@ def new_passphrase(variable: str, what: str) -> str:
 
 
 def cmd_key(args, paths, settings) -> int:
-    from ..core.store import open_store
-    from ..core.store.custody import change_key
-
-    with open_store(paths.database_file, passphrase_for(paths)) as store:
+    with command_session(paths, settings) as session:
         phrase = (new_passphrase("LUMEN_NEW_PASSPHRASE", "new passphrase")
-                  if store.key_source == "passphrase" else None)
-        key = change_key(store, phrase)
+                  if session.records.key_source == "passphrase" else None)
+        key = session.records.change_key(phrase)
     if key.source == "passphrase":
         print("The database is now encrypted under the new passphrase; the old one opens "
               "nothing. Keep the new one safe: it cannot be recovered.")
@@ -91,15 +84,11 @@ def cmd_key(args, paths, settings) -> int:
 
 
 def cmd_backup(args, paths, settings) -> int:
-    from ..core.store import open_store
-    from ..core.store.custody import backup, check_backup_target
-
     out = Path(args.file)
-    with open_store(paths.database_file, passphrase_for(paths)) as store:
-        check_backup_target(store, out, force=args.force, profile_folders=paths.folders)
+    with command_session(paths, settings) as session:
+        session.records.check_backup_target(out, force=args.force)
         phrase = new_passphrase("LUMEN_BACKUP_PASSPHRASE", "passphrase for the backup")
-        summary = backup(store, out, phrase, paths.profile_files, force=args.force,
-                         profile_folders=paths.folders)
+        summary = session.records.backup(out, phrase, force=args.force)
     rows = sum(summary["tables"].values())
     print(f"Backup written to {summary['path']} and read back whole: {rows} rows in "
           f"{len(summary['tables'])} tables, and {', '.join(summary['files']) or 'no profile files'}. "
@@ -108,8 +97,6 @@ def cmd_backup(args, paths, settings) -> int:
 
 
 def cmd_restore(args, paths, settings) -> int:
-    from ..core.store import KeyManager, open_store
-    from ..core.store.custody import restore
     from ..core.store.keys import PASSPHRASE_ENV
 
     phrase = os.environ.get("LUMEN_BACKUP_PASSPHRASE") or (
@@ -117,19 +104,10 @@ def cmd_restore(args, paths, settings) -> int:
     if not phrase:
         raise LumenError("Lumen needs the backup's passphrase.",
                          "Set LUMEN_BACKUP_PASSPHRASE, or run the command in a terminal.")
-    new_phrase = (new_passphrase(PASSPHRASE_ENV, "passphrase for the restored database")
-                  if KeyManager(paths.database_file).needs_passphrase() else None)
-    key, files = restore(Path(args.file), phrase, paths.database_file, new_phrase)
-    targets = paths.profile_files
-    for name, text in files.items():
-        if name in targets:  # written whole or not at all, as Settings.save does
-            targets[name].parent.mkdir(parents=True, exist_ok=True)
-            partial = targets[name].with_name(targets[name].name + ".tmp")
-            partial.write_text(text, encoding="utf-8")
-            partial.replace(targets[name])
-    with open_store(paths.database_file, new_phrase) as store:
-        store.audit("profile.restored", {"files": sorted(files)})
-        check = store.verify_audit()
+    with profile_session(paths, settings, store=False) as session:
+        new_phrase = (new_passphrase(PASSPHRASE_ENV, "passphrase for the restored database")
+                      if session.records.restore_needs_passphrase() else None)
+        key, _files, check = session.records.restore(Path(args.file), phrase, new_phrase)
     print(f"Restored into {paths.database_file} ({'key in the OS keyring' if key.source == 'keyring' else 'your passphrase'}); "
           f"audit log {'intact' if check.ok else 'ALTERED: ' + check.problem}. Rebuild the "
           "knowledge index with 'lumen knowledge reindex'.")

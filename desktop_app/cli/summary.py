@@ -132,25 +132,13 @@ def cmd_simplify(args, paths, settings) -> int:
 
 
 def cmd_calibrate(args, paths, settings) -> int:
-    from ..core.models.runtime import ModelRuntime
-    from ..core.pipelines.calibration import (balanced_accuracy, calibrate_evidence_margin,
-                                             calibrate_relevance, demo_benchmark,
-                                             evidence_margin_accuracy, load_items)
-
-    dataset = Path(args.dataset) if args.dataset else demo_benchmark()
-    embedder = ModelRuntime(paths, settings).embedder()
-    items = load_items(dataset, args.split)
-    result = calibrate_relevance(items, embedder.embed, dataset=dataset.name, split=args.split)
-    margin = calibrate_evidence_margin(items, embedder.embed_recent, glossary_for(paths, settings),
-                                       settings.evidence_lines, dataset=dataset.name,
-                                       split=args.split)
-    held_out = (balanced_accuracy(load_items(dataset, args.check_split), embedder.embed,
-                                  result.threshold) if args.check_split else None)
-    margin_held_out = (evidence_margin_accuracy(
-        load_items(dataset, args.check_split), embedder.embed_recent, glossary_for(paths, settings),
-        settings.evidence_lines, margin.threshold) if args.check_split else None)
-    if args.apply:
-        with profile_session(paths, settings) as session:
+    with profile_session(paths, settings, purpose="glossary") as session:
+        found = session.calibrate(Path(args.dataset) if args.dataset else None, args.split,
+                                  args.check_split)
+        result, margin = found["calibration"], found["evidence_margin"]
+        held_out, margin_held_out = found["held_out"], found["evidence_margin_held_out"]
+        dataset = found["dataset"]
+        if args.apply:
             session.change_settings(settings.with_value("relevance_threshold", result.threshold)
                                     .with_value("evidence_margin", margin.threshold))
     if args.json:

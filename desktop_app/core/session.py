@@ -11,6 +11,10 @@ same rows and audit the same entries for the same action (tests/test_session.py)
 - `session.evaluation`: benchmarks imported, runs started and resumed, summaries,
   reports and comparisons (core/evaluation);
 - `session.models`: the model list, adding, removing and assigning roles (core/models);
+- `session.terms`: the glossary's staff entries, imports, export and look-ups;
+- `session.records`: saved runs, the audit log, the database key, backup and restore;
+- `session.library`: the knowledge base's documents and case sets, listed and removed
+  without loading a model;
 - `session.change_settings`, `reset_settings`: settings saved and audited;
 - `session.make_files_private`, `verify_offline`: the installation's checks that change
   or prove something, audited alike from both faces.
@@ -62,6 +66,9 @@ class Session:
         self.runtime = ModelRuntime(self.paths, self.settings, self._server_api_key)
         self.models = ModelActions(self)
         self.evaluation = EvaluationActions(self)
+        self.terms = GlossaryActions(self)
+        self.records = RecordActions(self)
+        self.library = KnowledgeLibrary(self)
 
     @classmethod
     def open(cls, paths: Paths, settings: Settings, passphrase: str | None = None, *,
@@ -193,6 +200,29 @@ class Session:
                                         "from": self.face})
         recorded = recorded_connections(self.store, servers) if self.store is not None else None
         return OfflineVerification(tour, servers, recorded)
+
+    def calibrate(self, dataset: Path | None = None, split: str = "train",
+                  check_split: str | None = None) -> dict[str, Any]:
+        """The relevance threshold and the evidence margin fitted on a benchmark's split
+        (the demo benchmark unless `dataset` is given) with the session's embedder, and
+        checked on `check_split`; nothing is saved (`change_settings` applies them)."""
+        from .pipelines.calibration import (balanced_accuracy, calibrate_evidence_margin,
+                                            calibrate_relevance, demo_benchmark,
+                                            evidence_margin_accuracy, load_items)
+
+        dataset = Path(dataset) if dataset else demo_benchmark()
+        embedder, lines = self.runtime.embedder(), self.settings.evidence_lines
+        items = load_items(dataset, split)
+        relevance = calibrate_relevance(items, embedder.embed, dataset=dataset.name, split=split)
+        margin = calibrate_evidence_margin(items, embedder.embed_recent, self.glossary, lines,
+                                           dataset=dataset.name, split=split)
+        check = load_items(dataset, check_split) if check_split else None
+        return {"dataset": dataset, "calibration": relevance, "evidence_margin": margin,
+                "held_out": (balanced_accuracy(check, embedder.embed, relevance.threshold)
+                             if check is not None else None),
+                "evidence_margin_held_out": (evidence_margin_accuracy(
+                    check, embedder.embed_recent, self.glossary, lines, margin.threshold)
+                    if check is not None else None)}
 
     # ---- settings ----
 
@@ -540,3 +570,216 @@ class EvaluationActions:
         return compare(self.store, run_a, run_b,
                        resamples=self._session.settings.bootstrap_resamples
                        if resamples is None else resamples)
+
+
+class GlossaryActions:
+    """`session.terms`: the glossary's staff entries, its imports and look-ups
+    (core/glossary).  Each change is audited by the call that makes it, and the session's
+    glossary is built again on its next use."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+
+    def _changed(self) -> None:
+        self._session._glossary = None
+
+    def reload(self) -> "Glossary":
+        """The glossary read again from the store (after a change made elsewhere)."""
+        self._changed()
+        return self._session.glossary
+
+    def save_local(self, *, term: str, definition: str, category: str,
+                   aliases: list[str] | tuple[str, ...] = (),
+                   abbreviations: list[str] | tuple[str, ...] = (), overrides: str | None = None,
+                   hidden: bool = False, entry_key: str | None = None) -> str:
+        """A staff entry added, or the local edit of `overrides` / the entry `entry_key`
+        replaced; its key."""
+        from .glossary import entries
+
+        key = entries.save_local(self._session.open_store(), term=term, definition=definition,
+                                 category=category, aliases=aliases, abbreviations=abbreviations,
+                                 overrides=overrides, hidden=hidden, entry_key=entry_key)
+        self._changed()
+        return key
+
+    def delete_local(self, entry_key: str) -> None:
+        from .glossary import entries
+
+        entries.delete_local(self._session.open_store(), entry_key)
+        self._changed()
+
+    def import_file(self, path: Path, progress: "ProgressCallback" = None,
+                    cancel: "CancelToken | None" = None) -> dict[str, Any]:
+        """MedlinePlus topics (an XML file) or local entries (a .toml file written by
+        `export_local`): `{"local_entries": n}` or the topic counts (ImportCounts.to_dict)."""
+        from .glossary import entries
+        from .glossary.medlineplus import import_medlineplus
+
+        store, path = self._session.open_store(), Path(path)
+        try:
+            if path.suffix.lower() == ".toml":
+                return {"local_entries": entries.import_local(store, path)}
+            return import_medlineplus(store, path, progress, cancel).to_dict()
+        finally:
+            self._changed()
+
+    def export_local(self, path: Path, *, force: bool = False) -> int:
+        """The staff entries written to a .toml file, whole or not at all; an existing file
+        is replaced only with `force` (the window's save dialog has asked)."""
+        from .glossary import entries
+
+        path = Path(path)
+        if path.exists() and not force:
+            raise LumenError(f"{path} exists already; it was left as it is.",
+                             "Choose another file name, or add --force to replace it.")
+        partial = path.with_name(path.name + ".partial")
+        try:
+            count = entries.export_local(self._session.open_store(), partial)
+            partial.replace(path)
+        finally:
+            partial.unlink(missing_ok=True)
+        return count
+
+    def lookup(self, term: str, *, semantic: bool = True, limit: int = 5) -> list[Any]:
+        """Entries for a word: exact, other names, fuzzy and (with `semantic`) by meaning,
+        with the session's embedder (loaded once, closed with the session)."""
+        session = self._session
+        embedder = session.runtime.embedder() if semantic else None
+        return session.glossary.lookup(term, settings=session.settings, embedder=embedder,
+                                       cache_dir=session.paths.cache_dir, limit=limit)
+
+
+class RecordActions:
+    """`session.records`: what Lumen keeps and its custody: saved runs, the audit log, the
+    database key, backups and restores (core/store).  Key changes, backups and restores are
+    audited."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+
+    def runs(self, limit: int = 50) -> list[dict[str, Any]]:
+        """Saved answers and handouts, newest first (no patient text but the question)."""
+        from .pipelines.trace import list_runs
+
+        return list_runs(self._session.open_store(), limit)
+
+    def run(self, run_id: str) -> dict[str, Any]:
+        """One saved run with its summary, result and trace."""
+        from .pipelines.trace import load_run
+
+        return load_run(self._session.open_store(), run_id)
+
+    def audit_entries(self, limit: int = 100) -> list[dict[str, Any]]:
+        return self._session.open_store().audit_entries(limit)
+
+    def verify_audit(self) -> Any:
+        """The audit log's seals and links checked (a ChainCheck)."""
+        return self._session.open_store().verify_audit()
+
+    @property
+    def key_source(self) -> str:
+        """"passphrase" or "keyring": where the open database's key comes from."""
+        return self._session.open_store().key_source
+
+    def opens_with(self, passphrase: str) -> bool:
+        """Whether `passphrase` opens this profile's database (a wrong one is noted as a
+        failed unlock, like any other)."""
+        from .errors import WrongKeyError
+        from .store import open_store
+
+        try:
+            open_store(self._session.paths.database_file, passphrase).close()
+        except WrongKeyError:
+            return False
+        return True
+
+    def change_key(self, new_passphrase: str | None = None) -> Any:
+        """The database re-encrypted under a new passphrase, or a new keyring key."""
+        from .store.custody import change_key
+
+        return change_key(self._session.open_store(), new_passphrase)
+
+    def check_backup_target(self, destination: Path, *, force: bool = False) -> None:
+        """Refuses, before anything is asked, a backup file that would hurt the data (the
+        database itself, a profile folder, an existing file without `force`)."""
+        from .store.custody import check_backup_target
+
+        check_backup_target(self._session.open_store(), Path(destination), force=force,
+                            profile_folders=self._session.paths.folders)
+
+    def backup(self, destination: Path, passphrase: str, *, force: bool = False) -> dict[str, Any]:
+        """The database and the profile files copied into a backup under its own
+        passphrase, and read back whole."""
+        from .store.custody import backup
+
+        paths = self._session.paths
+        return backup(self._session.open_store(), Path(destination), passphrase,
+                      paths.profile_files, force=force, profile_folders=paths.folders)
+
+    def restore_needs_passphrase(self) -> bool:
+        """Whether a restored database would need a passphrase (no usable keyring)."""
+        from .store import KeyManager
+
+        return KeyManager(self._session.paths.database_file).needs_passphrase()
+
+    def restore(self, source: Path, passphrase: str,
+                new_passphrase: str | None = None) -> tuple[Any, list[str], Any]:
+        """A backup copied into this profile, which has no database yet: the database under
+        a key of its own, the profile files written whole or not at all, the audit entry
+        written, and the restored log checked.  The session then works on the restored
+        database.  Returns the key, the profile files written and the audit check."""
+        from .store import open_store
+        from .store.custody import restore
+
+        session = self._session
+        if session.store is not None:
+            raise LumenError("A restore goes into a profile without a database, and this one "
+                             "has its database open.", "Restore into a new profile "
+                             "(lumen --profile NEW_FOLDER restore FILE).")
+        key, files = restore(Path(source), passphrase, session.paths.database_file,
+                             new_passphrase)
+        targets = session.paths.profile_files
+        written = sorted(name for name in files if name in targets)
+        for name in written:  # whole or not at all, as Settings.save does
+            targets[name].parent.mkdir(parents=True, exist_ok=True)
+            partial = targets[name].with_name(targets[name].name + ".tmp")
+            partial.write_text(files[name], encoding="utf-8")
+            partial.replace(targets[name])
+        session.store = open_store(session.paths.database_file, new_passphrase)
+        session.audit("profile.restored", {"files": sorted(files), "from": session.face})
+        return key, written, session.store.verify_audit()
+
+
+class KnowledgeLibrary:
+    """`session.library`: the documents of the knowledge base and the past-case sets,
+    listed and removed without loading any model (core/knowledge).  Removals are audited
+    by the knowledge store."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+
+    def _bases(self) -> tuple[Any, Any]:
+        from .knowledge.base import CaseBase, KnowledgeBase
+        from .knowledge.doctorrag import vector_folder
+        from .knowledge.index import VectorIndex
+
+        store = self._session.open_store()
+        index = VectorIndex(vector_folder(self._session.paths))
+        return KnowledgeBase(store, index), CaseBase(store, index)
+
+    def documents(self) -> list[Any]:
+        return self._bases()[0].documents()
+
+    def case_sets(self) -> list[Any]:
+        return self._bases()[1].sets()
+
+    def cases(self, set_id: str) -> list[Any]:
+        """The de-identified cases of one set (its id, or the start of it)."""
+        base = self._bases()[1]
+        return base.records(base.case_set(set_id).id)
+
+    def remove_document(self, document_id: str) -> Any:
+        return self._bases()[0].remove(document_id)
+
+    def remove_case_set(self, set_id: str) -> Any:
+        return self._bases()[1].remove(set_id)

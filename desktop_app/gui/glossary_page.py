@@ -13,10 +13,8 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, 
                                QListWidgetItem, QPlainTextEdit, QPushButton, QSplitter,
                                QTextBrowser, QVBoxLayout, QWidget)
 
-from ..core.glossary import entries as glossary_entries
 from ..core.glossary.entries import CATEGORIES, GlossaryEntry
-from ..core.glossary.glossary import Glossary, load_glossary
-from ..core.glossary.medlineplus import import_medlineplus
+from ..core.glossary.glossary import Glossary
 from ..core.readability import flesch_kincaid_grade
 from ..core.session import Session
 from .messages import show_error, show_info
@@ -94,8 +92,8 @@ class EntryDialog(QDialog):
     def accept(self) -> None:
         entry = self.entry
         try:
-            self.saved_key = glossary_entries.save_local(
-                self.session.store, term=self.term.text(), definition=self.definition.toPlainText(),
+            self.saved_key = self.session.terms.save_local(
+                term=self.term.text(), definition=self.definition.toPlainText(),
                 category=self.category.currentText(), aliases=_split(self.aliases.text()),
                 abbreviations=_split(self.abbreviations.text()),
                 overrides=(entry.overrides or None) if entry and entry.source == "local"
@@ -180,8 +178,7 @@ class GlossaryPage(QWidget):
     # ---- display ----
 
     def reload(self) -> None:
-        self.glossary = self.session.glossary = load_glossary(self.session.store,
-                                                              self.session.settings)
+        self.glossary = self.session.terms.reload()
         self.refresh_results()
         self.glossary_changed.emit()
 
@@ -273,7 +270,7 @@ class GlossaryPage(QWidget):
         if entry is None:
             return
         try:
-            glossary_entries.delete_local(self.session.store, entry.key)
+            self.session.terms.delete_local(entry.key)
         except Exception as exc:
             show_error(self, exc)
             return
@@ -289,15 +286,15 @@ class GlossaryPage(QWidget):
             self.import_file(Path(path))
 
     def import_file(self, path: Path) -> None:
-        store = self.session.store
+        terms = self.session.terms
 
         def work(progress, cancel):
-            if path.suffix.lower() == ".toml":
-                return f"{glossary_entries.import_local(store, path)} local entries imported."
-            counts = import_medlineplus(store, path, progress, cancel)
-            return (f"{counts.topics} MedlinePlus topics imported from {counts.source_file} "
-                    f"({counts.new_topics} new, {counts.updated_topics} updated, "
-                    f"{counts.also_called} other names).")
+            counts = terms.import_file(path, progress, cancel)
+            if "local_entries" in counts:
+                return f"{counts['local_entries']} local entries imported."
+            return (f"{counts['topics']} MedlinePlus topics imported from {counts['source_file']} "
+                    f"({counts['new_topics']} new, {counts['updated_topics']} updated, "
+                    f"{counts['also_called']} other names).")
 
         def done(message: str) -> None:
             self.reload()
@@ -314,7 +311,8 @@ class GlossaryPage(QWidget):
 
     def export_file(self, path: Path) -> None:
         try:
-            count = glossary_entries.export_local(self.session.store, path)
+            # The save dialog asked before a file was replaced.
+            count = self.session.terms.export_local(path, force=True)
         except Exception as exc:
             show_error(self, exc)
             return

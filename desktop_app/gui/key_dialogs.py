@@ -11,10 +11,8 @@ from typing import Callable
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QLabel,
                                QLineEdit, QMessageBox, QVBoxLayout, QWidget)
 
-from ..core.errors import LumenError, WrongKeyError
+from ..core.errors import LumenError
 from ..core.session import Session
-from ..core.store import open_store
-from ..core.store.custody import backup, change_key, check_backup_target
 from ..core.store.keys import MIN_PASSPHRASE_LENGTH
 from .messages import show_error, show_info
 from .workers import SessionOp
@@ -87,20 +85,17 @@ def current_passphrase_check(session: Session) -> Callable[[str], str]:
         if not phrase:
             return "Enter the current passphrase."
         try:
-            open_store(session.paths.database_file, phrase).close()
-        except WrongKeyError:
-            return "That is not the current passphrase."
+            opens = session.records.opens_with(phrase)
         except LumenError as exc:
             return f"{exc.message} {exc.fix}"
-        return ""
+        return "" if opens else "That is not the current passphrase."
     return check
 
 
 def change_database_key(parent: QWidget, session: Session) -> None:
-    store = session.store
-    if store is None:
+    if session.store is None:
         return
-    if store.key_source == "passphrase":
+    if session.records.key_source == "passphrase":
         dialog = PassphraseDialog(
             "Change the passphrase",
             "The database will be re-encrypted under the new passphrase; the old one will "
@@ -118,7 +113,7 @@ def change_database_key(parent: QWidget, session: Session) -> None:
             return
         phrase = None
     try:
-        change_key(store, phrase)
+        session.records.change_key(phrase)
     except LumenError as exc:
         show_error(parent, exc)
         return
@@ -129,10 +124,8 @@ def change_database_key(parent: QWidget, session: Session) -> None:
 
 def back_up_profile(parent: QWidget, session: Session, on_done: Callable[[dict], None] | None = None,
                     destination: Path | None = None) -> None:
-    store = session.store
-    if store is None:
+    if session.store is None:
         return
-    folders = session.paths.folders
     if destination is None:
         # The save dialog itself asks before a file is replaced.
         chosen, _ = QFileDialog.getSaveFileName(parent, "Back up Lumen's profile",
@@ -145,7 +138,7 @@ def back_up_profile(parent: QWidget, session: Session, on_done: Callable[[dict],
     else:
         asked = False
     try:  # before anything is asked: a target that is refused whatever the answer
-        check_backup_target(store, destination, force=True, profile_folders=folders)
+        session.records.check_backup_target(destination, force=True)
     except LumenError as exc:
         show_error(parent, exc)
         return
@@ -165,11 +158,10 @@ def back_up_profile(parent: QWidget, session: Session, on_done: Callable[[dict],
         "apart from the backup file: without it the backup cannot be restored.", parent)
     if dialog.exec() != QDialog.DialogCode.Accepted:
         return
-    files = session.paths.profile_files
+    records = session.records
 
     def work(progress, cancel):
-        return backup(store, destination, dialog.new.text(), files, force=force,
-                      profile_folders=folders)
+        return records.backup(destination, dialog.new.text(), force=force)
 
     def done(summary: dict) -> None:
         rows = sum(summary["tables"].values())

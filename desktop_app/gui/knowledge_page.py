@@ -389,8 +389,8 @@ class KnowledgePage(QWidget):
             self.library_summary.setText("The database is locked.")
             return
         try:
-            rag = self._rag()
-            documents, sets = rag.knowledge.documents(), rag.casebase.sets()
+            documents = self.session.library.documents()
+            sets = self.session.library.case_sets()
         except LumenError as exc:
             self.library_summary.setText(f"The knowledge base cannot be read: {exc.message}")
             return
@@ -524,11 +524,10 @@ class KnowledgePage(QWidget):
 
     def remove(self, kind: str, item_id: str) -> None:
         try:
-            rag = self._rag()
             if kind == "document":
-                rag.knowledge.remove(item_id)
+                self.session.library.remove_document(item_id)
             else:
-                rag.casebase.remove(item_id)
+                self.session.library.remove_case_set(item_id)
         except LumenError as exc:
             show_error(self, exc)
         self.refresh_library()
