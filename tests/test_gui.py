@@ -683,6 +683,11 @@ def test_glossary_tab_search_view_and_local_entry(qtbot, window, profile):
     edited = page.current_entry()
     assert edited.source == "local" and edited.overrides == "lumen:edema"
     assert "as our ward explains it" in page.view.toPlainText()
+    # Every tab got the edited glossary (the Session's Changes, broadcast by the window).
+    for holder in (window.ask_page, window.simplify_page, window.knowledge_page,
+                   window.ask_page.answer, window.simplify_page.plain):
+        assert holder.glossary is window.session.glossary is page.glossary
+        assert holder.glossary.by_key[edited.key].definition.endswith("as our ward explains it.")
 
     bad = page.new_entry()
     bad.accept()  # no term: the dialog says so and stays open
@@ -701,6 +706,7 @@ def test_glossary_tab_imports_medlineplus_in_the_background(qtbot, window):
     qtbot.waitUntil(lambda: page.import_button.isEnabled(), timeout=60_000)
     assert page.glossary.counts().get("medlineplus") == 1017
     assert "1017 MedlinePlus" in page.count.text()
+    assert window.ask_page.glossary is page.glossary  # told from the import's worker thread
 
 
 SHORT_SUMMARY = """Admission Date: 02/03/2025

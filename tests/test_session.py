@@ -221,3 +221,20 @@ def test_glossary_and_custody_actions_through_both_faces_are_audited_alike(
     (window_restore,) = [e for e in audited(fresh, skip) if e[0] == "profile.restored"]
     assert audited(restored_cli, skip)[-1] == window_restore
     assert "settings.toml" in window_restore[1]["files"]
+
+
+def test_listeners_hear_what_each_action_changed(profile, settings, passphrase_env, tmp_path):
+    from desktop_app.core.session import Changes
+
+    heard: list[Changes] = []
+    with Session.open(profile, settings) as session:
+        session.on_changes(heard.append)
+        first = session.glossary
+        key = session.terms.save_local(term="Ward round", category="procedure",
+                                       definition="The daily visit of the care team.")
+        assert heard == [Changes(glossary=True)]
+        assert session.glossary is not first and key in session.glossary.by_key
+        session.change_settings(session.settings.with_value("threads", 1))
+        session.change_settings(session.settings.with_value("glossary_plain_grade", 6))
+        assert heard[1:] == [Changes(settings=True), Changes(settings=True, glossary=True)]
+        assert session.library.documents() == [] and len(heard) == 3  # reading changes nothing

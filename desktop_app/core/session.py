@@ -52,6 +52,18 @@ if TYPE_CHECKING:
 GLOSSARY_SETTINGS = ("glossary_language", "glossary_plain_grade")
 
 
+@dataclass(frozen=True)
+class Changes:
+    """What an action changed, told to whoever listens (`Session.on_changes`), as Anki's
+    OpChanges: the window refreshes the pages that show it, instead of each page pushing
+    its news into the others by hand."""
+
+    glossary: bool = False  # the session's glossary is built again on next use
+    settings: bool = False
+    models: bool = False  # the model list or a role
+    knowledge: bool = False  # the knowledge library's documents or case sets
+
+
 @dataclass
 class Session:
     paths: Paths
@@ -61,6 +73,8 @@ class Session:
     face: str = "window"
     runtime: ModelRuntime = field(init=False)
     _glossary: "Glossary | None" = field(default=None, init=False, repr=False)
+    _listeners: list[Callable[[Changes], None]] = field(default_factory=list, init=False,
+                                                       repr=False)
 
     def __post_init__(self) -> None:
         self.runtime = ModelRuntime(self.paths, self.settings, self._server_api_key)
@@ -116,6 +130,20 @@ class Session:
             from .store.database import note_pending_action
 
             note_pending_action(self.paths.database_file, action, detail)
+
+    def on_changes(self, listener: Callable[[Changes], None]) -> None:
+        """Call `listener` with what each later action changed.  It may be called from the
+        thread the action ran on (a background import): a window hands it to its own
+        thread (gui/main_window.py does, through a queued signal)."""
+        self._listeners.append(listener)
+
+    def changed(self, **what: bool) -> None:
+        """Tell the listeners what an action changed (Changes' fields)."""
+        if what.get("glossary"):
+            self._glossary = None
+        changes = Changes(**what)
+        for listener in list(self._listeners):
+            listener(changes)
 
     def _server_api_key(self, spec: "ModelSpec") -> str:
         return server_api_key(spec, self.store)
@@ -234,8 +262,8 @@ class Session:
         if changed:
             self.audit("settings.changed", {"settings": changed, "from": self.face})
         self._use_settings(settings)
-        if set(changed) & set(GLOSSARY_SETTINGS):
-            self._glossary = None  # built again, with them, on next use
+        # The glossary is built again, with them, on next use.
+        self.changed(settings=True, glossary=bool(set(changed) & set(GLOSSARY_SETTINGS)))
 
     def reset_settings(self) -> None:
         self.change_settings(Settings())
@@ -313,6 +341,7 @@ class ModelActions:
         session._use_settings(settings)
         session.audit("model.added", {"model": spec.id, "sha256": spec.files[0].sha256,
                                       "roles": list(roles or [])})
+        session.changed(models=True, settings=True)
         return spec
 
     def add_server(self, url: str, *, name: str, model: str, roles: list[str] | None = None,
@@ -346,6 +375,7 @@ class ModelActions:
                                       "roles": list(roles or [])})
         for role in roles or []:  # as assign_role audits a role given later
             session.audit("model.role_assigned", {"model": spec.id, "role": role})
+        session.changed(models=True, settings=True)
         return spec
 
     def server_models(self, url: str, *, ca_bundle: str = "", api_key: str = "") -> list[str]:
@@ -364,6 +394,7 @@ class ModelActions:
         session._use_settings(manage.assign_role(session.paths, session.settings, role,
                                                  model_id))
         session.audit("model.role_assigned", {"model": model_id, "role": role})
+        session.changed(models=True, settings=True)
 
     def remove(self, model_id: str) -> None:
         """A model the user added forgotten (its file stays); refused while it has a role."""
@@ -378,6 +409,7 @@ class ModelActions:
         registry.remove_user_model(model_id)
         _forget_api_key(session, model_id)
         session.audit("model.removed", {"model": model_id})
+        session.changed(models=True)
 
 
 def server_secret_name(model_id: str) -> str:
@@ -581,7 +613,7 @@ class GlossaryActions:
         self._session = session
 
     def _changed(self) -> None:
-        self._session._glossary = None
+        self._session.changed(glossary=True)
 
     def reload(self) -> "Glossary":
         """The glossary read again from the store (after a change made elsewhere)."""
@@ -779,7 +811,11 @@ class KnowledgeLibrary:
         return base.records(base.case_set(set_id).id)
 
     def remove_document(self, document_id: str) -> Any:
-        return self._bases()[0].remove(document_id)
+        removed = self._bases()[0].remove(document_id)
+        self._session.changed(knowledge=True)
+        return removed
 
     def remove_case_set(self, set_id: str) -> Any:
-        return self._bases()[1].remove(set_id)
+        removed = self._bases()[1].remove(set_id)
+        self._session.changed(knowledge=True)
+        return removed

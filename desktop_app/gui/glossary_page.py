@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFileDialog,
                                QFormLayout, QHBoxLayout, QLabel, QLineEdit, QListWidget,
@@ -107,8 +107,6 @@ class EntryDialog(QDialog):
 
 
 class GlossaryPage(QWidget):
-    glossary_changed = Signal()
-
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.session = session
@@ -178,9 +176,9 @@ class GlossaryPage(QWidget):
     # ---- display ----
 
     def reload(self) -> None:
-        self.glossary = self.session.terms.reload()
+        """Show the session's glossary as it is now (after a change: Session.changed)."""
+        self.glossary = self.session.glossary
         self.refresh_results()
-        self.glossary_changed.emit()
 
     def refresh_results(self) -> None:
         found = self.glossary.search(self.search.text())

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import Callable
 
-from PySide6.QtCore import QUrl
+from PySide6.QtCore import QUrl, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeySequence
 from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QStackedWidget, QTabWidget
 
 from .. import __version__
 from ..core import offline
-from ..core.session import GLOSSARY_SETTINGS, Session
+from ..core.session import Changes, Session
 from .ask_page import AskPage
 from .evaluation_page import EvaluationPage
 from .glossary_page import GlossaryPage
@@ -28,6 +28,10 @@ from .workers import cancel_all, wait_for_all
 
 
 class MainWindow(QMainWindow):
+    # What a Session action changed (core Changes), carried to this window's thread: a
+    # background import tells it from a worker thread, and Qt queues the call.
+    changes_seen = Signal(object)
+
     def __init__(self, session: Session) -> None:
         super().__init__()
         self.session = session
@@ -50,7 +54,6 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.glossary_page, "&Glossary")
         self.tabs.addTab(self.evaluation_page, "&Evaluation")
         self.tabs.addTab(self.models_page, "&Models")
-        self.glossary_page.glossary_changed.connect(self._share_glossary)
         # The tabs, or the lock screen in their place (automatic logoff).
         self.lock_screen = LockScreen(session)
         self.lock_screen.unlocked.connect(self.unlock)
@@ -59,7 +62,6 @@ class MainWindow(QMainWindow):
         self.stack.addWidget(self.lock_screen)
         self.setCentralWidget(self.stack)
         self.idle = IdleWatch(session.settings.auto_lock_minutes, self.lock_when_idle, self)
-        self.models_page.settings_changed.connect(lambda _s: self.status_page.run_checks())
         self.status_page.action_requested.connect(self.carry_out)
         self.status_page.models_restored.connect(lambda _results: self.models_page.refresh())
         self._build_menus()
@@ -68,7 +70,8 @@ class MainWindow(QMainWindow):
         self.offline_label = QLabel()
         self.statusBar().addPermanentWidget(self.offline_label)
         self.show_network_state()
-        self.models_page.settings_changed.connect(lambda _s: self.show_network_state())
+        self.changes_seen.connect(self.apply_changes)
+        session.on_changes(self.changes_seen.emit)
 
     def show_network_state(self) -> None:
         """The status bar: the guard, the model servers it lets through, the database key."""
@@ -113,12 +116,29 @@ class MainWindow(QMainWindow):
         if self.session.store is not None:
             self.session.store.audit("window.unlocked", {})
 
-    def _share_glossary(self) -> None:
-        glossary = self.glossary_page.glossary
-        for page in (self.ask_page, self.simplify_page, self.knowledge_page):
-            page.glossary = glossary
-        for view in (self.ask_page.answer, self.simplify_page.original, self.simplify_page.plain):
-            view.glossary = glossary
+    def apply_changes(self, changes: Changes) -> None:
+        """Every page that shows what a Session action changed is brought up to date here,
+        whichever page (or command) made the change."""
+        if changes.glossary:
+            glossary = self.session.glossary  # built again once, shared by every tab
+            for page in (self.ask_page, self.simplify_page, self.knowledge_page):
+                page.glossary = glossary
+            for view in (self.ask_page.answer, self.simplify_page.original,
+                         self.simplify_page.plain):
+                view.glossary = glossary
+            self.glossary_page.reload()
+        if changes.settings:
+            self.idle.set_minutes(self.session.settings.auto_lock_minutes)
+            self.ask_page.apply_settings()
+            self.knowledge_page.apply_settings()
+            self._apply_editor_settings()
+        if changes.settings or changes.models:
+            self.models_page.refresh()
+            self.show_network_state()
+        if changes.models:
+            self.status_page.run_checks()
+        if changes.knowledge:
+            self.knowledge_page.refresh_library()
 
     def _build_menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
@@ -173,15 +193,8 @@ class MainWindow(QMainWindow):
 
         def applied() -> None:
             if dialog.result_settings is not None:
-                changed = dialog.result_settings.changed_from(self.session.settings)
-                self.session.change_settings(dialog.result_settings)  # audits what changed
-                if set(changed) & set(GLOSSARY_SETTINGS):
-                    self.glossary_page.reload()  # every tab gets the rebuilt glossary
-                self.idle.set_minutes(self.session.settings.auto_lock_minutes)
-                self.models_page.refresh()
-                self.ask_page.apply_settings()
-                self.knowledge_page.apply_settings()
-                self._apply_editor_settings()
+                # Audits what changed; apply_changes brings every tab up to date.
+                self.session.change_settings(dialog.result_settings)
         dialog.accepted.connect(applied)
         dialog.open()
         return dialog

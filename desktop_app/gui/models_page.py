@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (QComboBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout,
                                QHeaderView, QInputDialog, QLabel, QMessageBox, QPushButton,
@@ -37,8 +37,6 @@ COLUMN_MEANINGS = {
 
 
 class ModelsPage(QWidget):
-    settings_changed = Signal(object)
-
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.session = session
@@ -218,7 +216,6 @@ class ModelsPage(QWidget):
 
         def added(spec) -> None:
             self.refresh()
-            self.settings_changed.emit(session.settings)
             context = (f"context {spec.context_length}" if spec.context_length else
                        "its context length is not said by the server, so Lumen uses "
                        f"{session.settings.context_size}")
@@ -244,7 +241,6 @@ class ModelsPage(QWidget):
             self.refresh()
             return
         self.refresh()
-        self.settings_changed.emit(self.session.settings)
 
     def remove_selected(self) -> None:
         model = self.selected_model()
