@@ -7,7 +7,7 @@ import getpass
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..core.config import Paths, Settings
 from ..core.errors import LumenError
@@ -32,6 +32,26 @@ def add_json_option(parser, what: str = "the result") -> None:
 
 def print_json(value: Any) -> None:
     print(json.dumps(value, indent=2, default=str))
+
+
+def show_result(args, value: Any, for_reader: Callable[[], None]) -> None:
+    """A command's result: as JSON with `--json` (for IT's scripts), else printed for a
+    reader by `for_reader`.  The one place that chooses between the two."""
+    if getattr(args, "json", False):
+        print_json(value)
+    else:
+        for_reader()
+
+
+def tell(args, text: str) -> None:
+    """A note for a reader, on stderr; none when the command prints JSON."""
+    if not getattr(args, "json", False):
+        print(text, file=sys.stderr)
+
+
+def progress_for(args):
+    """Progress lines on stderr, unless the command prints JSON (a script reads it)."""
+    return progress_printer(not getattr(args, "json", False))
 
 
 def progress_printer(enabled: bool):

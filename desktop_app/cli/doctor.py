@@ -6,8 +6,8 @@ from __future__ import annotations
 import sys
 
 from ..core.errors import PassphraseRequired
-from .common import (EXIT_OK, EXIT_PROBLEM, add_json_option, passphrase_for, print_json,
-                    profile_session, progress_printer)
+from .common import (EXIT_OK, EXIT_PROBLEM, add_json_option, passphrase_for, profile_session,
+                    progress_for, show_result, tell)
 
 
 def cmd_doctor(args, paths, settings) -> int:
@@ -23,10 +23,9 @@ def cmd_doctor(args, paths, settings) -> int:
     except PassphraseRequired:
         pass  # reported as a finding
     report = run_doctor(paths, settings, passphrase=passphrase, measure_speed=not args.no_speed,
-                        progress=progress_printer(not args.json))
-    if args.json:
-        print_json(report.to_dict())
-    else:
+                        progress=progress_for(args))
+
+    def for_reader() -> None:
         marks = {"ok": "OK  ", "warn": "WARN", "fail": "FAIL"}
         for finding in report.findings:
             print(f"[{marks[finding.status]}] {finding.area} / {finding.check}: {finding.detail}")
@@ -34,6 +33,7 @@ def cmd_doctor(args, paths, settings) -> int:
                 print(f"       → {finding.fix}")
         print("\nAll checks passed." if report.ok else
               f"\n{len(report.failures())} problem(s) found; see the → lines for what to do.")
+    show_result(args, report.to_dict(), for_reader)
     return EXIT_OK if report.ok else EXIT_PROBLEM
 
 
@@ -52,17 +52,19 @@ def cmd_verify_offline(args, paths, settings) -> int:
             for line in step.output_tail.strip().splitlines()[-5:]:
                 print(f"       | {line}")
 
-    if not args.json:
-        print("Running Lumen's features in child processes, watched for any attempt to reach "
-              "another machine (this takes a few minutes)…", file=sys.stderr)
+    tell(args, "Running Lumen's features in child processes, watched for any attempt to "
+               "reach another machine (this takes a few minutes)…")
     with profile_session(paths, settings) as session:
         verification = session.verify_offline(quick=args.quick,
                                               use_strace=False if args.no_strace else None,
                                               on_step=show)
     tour = verification.tour
-    if args.json:
-        print_json(tour.to_dict())
-        return EXIT_OK if tour.ok else EXIT_PROBLEM
+    show_result(args, tour.to_dict(), lambda: _print_tour(verification))
+    return EXIT_OK if tour.ok else EXIT_PROBLEM
+
+
+def _print_tour(verification) -> None:
+    tour = verification.tour
     for event in tour.guard_refusals:
         print(f"[FAIL] Lumen's guard refused {event.call} to {event.target}")
     for name in tour.files_outside:
@@ -79,7 +81,6 @@ def cmd_verify_offline(args, paths, settings) -> int:
               f"{sum(1 for s in tour.steps if not s.ran)} step(s) failed. Watched at {levels}.")
     for line in verification.server_lines():
         print(line)
-    return EXIT_OK if tour.ok else EXIT_PROBLEM
 
 
 def register(sub) -> None:

@@ -4,12 +4,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from ..core.errors import LumenError
 from .common import (EXIT_OK, EXIT_PROBLEM, add_json_option, column_mapping, command_session,
-                    print_json, progress_printer)
+                    progress_for, progress_printer, show_result, tell)
 
 
 def cmd_bench_import(args, paths, settings) -> int:
@@ -17,13 +16,13 @@ def cmd_bench_import(args, paths, settings) -> int:
     with command_session(paths, settings) as session:
         saved, dataset = session.evaluation.import_file(Path(args.file), args.format,
                                                         mapping=mapping, name=args.name)
-    if args.json:
-        print_json({**saved.to_dict(), "notes": dataset.notes})
-    else:
+
+    def for_reader() -> None:
         print(f"{'Imported' if saved.new else 'Already imported'} {saved.name}: {saved.sample_count} "
               f"samples ({saved.format}), dataset id {saved.id}.")
         for note in dataset.notes:
             print(f"  {note[:1].upper()}{note[1:]}.")
+    show_result(args, {**saved.to_dict(), "notes": dataset.notes}, for_reader)
     return EXIT_OK
 
 
@@ -35,18 +34,19 @@ def cmd_bench_list(args, paths, settings) -> int:
     with command_session(paths, settings) as session:
         evaluations = session.evaluation.store
         datasets, runs = evaluations.datasets(), evaluations.runs()
-    if args.json:
-        print_json({"datasets": [d.to_dict() for d in datasets], "runs": runs,
-                    "systems": systems(), "scorers": scorer_descriptions(), "formats": FORMATS})
-        return EXIT_OK
-    print("Datasets:")
-    for d in datasets:
-        print(f"  {d.id:34} {d.name:28} {d.sample_count:6} samples  ({d.format})")
-    print("Runs:")
-    for r in runs:
-        print(f"  {r['id']}  {r['status']:11} {r['system']:26} {r['finished']} done  dataset {r['dataset_id']}")
-    print("Systems: " + ", ".join(systems()))
-    print("Scorers: " + ", ".join(scorer_descriptions()))
+
+    def for_reader() -> None:
+        print("Datasets:")
+        for d in datasets:
+            print(f"  {d.id:34} {d.name:28} {d.sample_count:6} samples  ({d.format})")
+        print("Runs:")
+        for r in runs:
+            print(f"  {r['id']}  {r['status']:11} {r['system']:26} {r['finished']} done  dataset {r['dataset_id']}")
+        print("Systems: " + ", ".join(systems()))
+        print("Scorers: " + ", ".join(scorer_descriptions()))
+    show_result(args, {"datasets": [d.to_dict() for d in datasets], "runs": runs,
+                       "systems": systems(), "scorers": scorer_descriptions(),
+                       "formats": FORMATS}, for_reader)
     return EXIT_OK
 
 
@@ -62,24 +62,21 @@ def cmd_bench_run(args, paths, settings) -> int:
         (run_id,) = [args.resume] if args.resume else evaluation.start(
             args.dataset, [args.system], args.scorer or default_scorers([args.system]),
             args.limit)
-        if not args.json:
-            print(f"Run {run_id} (resume with 'lumen evaluate run --resume {run_id}').", file=sys.stderr)
+        tell(args, f"Run {run_id} (resume with 'lumen evaluate run --resume {run_id}').")
 
         def on_sample(outcome, done, total):
-            if not args.json:
-                shown = ", ".join(f"{k} {v:.1f}" for k, v in outcome.scores.items()
-                                  if isinstance(v, (int, float)))
-                print(f"  [{done}/{total}] {outcome.sample.id}: {shown}"
-                      + (f" (error: {outcome.error})" if outcome.error else ""), file=sys.stderr)
+            shown = ", ".join(f"{k} {v:.1f}" for k, v in outcome.scores.items()
+                              if isinstance(v, (int, float)))
+            tell(args, f"  [{done}/{total}] {outcome.sample.id}: {shown}"
+                 + (f" (error: {outcome.error})" if outcome.error else ""))
         # A consultation takes minutes: say which utterance it has reached.
         consults = evaluation.store.run(run_id)["system"].startswith("dialogue:")
         run = evaluation.resume(run_id, on_sample=on_sample,
                                 progress=progress_printer(consults and not args.json))
         session.runtime.close()  # the models' memory back before the summary's statistics
         summary = evaluation.summary(run_id)
-    if args.json:
-        print_json(summary)
-    else:
+
+    def for_reader() -> None:
         counts = summary["counts"]
         print(f"Run {run['id']} {run['status']}: {counts['samples']} samples"
               + (f", {counts['errors']} ended in an error (left out of every metric; "
@@ -96,6 +93,7 @@ def cmd_bench_run(args, paths, settings) -> int:
                      f"95% CI {band['ci_low']:.2f} – {band['ci_high']:.2f}, bootstrap")
             print(f"  {'Macro F1 (diagnosis)':44} {scores['macro_f1']:>8.2f}  ({shown}; "
                   f"n={scores['cases']}); no diagnosis in {scores['none_rate']:.0%}")
+    show_result(args, summary, for_reader)
     return EXIT_OK
 
 
@@ -120,34 +118,34 @@ def cmd_bench_report(args, paths, settings) -> int:
 def cmd_bench_compare(args, paths, settings) -> int:
     with command_session(paths, settings) as session:
         result = session.evaluation.compare(args.run_a, args.run_b)
-    if args.json:
-        print_json(result)
-        return EXIT_OK
-    print(f"{args.run_b} against baseline {args.run_a}: {result['shared_samples']} shared samples, "
-          f"Bonferroni over {result['tests']} tests.")
-    for r in result["rows"]:
-        print(f"  {r['label']:28} {r['mean_a']:8.2f} → {r['mean_b']:8.2f}  diff {r['difference']:+.2f} "
-              f"[{r['ci_low']:+.2f}, {r['ci_high']:+.2f}]  p_bonf {r['p_bonferroni']:.4f}"
-              f"{' *' if r['significant'] else ''}  p_wilcoxon {r['p_wilcoxon']:.4f}")
+
+    def for_reader() -> None:
+        print(f"{args.run_b} against baseline {args.run_a}: {result['shared_samples']} shared samples, "
+              f"Bonferroni over {result['tests']} tests.")
+        for r in result["rows"]:
+            print(f"  {r['label']:28} {r['mean_a']:8.2f} → {r['mean_b']:8.2f}  diff {r['difference']:+.2f} "
+                  f"[{r['ci_low']:+.2f}, {r['ci_high']:+.2f}]  p_bonf {r['p_bonferroni']:.4f}"
+                  f"{' *' if r['significant'] else ''}  p_wilcoxon {r['p_wilcoxon']:.4f}")
+    show_result(args, result, for_reader)
     return EXIT_OK
 
 
 def cmd_bench_compare_modes(args, paths, settings) -> int:
     with command_session(paths, settings) as session:
         result = session.evaluation.compare_modes(args.runs)
-    if args.json:
-        print_json(result)
-        return EXIT_OK
-    print(f"{len(result['runs'])} consultation runs on {result['shared_samples']} shared cases; "
-          f"Wilcoxon, Benjamini-Hochberg over {result['tests']} tests, alpha {result['alpha']:g}.")
-    if result["warning"]:
-        print(f"  Warning: {result['warning']}")
-    for run in result["runs"]:
-        print(f"  {run['mode']:12} {run['id']}  macro F1 {run['macro_f1']:.2f}")
-    for r in result["rows"]:
-        print(f"  {r['label']:44} {r['mode_a']:>11} {r['mean_a']:6.2f}  {r['mode_b']:>11} "
-              f"{r['mean_b']:6.2f}  p {r['p_wilcoxon']:.4f}  p_bh {r['p_bh']:.4f}"
-              f"{' *' if r['significant'] else ''}")
+
+    def for_reader() -> None:
+        print(f"{len(result['runs'])} consultation runs on {result['shared_samples']} shared cases; "
+              f"Wilcoxon, Benjamini-Hochberg over {result['tests']} tests, alpha {result['alpha']:g}.")
+        if result["warning"]:
+            print(f"  Warning: {result['warning']}")
+        for run in result["runs"]:
+            print(f"  {run['mode']:12} {run['id']}  macro F1 {run['macro_f1']:.2f}")
+        for r in result["rows"]:
+            print(f"  {r['label']:44} {r['mode_a']:>11} {r['mean_a']:6.2f}  {r['mode_b']:>11} "
+                  f"{r['mean_b']:6.2f}  p {r['p_wilcoxon']:.4f}  p_bh {r['p_bh']:.4f}"
+                  f"{' *' if r['significant'] else ''}")
+    show_result(args, result, for_reader)
     return EXIT_OK
 
 
@@ -158,18 +156,18 @@ def cmd_bench_calibrate_judge(args, paths, settings) -> int:
     runtime = ModelRuntime(paths, settings)
     try:
         result = calibrate_hivmedqa_judge(RubricJudge(runtime), Path(args.csv), limit=args.limit,
-                                          progress=progress_printer(not args.json))
+                                          progress=progress_for(args))
     finally:
         runtime.close()
-    if args.json:
-        print_json(result)
-        return EXIT_OK
-    print(f"Local judge {result['judge_model']} against the paper's GPT-4o scores on "
-          f"{result['rows']} answers ({result['unparseable']} unparseable replies):")
-    for dimension, row in result["dimensions"].items():
-        mae = "—" if row["mae"] is None else f"{row['mae']:.2f}"
-        rho = "—" if row["spearman"] is None else f"{row['spearman']:.2f}"
-        print(f"  {dimension:18} MAE {mae:>5}   Spearman {rho:>5}   (n={row['n']})")
+
+    def for_reader() -> None:
+        print(f"Local judge {result['judge_model']} against the paper's GPT-4o scores on "
+              f"{result['rows']} answers ({result['unparseable']} unparseable replies):")
+        for dimension, row in result["dimensions"].items():
+            mae = "—" if row["mae"] is None else f"{row['mae']:.2f}"
+            rho = "—" if row["spearman"] is None else f"{row['spearman']:.2f}"
+            print(f"  {dimension:18} MAE {mae:>5}   Spearman {rho:>5}   (n={row['n']})")
+    show_result(args, result, for_reader)
     return EXIT_OK
 
 

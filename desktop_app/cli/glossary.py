@@ -6,16 +6,19 @@ import sys
 from pathlib import Path
 
 from .common import (EXIT_OK, EXIT_PROBLEM, add_json_option, command_session, glossary_for,
-                    print_json, profile_session, progress_printer, read_text)
+                    profile_session, progress_for, read_text, show_result)
 
 
 def cmd_glossary_import(args, paths, settings) -> int:
     path = Path(args.file)
     with command_session(paths, settings) as session:
-        result = session.terms.import_file(path, progress=progress_printer(not args.json))
-    if args.json:
-        print_json(result)
-    elif "local_entries" in result:
+        result = session.terms.import_file(path, progress=progress_for(args))
+    show_result(args, result, lambda: _print_import(result, path))
+    return EXIT_OK
+
+
+def _print_import(result: dict, path: Path) -> None:
+    if "local_entries" in result:
         print(f"Imported {result['local_entries']} local entries from {path.name}.")
     else:
         languages = ", ".join(f"{n} {lang}" for lang, n in result["by_language"].items())
@@ -24,20 +27,19 @@ def cmd_glossary_import(args, paths, settings) -> int:
               f"{result['updated_topics']} updated; {languages}; {result['also_called']} "
               f"also-called names, {result['see_references']} see-references, "
               f"{result['groups']} group links, {result['mesh_headings']} MeSH headings.")
-    return EXIT_OK
 
 
 def cmd_glossary_match(args, paths, settings) -> int:
     text = sys.stdin.read() if args.file == "-" else read_text(Path(args.file))
     glossary = glossary_for(paths, settings)
     found = glossary.match(text)
-    if args.json:
-        print_json([{**m.to_dict(), "definition": glossary.by_key[m.key].definition}
-                     for m in found])
-        return EXIT_OK
-    for m in found:
-        print(f"{m.start:>7}-{m.end:<7} {m.text!r:32} → {m.term} [{m.category}, {m.source}]")
-    print(f"\n{len(found)} terms found ({len({m.key for m in found})} different).")
+
+    def for_reader() -> None:
+        for m in found:
+            print(f"{m.start:>7}-{m.end:<7} {m.text!r:32} → {m.term} [{m.category}, {m.source}]")
+        print(f"\n{len(found)} terms found ({len({m.key for m in found})} different).")
+    show_result(args, [{**m.to_dict(), "definition": glossary.by_key[m.key].definition}
+                       for m in found], for_reader)
     return EXIT_OK
 
 
@@ -45,21 +47,20 @@ def cmd_glossary_lookup(args, paths, settings) -> int:
     with profile_session(paths, settings, purpose="glossary") as session:
         results = session.terms.lookup(args.term, semantic=not args.no_semantic,
                                        limit=args.limit)
-    if args.json:
-        print_json([r.to_dict() for r in results])
-        return EXIT_OK if results else EXIT_PROBLEM
-    if not results:
-        print(f"No glossary entry for {args.term!r}.")
-        return EXIT_PROBLEM
-    for r in results:
-        e = r.entry
-        print(f"{e.term}  [{e.category}; {e.source}; {r.how} match {r.score:.0f}]")
-        if e.aliases or e.abbreviations:
-            print(f"  also: {', '.join((*e.abbreviations, *e.aliases))}")
-        print(f"  {e.definition}")
-        if e.medlineplus_url:
-            print(f"  MedlinePlus: {e.medlineplus_title} <{e.medlineplus_url}>")
-    return EXIT_OK
+
+    def for_reader() -> None:
+        if not results:
+            print(f"No glossary entry for {args.term!r}.")
+        for r in results:
+            e = r.entry
+            print(f"{e.term}  [{e.category}; {e.source}; {r.how} match {r.score:.0f}]")
+            if e.aliases or e.abbreviations:
+                print(f"  also: {', '.join((*e.abbreviations, *e.aliases))}")
+            print(f"  {e.definition}")
+            if e.medlineplus_url:
+                print(f"  MedlinePlus: {e.medlineplus_title} <{e.medlineplus_url}>")
+    show_result(args, [r.to_dict() for r in results], for_reader)
+    return EXIT_OK if results else EXIT_PROBLEM
 
 
 def cmd_glossary_add(args, paths, settings) -> int:

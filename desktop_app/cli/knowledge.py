@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..core.errors import LumenError
 from .common import (EXIT_OK, add_json_option, column_mapping, command_session,
-                    print_json, progress_printer, read_text)
+                    progress_for, progress_printer, read_text, show_result, tell)
 
 
 def cmd_knowledge_add(args, paths, settings) -> int:
@@ -19,7 +19,7 @@ def cmd_knowledge_add(args, paths, settings) -> int:
     added = []
     with command_session(paths, settings) as session:
         rag = session.knowledge()
-        progress = progress_printer(not args.json)
+        progress = progress_for(args)
         for name in args.files:
             document, new = rag.add_file(Path(name), declarative=declarative, progress=progress)
             added.append({**document.to_dict(), "new": new})
@@ -27,16 +27,16 @@ def cmd_knowledge_add(args, paths, settings) -> int:
             document, new = rag.add_glossary(limit=args.limit, declarative=declarative,
                                              progress=progress)
             added.append({**document.to_dict(), "new": new})
-    if args.json:
-        print_json(added)
-        return EXIT_OK
-    for doc in added:
-        if not doc["new"]:
-            print(f"{doc['name']} is already in the knowledge base ({doc['id'][:8]}); not added again.")
-            continue
-        chapters = ", ".join(f"{code} ×{n}" for code, n in doc["chapters"].items())
-        print(f"Added {doc['name']}: {doc['chunks']} pieces"
-              f"{' as statements' if doc['declarative'] else ''} ({chapters}); id {doc['id'][:8]}.")
+
+    def for_reader() -> None:
+        for doc in added:
+            if not doc["new"]:
+                print(f"{doc['name']} is already in the knowledge base ({doc['id'][:8]}); not added again.")
+                continue
+            chapters = ", ".join(f"{code} ×{n}" for code, n in doc["chapters"].items())
+            print(f"Added {doc['name']}: {doc['chunks']} pieces"
+                  f"{' as statements' if doc['declarative'] else ''} ({chapters}); id {doc['id'][:8]}.")
+    show_result(args, added, for_reader)
     return EXIT_OK
 
 
@@ -44,17 +44,17 @@ def cmd_knowledge_list(args, paths, settings) -> int:
     with command_session(paths, settings) as session:
         documents = [d.to_dict() for d in session.library.documents()]
         sets = [c.to_dict() for c in session.library.case_sets()]
-    if args.json:
-        print_json({"documents": documents, "case_sets": sets})
-        return EXIT_OK
-    if not documents and not sets:
-        print("The knowledge base is empty. Add documents with 'lumen knowledge add FILES' and past "
-              "cases with 'lumen cases import FILE'.")
-    for doc in documents:
-        print(f"{doc['id'][:8]}  {doc['added_at']}  {doc['chunks']:5} pieces  {doc['name']}")
-    for case_set in sets:
-        print(f"{case_set['id'][:8]}  {case_set['imported_at']}  {case_set['cases']:5} cases   "
-              f"{case_set['name']}")
+
+    def for_reader() -> None:
+        if not documents and not sets:
+            print("The knowledge base is empty. Add documents with 'lumen knowledge add FILES' and past "
+                  "cases with 'lumen cases import FILE'.")
+        for doc in documents:
+            print(f"{doc['id'][:8]}  {doc['added_at']}  {doc['chunks']:5} pieces  {doc['name']}")
+        for case_set in sets:
+            print(f"{case_set['id'][:8]}  {case_set['imported_at']}  {case_set['cases']:5} cases   "
+                  f"{case_set['name']}")
+    show_result(args, {"documents": documents, "case_sets": sets}, for_reader)
     return EXIT_OK
 
 
@@ -95,38 +95,38 @@ def cmd_knowledge_ask(args, paths, settings) -> int:
         labels = parse_labels(args.labels)
     mode = "diagnosis" if (args.diagnosis or labels) else "answer"
     refine = True if args.refine else None
-    if refine and not args.json:
+    if refine:
         calls = model_calls_needed(settings, args.ablation, True, args.rounds)
-        print(f"  Refinement on: this question takes {calls} model calls.", file=sys.stderr)
+        tell(args, f"  Refinement on: this question takes {calls} model calls.")
     with command_session(paths, settings) as session:
         result = session.ask_knowledge(args.question, mode=mode, labels=labels,
                                        ablation=args.ablation, refine=refine, rounds=args.rounds,
                                        on_event=knowledge_printer(not args.json),
-                                       progress=progress_printer(not args.json))
-    if args.json:
-        print_json(result.to_dict())
-        return EXIT_OK
-    if mode == "diagnosis":
-        print(f"Diagnosis: {result.diagnosis}")
-    else:
-        print(result.answer)
-    print()
-    retrieval = result.retrieval
-    if retrieval.chapter:
-        print(f"Question's ICD-10 chapter: {retrieval.chapter} "
-              f"({retrieval.same_chapter} statement(s) from it"
-              f"{'; others filled in from other chapters' if retrieval.fallback_used else ''}).")
-    if result.trace.context.get("note"):
-        print(f"Note: {result.trace.context['note']}")
-    print("References:")
-    for source in result.cited_sources():
-        if source.ref.startswith("K"):
-            print(f"  [{source.ref}] {source.document} ({source.chapter}, similarity {source.score:.2f}): "
-                  f"{source.statement[:200]}")
+                                       progress=progress_for(args))
+
+    def for_reader() -> None:
+        if mode == "diagnosis":
+            print(f"Diagnosis: {result.diagnosis}")
         else:
-            print(f"  [{source.ref}] case {source.key} (similarity {source.score:.2f}): "
-                  f"{source.diagnosis or 'no diagnosis recorded'}")
-    print(result.trace.notice)
+            print(result.answer)
+        print()
+        retrieval = result.retrieval
+        if retrieval.chapter:
+            print(f"Question's ICD-10 chapter: {retrieval.chapter} "
+                  f"({retrieval.same_chapter} statement(s) from it"
+                  f"{'; others filled in from other chapters' if retrieval.fallback_used else ''}).")
+        if result.trace.context.get("note"):
+            print(f"Note: {result.trace.context['note']}")
+        print("References:")
+        for source in result.cited_sources():
+            if source.ref.startswith("K"):
+                print(f"  [{source.ref}] {source.document} ({source.chapter}, similarity {source.score:.2f}): "
+                      f"{source.statement[:200]}")
+            else:
+                print(f"  [{source.ref}] case {source.key} (similarity {source.score:.2f}): "
+                      f"{source.diagnosis or 'no diagnosis recorded'}")
+        print(result.trace.notice)
+    show_result(args, result.to_dict(), for_reader)
     return EXIT_OK
 
 
@@ -134,17 +134,20 @@ def cmd_cases_import(args, paths, settings) -> int:
     mapping = column_mapping(args.map)
     with command_session(paths, settings) as session:
         case_set, case_file, new = session.knowledge().import_cases(
-            Path(args.file), mapping, progress=progress_printer(not args.json))
+            Path(args.file), mapping, progress=progress_for(args))
     removals = [{"record": r.key, **item} for r in case_file.records for item in r.removals]
-    if args.json:
-        # What was removed is the identifiers themselves: printed only when asked for.
-        print_json({**case_set.to_dict(), "new": new, "columns": case_file.columns_used,
-                     "columns_not_imported": case_file.columns_dropped,
-                     **({"removals": removals} if args.show_removed else {})})
-        return EXIT_OK
+    # What was removed is the identifiers themselves: printed only when asked for.
+    show_result(args, {**case_set.to_dict(), "new": new, "columns": case_file.columns_used,
+                       "columns_not_imported": case_file.columns_dropped,
+                       **({"removals": removals} if args.show_removed else {})},
+                lambda: _print_case_import(args, case_set, case_file, new, removals))
+    return EXIT_OK
+
+
+def _print_case_import(args, case_set, case_file, new: bool, removals: list[dict]) -> None:
     if not new:
         print(f"{case_file.name} was imported before (set {case_set.id[:8]}); nothing was added.")
-        return EXIT_OK
+        return
     counts = ", ".join(f"{n} {kind.replace('_', ' ')}(s)" for kind, n in case_set.removals.items())
     print(f"Imported {case_set.count} cases from {case_file.name} as set {case_set.id[:8]}.")
     print(f"Columns used: {', '.join(f'{k}={v}' for k, v in case_file.columns_used.items())}.")
@@ -157,7 +160,6 @@ def cmd_cases_import(args, paths, settings) -> int:
                   f"{item['text']!r} -> {item['replacement']}")
     elif removals:
         print("Run again with --show-removed (or see the Knowledge tab) to review each removal.")
-    return EXIT_OK
 
 
 def cmd_cases_list(args, paths, settings) -> int:
@@ -172,19 +174,16 @@ def cmd_cases_list(args, paths, settings) -> int:
                                   {k: v for k, v in item.items() if k != "text"}
                                   for item in c.record.removals]}
                     for c in records]
-            if args.json:
-                print_json(rows)
-            else:
-                for row in rows:
-                    print(f"{row['key']}: {row['diagnosis']} | {row['complaint'][:100]}")
+            show_result(args, rows, lambda: print("\n".join(
+                f"{row['key']}: {row['diagnosis']} | {row['complaint'][:100]}" for row in rows)))
             return EXIT_OK
         sets = [c.to_dict() for c in session.library.case_sets()]
-    if args.json:
-        print_json(sets)
-    else:
+
+    def for_reader() -> None:
         for case_set in sets:
             print(f"{case_set['id'][:8]}  {case_set['imported_at']}  {case_set['cases']:5} cases  "
                   f"{case_set['name']}  removed {json.dumps(case_set['removed'])}")
+    show_result(args, sets, for_reader)
     return EXIT_OK
 
 

@@ -10,43 +10,48 @@ from pathlib import Path
 from ..core.errors import LumenError
 from ..core.models.catalog import GENERATION_ROLES, ROLES
 
-from .common import (EXIT_OK, EXIT_PROBLEM, add_json_option, command_session, print_json,
-                    profile_session, progress_printer)
+from .common import (EXIT_OK, EXIT_PROBLEM, add_json_option, command_session, profile_session,
+                    progress_for, show_result)
 
 
 def cmd_models_provision(args, paths, settings) -> int:
-    results = profile_session(paths, settings, store=False).models.provision(progress=progress_printer(not args.json))
-    if args.json:
-        print_json([{"model": r.model_id, "file": r.file, "path": str(r.path), "action": r.action}
-                    for r in results])
-    else:
+    with profile_session(paths, settings, store=False) as session:
+        results = session.models.provision(progress=progress_for(args))
+
+    def for_reader() -> None:
         for r in results:
             print(f"{r.action:8} {r.model_id}: {r.path}")
+    show_result(args, [{"model": r.model_id, "file": r.file, "path": str(r.path),
+                        "action": r.action} for r in results], for_reader)
     return EXIT_OK
 
 
 def cmd_models_list(args, paths, settings) -> int:
-    rows = profile_session(paths, settings, store=False).models.rows()
-    if args.json:
-        print_json(rows)
-        return EXIT_OK
-    for row in rows:
-        roles = ", ".join(row["roles"]) or "-"
-        print(f"{row['id']:34} {row['state']:10} roles: {roles:28} {row['name']} [{row['source']}]")
+    with profile_session(paths, settings, store=False) as session:
+        rows = session.models.rows()
+
+    def for_reader() -> None:
+        for row in rows:
+            roles = ", ".join(row["roles"]) or "-"
+            print(f"{row['id']:34} {row['state']:10} roles: {roles:28} {row['name']} "
+                  f"[{row['source']}]")
+    show_result(args, rows, for_reader)
     return EXIT_OK
 
 
 def cmd_models_verify(args, paths, settings) -> int:
-    rows = [r for r in profile_session(paths, settings, store=False).models.rows(verify=True)
-            if r["state"] not in ("not added", "on server")]
-    if args.json:
-        print_json(rows)
-    else:
+    with profile_session(paths, settings, store=False) as session:
+        rows = [r for r in session.models.rows(verify=True)
+                if r["state"] not in ("not added", "on server")]
+    bad = [r for r in rows if r["state"] != "ok"]
+
+    def for_reader() -> None:
         for row in rows:
             print(f"{row['id']:34} {row['state']}")
-    bad = [r for r in rows if r["state"] != "ok"]
-    if bad and not args.json:
-        print("\nRun 'lumen models provision' for embedded models, or add damaged models again.")
+        if bad:
+            print("\nRun 'lumen models provision' for embedded models, or add damaged models "
+                  "again.")
+    show_result(args, rows, for_reader)
     return EXIT_PROBLEM if bad else EXIT_OK
 
 
@@ -54,15 +59,15 @@ def cmd_models_add(args, paths, settings) -> int:
     with profile_session(paths, settings) as session:
         spec = session.models.add(Path(args.path), roles=args.role or [],
                                   chat_format=args.chat_format, model_id=args.id,
-                                  progress=progress_printer(not args.json))
-    if args.json:
-        print_json(spec.to_toml())
-    else:
+                                  progress=progress_for(args))
+
+    def for_reader() -> None:
         print(f"Added {spec.id}: {spec.architecture}, {spec.quantisation}, context "
               f"{spec.context_length}, chat format "
               f"{spec.chat_format or 'from the file'}; sha256 {spec.files[0].sha256}")
         if args.role:
             print(f"Roles: {', '.join(args.role)}")
+    show_result(args, spec.to_toml(), for_reader)
     return EXIT_OK
 
 
@@ -96,9 +101,10 @@ def cmd_models_add_server(args, paths, settings) -> int:
             args.url, name=args.name, model=args.model, roles=args.role or [],
             ca_bundle=args.ca_bundle or "", api_key=api_key,
             context_length=args.context or 0, model_id=args.id)
-    if args.json:
-        print_json(spec.to_toml())
-    else:
+
+    def for_reader() -> None:
+        from ..core.models.server import SERVER_NOTES
+
         context = (f"context {spec.context_length}" if spec.context_length else
                    f"context not said by the server: Lumen uses {settings.context_size} "
                    "(--context N to set it)")
@@ -107,10 +113,9 @@ def cmd_models_add_server(args, paths, settings) -> int:
               f"{ {'keyring': 'in the keyring', 'database': 'in the encrypted database'}.get(spec.api_key, 'none')}")
         if args.role:
             print(f"Roles: {', '.join(args.role)}")
-        from ..core.models.server import SERVER_NOTES
-
         if spec.server_kind in SERVER_NOTES:
             print(f"Note: {SERVER_NOTES[spec.server_kind]}")
+    show_result(args, spec.to_toml(), for_reader)
     return EXIT_OK
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..core.errors import LumenError
 from .common import (EXIT_OK, EXIT_PROBLEM, add_json_option, command_session, print_json,
-                    profile_session)
+                    profile_session, show_result)
 
 
 def cmd_history(args, paths, settings) -> int:
@@ -20,12 +20,12 @@ def cmd_history(args, paths, settings) -> int:
             print_json(session.records.run(args.run))
             return EXIT_OK
         runs = session.records.runs(args.limit)
-    if args.json:
-        print_json(runs)
-    else:
+
+    def for_reader() -> None:
         for run in runs:
             print(f"{run['created_at']}  {run['id']}  {run['kind']:8} {run['method']:17} "
                   f"{run['question'][:60]}")
+    show_result(args, runs, for_reader)
     return EXIT_OK
 
 
@@ -36,22 +36,19 @@ def cmd_audit(args, paths, settings) -> int:
         else:
             entries = session.records.audit_entries(args.limit)
     if args.action == "verify":
-        if args.json:
-            print_json(check.to_dict())
-        elif check.ok:
-            print(f"The audit log is intact: {check.entries} "
-                  f"{'entry' if check.entries == 1 else 'entries'}, each sealed and linked "
-                  "to the one before, none missing from the end.")
-        else:
-            print(f"The audit log was altered: {check.problem}.\n"
-                  "Entries from there on cannot be trusted. Keep a copy of the database for "
-                  "your security office and restore the last backup you trust.")
+        show_result(args, check.to_dict(), lambda: print(
+            f"The audit log is intact: {check.entries} "
+            f"{'entry' if check.entries == 1 else 'entries'}, each sealed and linked to the "
+            "one before, none missing from the end." if check.ok else
+            f"The audit log was altered: {check.problem}.\nEntries from there on cannot be "
+            "trusted. Keep a copy of the database for your security office and restore the "
+            "last backup you trust."))
         return EXIT_OK if check.ok else EXIT_PROBLEM
-    if args.json:
-        print_json(entries)
-    else:
+
+    def for_reader() -> None:
         for e in entries:
             print(f"{e['at']}  {e['actor']:12} {e['action']:24} {json.dumps(e['detail'])}")
+    show_result(args, entries, for_reader)
     return EXIT_OK
 
 

@@ -4,17 +4,16 @@ audited by the Session, as the window's Settings dialog does."""
 from __future__ import annotations
 
 from ..core.config import Settings
-from .common import EXIT_OK, add_json_option, print_json, profile_session
+from .common import EXIT_OK, add_json_option, profile_session, show_result
 
 
 def cmd_settings_show(args, paths, settings) -> int:
-    if args.json:
-        print_json(settings.to_dict())
-        return EXIT_OK
-    for f in Settings.describe():
-        print(f"{f.name} = {getattr(settings, f.name)!r}    (default {f.default!r})")
-        print(f"    {f.metadata['help']}")
-    print(f"\nSettings file: {paths.settings_file}")
+    def for_reader() -> None:
+        for f in Settings.describe():
+            print(f"{f.name} = {getattr(settings, f.name)!r}    (default {f.default!r})")
+            print(f"    {f.metadata['help']}")
+        print(f"\nSettings file: {paths.settings_file}")
+    show_result(args, settings.to_dict(), for_reader)
     return EXIT_OK
 
 

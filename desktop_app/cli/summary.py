@@ -6,8 +6,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .common import (EXIT_OK, add_json_option, command_session, glossary_for, print_json,
-                    profile_session, progress_printer)
+from .common import (EXIT_OK, add_json_option, command_session, glossary_for, profile_session,
+                    progress_for, show_result, tell)
 
 
 def stage_printer(enabled: bool):
@@ -35,39 +35,39 @@ def cmd_facts(args, paths, settings) -> int:
     summary = sys.stdin.read() if args.summary == "-" else read_document(Path(args.summary))
     order = args.date_order or settings.summary_date_order
     facts = read_summary(summary, glossary_for(paths, settings), order)
-    if args.json:
-        print_json(facts.to_dict())
-        return EXIT_OK
-    print("Sections: " + "; ".join(f"{s.title or '(untitled)'} [{s.kind}]" for s in facts.sections))
-    print("Dates read " + ("day first (dd/mm)" if facts.date_order == "dmy" else "month first (mm/dd)")
-          + ("" if facts.date_order == order else " (as the summary's own dates show)"))
-    vocab = vocabulary()
-    print(f"\nMedications ({len(facts.medications)}):")
-    for m in facts.medications:
-        timing = vocab.plain_frequency(m.frequency) if m.frequency else ""
-        if m.time:
-            timing = f"{timing} at {m.time}".strip()
-        if m.as_needed and m.frequency != "as needed":
-            timing = f"{timing}, only when needed"
-        details = ", ".join(filter(None, [
-            m.count and m.dose and f"{m.count} of {m.dose}" or m.dose or m.count, m.route, timing,
-            m.maximum and f"no more than {m.maximum}", m.duration and f"for {m.duration}",
-            m.until and f"until {plain_date(m.until, facts.date_order)}",
-            m.changed_from and f"was {m.changed_from}", m.reason and f"({m.reason})",
-            m.label and f"listed under \"{m.label}\""]))
-        status = "ASK" if m.doubt else m.status.upper() or "(as listed)"
-        print(f"  {status:12} {m.name}: {details}")
-        if m.doubt:
-            print(f"  {'':12} the line, whole: \"{m.quote}\" ({m.doubt})")
-    print(f"\nFollow-up ({len(facts.follow_ups)}):")
-    for f in facts.follow_ups:
-        print(f"  {f.who or '-'} | {plain_date(f.when, facts.date_order) or '-'} | {f.test or '-'} | {f.text}")
-    print(f"\nCall or come back if ({len(facts.warning_signs)}):")
-    for w in facts.warning_signs:
-        print(f"  {w.signs}")
-    print(f"\nRestrictions ({len(facts.restrictions)}):")
-    for r in facts.restrictions:
-        print(f"  {r.kind}: {r.text}")
+
+    def for_reader() -> None:
+        print("Sections: " + "; ".join(f"{s.title or '(untitled)'} [{s.kind}]" for s in facts.sections))
+        print("Dates read " + ("day first (dd/mm)" if facts.date_order == "dmy" else "month first (mm/dd)")
+              + ("" if facts.date_order == order else " (as the summary's own dates show)"))
+        vocab = vocabulary()
+        print(f"\nMedications ({len(facts.medications)}):")
+        for m in facts.medications:
+            timing = vocab.plain_frequency(m.frequency) if m.frequency else ""
+            if m.time:
+                timing = f"{timing} at {m.time}".strip()
+            if m.as_needed and m.frequency != "as needed":
+                timing = f"{timing}, only when needed"
+            details = ", ".join(filter(None, [
+                m.count and m.dose and f"{m.count} of {m.dose}" or m.dose or m.count, m.route, timing,
+                m.maximum and f"no more than {m.maximum}", m.duration and f"for {m.duration}",
+                m.until and f"until {plain_date(m.until, facts.date_order)}",
+                m.changed_from and f"was {m.changed_from}", m.reason and f"({m.reason})",
+                m.label and f"listed under \"{m.label}\""]))
+            status = "ASK" if m.doubt else m.status.upper() or "(as listed)"
+            print(f"  {status:12} {m.name}: {details}")
+            if m.doubt:
+                print(f"  {'':12} the line, whole: \"{m.quote}\" ({m.doubt})")
+        print(f"\nFollow-up ({len(facts.follow_ups)}):")
+        for f in facts.follow_ups:
+            print(f"  {f.who or '-'} | {plain_date(f.when, facts.date_order) or '-'} | {f.test or '-'} | {f.text}")
+        print(f"\nCall or come back if ({len(facts.warning_signs)}):")
+        for w in facts.warning_signs:
+            print(f"  {w.signs}")
+        print(f"\nRestrictions ({len(facts.restrictions)}):")
+        for r in facts.restrictions:
+            print(f"  {r.kind}: {r.text}")
+    show_result(args, facts.to_dict(), for_reader)
     return EXIT_OK
 
 
@@ -78,26 +78,26 @@ def cmd_ask(args, paths, settings) -> int:
     with command_session(paths, settings) as session:
         result = session.ask(summary, args.question, method=args.method, variant=args.variant,
                              on_event=stage_printer(not args.json))
-    if args.json:
-        print_json(result.to_dict())
-        return EXIT_OK
-    print(result.answer)
-    trace = result.trace
-    if result.note:
-        print(f"\n({result.note})")
-    print("\nFrom the summary:")
-    for line in result.evidence_lines():
-        print(f"  > {line.describe()}")
-    model_attempts = [a for a in trace.attempts if a.stage in ("extraction", "simplification",
-                                                                "answer")]
-    print(f"\n{trace.plain_account()}")
-    print(f"Reading grade {trace.final_fkgl if trace.final_fkgl is not None else '-'}; "
-          f"{len(model_attempts)} model attempt(s); run {trace.id}.")
-    if trace.context.get("note"):
-        print(trace.context["note"])
-    for line in result.flag_lines():
-        print(f"CHECK: {line}.")
-    print(trace.notice)
+
+    def for_reader() -> None:
+        print(result.answer)
+        trace = result.trace
+        if result.note:
+            print(f"\n({result.note})")
+        print("\nFrom the summary:")
+        for line in result.evidence_lines():
+            print(f"  > {line.describe()}")
+        model_attempts = [a for a in trace.attempts if a.stage in ("extraction", "simplification",
+                                                                    "answer")]
+        print(f"\n{trace.plain_account()}")
+        print(f"Reading grade {trace.final_fkgl if trace.final_fkgl is not None else '-'}; "
+              f"{len(model_attempts)} model attempt(s); run {trace.id}.")
+        if trace.context.get("note"):
+            print(trace.context["note"])
+        for line in result.flag_lines():
+            print(f"CHECK: {line}.")
+        print(trace.notice)
+    show_result(args, result.to_dict(), for_reader)
     return EXIT_OK
 
 
@@ -113,21 +113,20 @@ def cmd_simplify(args, paths, settings) -> int:
     summary = read_document(Path(args.file))
     with command_session(paths, settings) as session:
         handout = session.simplify(summary, use_verifier=not args.no_verifier,
-                                   variant=args.variant, progress=progress_printer(not args.json))
+                                   variant=args.variant, progress=progress_for(args))
         if out is not None:
             write_handout(handout, out, session.store, force=args.force)
-    if args.json:
-        print_json(handout.to_dict())
-    elif out is None:
-        print(handout.to_text())
-    if not args.json:
-        print("  " + handout_status(handout, settings.handout_grade_goal), file=sys.stderr)
-        story = handout.story()
-        if story is not None and story.problems:
-            print("  Why the model's rewrite was not shown: " + "; ".join(story.problems[:3]),
-                  file=sys.stderr)
-        if out is not None:
-            print(f"Handout written to {out}.", file=sys.stderr)
+
+    def for_reader() -> None:
+        if out is None:  # else it is in the file
+            print(handout.to_text())
+    show_result(args, handout.to_dict(), for_reader)
+    tell(args, "  " + handout_status(handout, settings.handout_grade_goal))
+    story = handout.story()
+    if story is not None and story.problems:
+        tell(args, "  Why the model's rewrite was not shown: " + "; ".join(story.problems[:3]))
+    if out is not None:
+        tell(args, f"Handout written to {out}.")
     return EXIT_OK
 
 
@@ -141,29 +140,29 @@ def cmd_calibrate(args, paths, settings) -> int:
         if args.apply:
             session.change_settings(settings.with_value("relevance_threshold", result.threshold)
                                     .with_value("evidence_margin", margin.threshold))
-    if args.json:
-        print_json({"calibration": result.to_dict(), "evidence_margin": margin.to_dict(),
-                     "held_out": held_out, "evidence_margin_held_out": margin_held_out,
-                     "applied": args.apply})
-        return EXIT_OK
-    print(f"τ = {result.threshold:.3f} on {dataset.name} ({args.split}): balanced accuracy "
-          f"{result.balanced_accuracy:.3f} (sensitivity {result.sensitivity:.3f}, specificity "
-          f"{result.specificity:.3f}; {result.positives} matching and {result.negatives} "
-          f"mismatched answer-question pairs).")
-    if held_out:
-        print(f"On the '{args.check_split}' split, τ = {result.threshold:.3f} gives balanced "
-              f"accuracy {held_out['balanced_accuracy']:.3f}.")
-    print(f"Evidence margin = {margin.threshold:.3f}: balanced accuracy "
-          f"{margin.balanced_accuracy:.3f} (reference answers passing {margin.sensitivity:.3f}, "
-          f"echoes, refusals and talk about the reader refused {margin.specificity:.3f}).")
-    if margin_held_out:
-        print(f"On the '{args.check_split}' split, margin {margin.threshold:.3f} gives balanced "
-              f"accuracy {margin_held_out['balanced_accuracy']:.3f} (reference answers passing "
-              f"{margin_held_out['sensitivity']:.3f}, the others refused "
-              f"{margin_held_out['specificity']:.3f}).")
-    print("Saved as the relevance threshold and evidence margin." if args.apply else
-          "Run again with --apply to use them (Settings: Relevance threshold, Evidence "
-          "closeness margin).")
+
+    def for_reader() -> None:
+        print(f"τ = {result.threshold:.3f} on {dataset.name} ({args.split}): balanced accuracy "
+              f"{result.balanced_accuracy:.3f} (sensitivity {result.sensitivity:.3f}, specificity "
+              f"{result.specificity:.3f}; {result.positives} matching and {result.negatives} "
+              f"mismatched answer-question pairs).")
+        if held_out:
+            print(f"On the '{args.check_split}' split, τ = {result.threshold:.3f} gives balanced "
+                  f"accuracy {held_out['balanced_accuracy']:.3f}.")
+        print(f"Evidence margin = {margin.threshold:.3f}: balanced accuracy "
+              f"{margin.balanced_accuracy:.3f} (reference answers passing {margin.sensitivity:.3f}, "
+              f"echoes, refusals and talk about the reader refused {margin.specificity:.3f}).")
+        if margin_held_out:
+            print(f"On the '{args.check_split}' split, margin {margin.threshold:.3f} gives balanced "
+                  f"accuracy {margin_held_out['balanced_accuracy']:.3f} (reference answers passing "
+                  f"{margin_held_out['sensitivity']:.3f}, the others refused "
+                  f"{margin_held_out['specificity']:.3f}).")
+        print("Saved as the relevance threshold and evidence margin." if args.apply else
+              "Run again with --apply to use them (Settings: Relevance threshold, Evidence "
+              "closeness margin).")
+    show_result(args, {"calibration": result.to_dict(), "evidence_margin": margin.to_dict(),
+                       "held_out": held_out, "evidence_margin_held_out": margin_held_out,
+                       "applied": args.apply}, for_reader)
     return EXIT_OK
 
 
