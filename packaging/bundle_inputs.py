@@ -9,7 +9,7 @@ source checkout:
 
     models/catalog.toml              the model catalog
     models/files/<model id>/<file>   the embedded models, read-only
-    resources/                       prompts, chat templates, the demo benchmark
+    resources/                       prompts, chat templates, HTML page templates, the demo benchmark
     glossary/glossary.toml           Lumen's glossary
 """
 

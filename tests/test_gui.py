@@ -1,6 +1,5 @@
 """The window, driven with pytest-qt on real widgets (offscreen)."""
 
-import html
 import os
 import re
 import shutil
@@ -11,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from markupsafe import escape
 from PySide6.QtCore import Qt, QUrl
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QMessageBox
 
@@ -896,7 +896,7 @@ def test_ask_tab_evidence_lines_are_listed_marked_and_jump(qtbot, quick_window):
     copied = QGuiApplication.clipboard().text()
     note = page.answer_note.text()
     assert note in copied and all(e["text"] in copied for e in result.evidence)
-    assert html.escape(note) in page.answer_html()
+    assert escape(note) in page.answer_html()  # as the templates escape it
     # Alt+V goes to the evidence list.
     quick_window.activateWindow()
     qtbot.waitUntil(quick_window.isActiveWindow, timeout=5_000)
@@ -1301,7 +1301,7 @@ def test_evaluation_tab_runs_a_small_benchmark(qtbot, quick_window, tmp_path):
     qtbot.waitUntil(lambda: (tmp_path / "report.html").exists(), timeout=60_000)
     written = (tmp_path / "report.html").read_text()
     assert "Lumen validation report" in written and "Not measured" in written
-    assert html.escape(page.last_report.verdict["headline"]) in written
+    assert escape(page.last_report.verdict["headline"]) in written
     assert {"format": "html", "run": run_id} in [
         e["detail"] for e in quick_window.session.store.audit_entries()
         if e["action"] == "bench.report_exported"]

@@ -206,6 +206,10 @@ def test_bundle_inputs_take_the_catalogs_embedded_files_checked():
     assert found == expected
     targets = {target for _, target in inputs.data_files(ROOT)}
     assert {"models", "resources", "glossary"} <= targets
+    # The report, handout and answers are drawn from resources/templates (issue #34).
+    shipped = [Path(source) for source, _ in inputs.data_files(ROOT)]
+    assert any((ROOT / "resources" / "templates" / "report.html.j2").is_relative_to(folder)
+               for folder in shipped)
 
 
 @pytest.mark.parametrize("dest, kept", [

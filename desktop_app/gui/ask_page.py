@@ -24,6 +24,7 @@ from ..core.pipelines.ask import AskResult
 from ..core.pipelines.evidence import EvidenceLine
 from ..core.pipelines.trace import NOTICE, Attempt
 from ..core.session import Session
+from ..core.templates import render
 from .messages import show_error
 from .progress_bar import TaskProgress
 from .summary_input import (EVIDENCE_BACKGROUND, EventBridge, GlossaryBrowser, SummaryEditor,
@@ -603,22 +604,14 @@ class AskPage(QWidget):
         return "\n\n".join(parts)
 
     def answer_html(self) -> str:
+        """The answer as printed (resources/templates/ask_answer.html.j2)."""
         if self.result is None:
             return ""
         result = self.result
-        note = self.note_for(result)
-
-        def text(value: str) -> str:
-            return html.escape(value).replace("\n", "<br>")
-
-        flags = "".join(f"<li>{html.escape(line)}</li>" for line in result.flag_lines())
-        evidence = "".join(f"<li>{text(line.describe())}</li>" for line in result.evidence_lines())
-        return (f"<h2>Question</h2><p>{text(self.question.text())}</p>"
-                f"<h2>Answer</h2><p>{text(result.answer)}</p>"
-                + (f"<p><i>{text(note)}</i></p>" if note else "")
-                + (f"<h3>Evidence from the summary</h3><ul>{evidence}</ul>" if evidence else "")
-                + (f"<p><b>Check before use:</b></p><ul>{flags}</ul>" if flags else "")
-                + f"<p><i>{html.escape(NOTICE)}</i></p>")
+        return render("ask_answer.html.j2", question=self.question.text(), answer=result.answer,
+                      note=self.note_for(result),
+                      evidence=[line.describe() for line in result.evidence_lines()],
+                      flags=result.flag_lines(), notice=NOTICE)
 
     def copy_answer(self) -> None:
         if self.result is not None:

@@ -31,6 +31,7 @@ from ..core.evaluation.importers import columns, detect_mapping
 from ..core.evaluation.chart import Bar, axis_label, axis_range, bar_chart_svg
 from ..core.evaluation.report import VERDICT_COLOURS, metric_info, report_kind
 from ..core.session import Session
+from ..core.templates import render
 from ..export import write_report
 from .messages import show_error, show_info
 from .progress_bar import TaskProgress
@@ -168,53 +169,26 @@ class BarChart(QWidget):
 def consultation_html(result: dict) -> str:
     """A simulated consultation as a chat: the patient on the left, the doctor on the right
     (with the hidden reasoning, which the patient never saw, in grey), then the extracted
-    diagnosis against the case's label and the assessor's marks."""
-    import html
-
+    diagnosis against the case's label and the assessor's marks
+    (resources/templates/consultation.html.j2)."""
     from ..core.evaluation.dialogue import ASSESSOR_ITEM_NAMES
 
-    esc = html.escape
     consultation = result["trace"]["consultation"]
-    right = result["output"] == result["target"]
     ended = {"break": "the patient ended it (BREAK)", "cap": "the utterance cap",
              "context": "the model's context was full", "no-dialogue": "no dialogue in this mode",
              }.get(consultation["ended_by"], consultation["ended_by"] or "—")
-    parts = [f"<h3>Consultation {esc(result['sample_id'])}</h3>",
-             f"<p>Mode <b>{esc(consultation['mode'])}</b> · temperament "
-             f"<b>{esc(consultation['temperament'])}</b> · {len(consultation['turns'])} utterances"
-             f" · ended by {esc(ended)}"
-             + (f" · hint: {esc(', '.join(consultation['hint']) or 'none')}"
-                if consultation["mode"] == "hint" else "") + "</p>",
-             "<table width='100%' cellspacing='4' cellpadding='6'>"]
-    for turn in consultation["turns"]:
-        text = esc(turn["text"] or "(nothing said)").replace("\n", "<br>")
-        if turn["speaker"] == "patient":
-            parts.append(f"<tr><td width='70%' bgcolor='#e8eef7'><b>Patient</b><br>{text}</td>"
-                         "<td width='30%'></td></tr>")
-        else:
-            hidden = (f"<br><span style='color:#666'><i>Reasoning, not shown to the patient: "
-                      f"{esc(turn['reasoning'])}</i></span>" if turn.get("reasoning") else "")
-            parts.append(f"<tr><td width='30%'></td><td width='70%' bgcolor='#eef5e9'>"
-                         f"<b>Doctor</b><br>{text}{hidden}</td></tr>")
-    parts.append("</table>")
-    mark = "✓ right" if right else "✗ wrong"
-    parts.append(f"<p><b>Diagnosis extracted:</b> {esc(result['output'] or 'none')} · "
-                 f"<b>case's label:</b> {esc(result['target'])} · "
-                 f"<span style='color:{'#1b7a3a' if right else '#b3261e'}'><b>{mark}</b></span></p>")
     assessor = result["judge"].get("assessor")
-    if assessor and assessor.get("marks"):
-        marks = assessor["marks"]
-        rows = "".join(f"<tr><td>{item} {esc(name)}</td><td>{'yes' if marks[item] else 'no'}</td></tr>"
-                       for item, name in ASSESSOR_ITEM_NAMES.items())
-        parts.append("<p><b>Assessor's marks</b></p><table cellspacing='0' cellpadding='3' "
-                     f"border='1'>{rows}<tr><td>4.1 overall competence</td>"
-                     f"<td>{esc(marks['4.1'])}</td></tr></table>")
-    elif assessor:
-        parts.append("<p><b>Assessor:</b> its reply could not be read; the marks are missing "
-                     "(not counted as 0).</p>")
-    if result["error"]:
-        parts.append(f"<p><b>Error:</b> {esc(result['error'])}</p>")
-    return "".join(parts)
+    marks = (assessor or {}).get("marks")
+    return render(
+        "consultation.html.j2", sample_id=result["sample_id"], mode=consultation["mode"],
+        temperament=consultation["temperament"], turns=consultation["turns"], ended=ended,
+        hint=(", ".join(consultation["hint"]) or "none") if consultation["mode"] == "hint" else None,
+        diagnosis=result["output"] or "none", label=result["target"],
+        right=result["output"] == result["target"],
+        marks=[(f"{item} {name}", "yes" if marks[item] else "no")
+               for item, name in ASSESSOR_ITEM_NAMES.items()] if marks else [],
+        competence=marks["4.1"] if marks else None, assessor_unreadable=bool(assessor) and not marks,
+        error=result["error"])
 
 
 class EvaluationPage(QWidget):

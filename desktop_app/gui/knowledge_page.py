@@ -4,7 +4,6 @@ Med-TextGrad refinement timeline; and the library of documents and case sets."""
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 
 from PySide6.QtCore import Qt
@@ -22,6 +21,7 @@ from ..core.choices import ABLATIONS
 from ..core.knowledge.doctorrag import (KNOWLEDGE_FILES, KNOWLEDGE_NOTICE, DoctorRAG,
                                         KnowledgeResult, model_calls_needed, parse_labels)
 from ..core.session import Session
+from ..core.templates import render
 from .messages import show_error, show_info
 from .progress_bar import TaskProgress
 from .summary_input import EventBridge, print_html
@@ -328,23 +328,19 @@ class KnowledgePage(QWidget):
         self.timeline.addTopLevelItem(item)
 
     def answer_html(self) -> str:
+        """The answer as shown and printed (resources/templates/knowledge_answer.html.j2):
+        the knowledge statements (K refs) and past cases (C refs) it cites."""
         result = self.result
         if result is None:
             return ""
-        lines = []
-        for source in result.cited_sources():
-            if source.ref.startswith("K"):
-                lines.append(f"<li>[{source.ref}] <i>{html.escape(source.document)}</i>: "
-                             f"{html.escape(source.statement)}</li>")
-            else:
-                lines.append(f"<li>[{source.ref}] past case {html.escape(source.key)} "
-                             f"(similarity {source.score:.2f}): diagnosis "
-                             f"{html.escape(source.diagnosis or 'not recorded')}</li>")
-        head = (f"<p><b>Diagnosis:</b> {html.escape(result.diagnosis)}</p>" if result.mode == "diagnosis"
-                else f"<p style='font-size:13pt'>{html.escape(result.answer)}</p>")
-        return (f"<h3>{html.escape(result.question)}</h3>{head}<p><b>References</b></p>"
-                f"<ol style='list-style:none'>{''.join(lines) or '<li>none</li>'}</ol>"
-                f"<p><i>{html.escape(KNOWLEDGE_NOTICE)}</i></p>")
+        sources = [{"ref": source.ref, "document": source.document, "statement": source.statement}
+                   if source.ref.startswith("K") else
+                   {"ref": source.ref, "case": source.key, "similarity": f"{source.score:.2f}",
+                    "diagnosis": source.diagnosis or "not recorded"}
+                   for source in result.cited_sources()]
+        return render("knowledge_answer.html.j2", question=result.question, mode=result.mode,
+                      diagnosis=result.diagnosis, answer=result.answer, sources=sources,
+                      notice=KNOWLEDGE_NOTICE)
 
     def _done(self, result: KnowledgeResult) -> None:
         self._task = None

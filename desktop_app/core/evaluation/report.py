@@ -6,7 +6,6 @@ report as HTML or CSV (PDF is drawn from the HTML by desktop_app.export)."""
 from __future__ import annotations
 
 import csv
-import html
 import io
 import operator
 import re
@@ -14,6 +13,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..errors import LumenError
+from ..templates import render
 from .runs import EvaluationStore
 
 _OPERATORS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
@@ -562,159 +562,31 @@ VERDICT_COLOURS = {"passed": "#1b7a3a", "failed": "#b3261e", "no claim": "#55555
 def to_html(summary: dict[str, Any], criteria: list[dict[str, Any]],
             comparison: dict[str, Any] | None = None, *, bertscore_note: str = "",
             baseline: dict[str, Any] | None = None, modes: dict[str, Any] | None = None) -> str:
-    """The validation report as one HTML page; `baseline`, the summary of the run compared
-    with, draws it beside this run in the charts.
-
-    Long: the report's sections in reading order as one HTML string; a Jinja2 template (issue
-    #34) is what will shorten it."""
+    """The validation report as one HTML page (resources/templates/report.html.j2);
+    `baseline`, the summary of the run compared with, draws it beside this run in the charts."""
     from .chart import svg_data_uri
 
-    esc = html.escape
-    run, config, dataset = summary["run"], summary["run"]["config"], summary["dataset"]
-    decided = verdict(summary, criteria)
-    table = "<table width='100%' cellspacing='0' cellpadding='4'>"
+    run, config = summary["run"], summary["run"]["config"]
     # A local model is named by its file's sha256; a server model by its endpoint and
     # the model name the server reports.
-    models = "".join(f"<tr><td>{esc(role)}</td><td>{esc(m['id'])}</td><td>{esc(m.get('quantisation') or '—')}"
-                     f"</td><td><code>{esc(m.get('sha256') or (m.get('endpoint', '') + ' · ' + m.get('server_model', '')))}"
-                     f"</code></td></tr>"
-                     for role, m in config["models"].items())
-
-    def interval(row: dict[str, Any]) -> str:
-        if row["ci_low"] is None:
-            return f"<i>{esc(row['no_interval'] or 'none')}</i>"
-        return f"{_fmt(row['ci_low'])} – {_fmt(row['ci_high'])} ({esc(row['interval'])})"
-
-    metric_rows = "".join(
-        f"<tr><td>{esc(row['label'])} {'↑' if row['higher_is_better'] else '↓'}</td><td>{row['n']}</td>"
-        f"<td>{row['missing']}</td><td><b>{_fmt(row['mean'])}</b></td><td>{interval(row)}</td>"
-        "</tr>" for row in summary["metrics"].values())
-    # The colour on the text, not the cell: Qt's renderer drops a styled cell's borders.
-    def result(c: dict[str, Any]) -> str:
-        if not c.get("measured", True):
-            return (f"<td><b style='color:{VERDICT_COLOURS['undecided']}'>NOT MEASURED</b> "
-                    f"{esc(c['why'])}</td>")
-        status = "passed" if c["passed"] else "failed"
-        return (f"<td><b style='color:{VERDICT_COLOURS[status]}'>"
-                f"{'PASS' if c['passed'] else 'FAIL'}</b></td>")
-
-    criteria_rows = "".join(
-        f"<tr><td>{esc(c['criterion'])}"
-        + (f" ({_fmt(c['threshold'])})" if c.get("chance") and c.get("threshold") is not None else "")
-        + f"</td><td>{_fmt(c['actual'])}</td>{result(c)}</tr>" for c in criteria)
-    machine = config.get("machine", {})
-    colour = VERDICT_COLOURS[decided["status"]]
-    title = report_title(summary)
-    parts = [
-        f"<html><head><meta charset='utf-8'><title>{esc(title)}</title><style>"
-        "body{font-family:sans-serif;font-size:10pt}table{border-collapse:collapse;margin:4px 0}"
-        "td,th{border:1px solid #999;padding:3px 6px;text-align:left;vertical-align:top}"
-        "th{background:#e6e6e6}code{font-size:8pt}h1{font-size:18pt}h2{font-size:13pt}"
-        "h3{font-size:11pt}</style></head><body>",
-        f"<h1>Lumen validation report: {esc(dataset['name'])}, {esc(run['system'])}</h1>",
-        f"<p>Run <code>{esc(run['id'])}</code>, system <b>{esc(run['system'])}</b> "
-        f"({esc(system_description(run['system']))}), model <b>{esc(_generator(config))}</b>, "
-        f"status {esc(run['status'])}, started {esc(run['created_at'])}.</p>",
-        f"<p style='font-size:13pt;color:{colour}'><b>{esc(decided['headline'])}</b></p>",
-    ]
-    if decided["notes"] or summary["not_measured"]:
-        parts.append("<p>This verdict covers only what was measured; see “Not measured” below."
-                     + "".join(f" {esc(note)}" for note in decided["notes"]) + "</p>")
-    parts += [
-        f"<h2>Environment</h2>{table}",
-        f"<tr><th>Lumen</th><td>{esc(config['app_version'])}</td></tr>",
-        f"<tr><th>Machine</th><td>{esc(str(machine.get('cpu', '')))}, {machine.get('cores')} cores, "
-        f"{esc(str(machine.get('system', '')))}, Python {esc(str(machine.get('python', '')))}</td></tr>",
-        f"<tr><th>Prompts</th><td>{esc(', '.join(f'{k} {v}' for k, v in config['prompt_versions'].items()))}</td></tr>",
-        f"<tr><th>Seed, temperature</th><td>{config['seed']}, {config['settings'].get('temperature')}"
-        + (" (the consultation's patient and doctor: 0.6, as the protocol; extraction and "
-           "assessor: 0)" if run["system"].startswith("dialogue:") else "") + "</td></tr>",
-        f"</table><h2>Models</h2>{table}<thead><tr><th>role</th><th>model</th><th>quantisation</th>"
-        "<th>sha256 (or server · served model)</th></tr></thead>", models, "</table>",
-        f"<h2>Dataset</h2><p>{esc(dataset['name'])} ({esc(dataset['format'])}, "
-        f"{dataset['sample_count']} samples; file {esc(dataset['source_file'])}, sha256 "
-        f"<code>{esc(dataset['source_sha256'])}</code>); {summary['counts']['answered']} "
-        f"samples answered" + (f", {summary['counts']['errors']} ended in an error"
-                               if summary["counts"]["errors"] else "")
-        + (f" (limit {run['limit']})" if run["limit"] else "") + ".</p>",
-        f"<h2>Results</h2>{table}<thead><tr><th>metric (↑ higher is better)</th><th>n</th>"
-        "<th>missing</th><th>mean</th><th>95% interval (method)</th></tr></thead>",
-        metric_rows, "</table>",
-        f"<p>Intervals: Wilson for rates (a metric scored 0 or 1 per sample by definition), "
-        f"percentile bootstrap ({summary['rules']['resamples']} resamples) otherwise, so no "
-        f"interval leaves the metric's range; none below {summary['rules']['min_samples']} "
-        f"samples. "
-        + (f"{summary['counts']['errors']} samples ended in an error and are in no metric; "
-           if summary["counts"]["errors"] else "No sample ended in an error; ")
-        + f"unparseable judge replies (stored as missing, "
-        f"not 0): {summary['counts']['judge_unparseable']}"
-        + (f", of which {summary['counts']['judge_cut_off']} cut off at their token limit"
-           if summary["counts"].get("judge_cut_off") else "") + ". " + _timing(summary) + "</p>",
-    ]
-    if summary.get("errors"):
-        parts += [f"<h2>Samples that ended in an error</h2>{table}<thead><tr><th>samples</th>"
-                  "<th>error</th></tr></thead>",
-                  "".join(f"<tr><td>{item['count']}: {esc(_some(item['samples']))}</td>"
-                          f"<td>{esc(item['error'])}</td></tr>" for item in summary["errors"]),
-                  "</table>"]
-    if bertscore_note:
-        parts.append(f"<p><small>{esc(bertscore_note)}</small></p>")
+    models = [{"role": role, "id": m["id"], "quantisation": m.get("quantisation") or "—",
+               "fingerprint": m.get("sha256") or (m.get("endpoint", "") + " · " + m.get("server_model", ""))}
+              for role, m in config["models"].items()]
     shown = [(f"{run['system']} ({run['id'][:8]})", summary)]
     if baseline is not None:
         shown.insert(0, (f"{baseline['run']['system']} ({baseline['run']['id'][:8]}, baseline)", baseline))
-    for chart_title, svg in charts(shown):
-        parts.append(f"<p><img src='{svg_data_uri(svg)}' alt='{esc(chart_title)}'></p>")
-    if summary.get("medjudge"):
-        rows = "".join(f"<tr><th>{esc(dimension.replace('_', ' '))}</th><td>"
-                       + ", ".join(f"{esc(label)}: {count}" for label, count in labels.items())
-                       + "</td></tr>" for dimension, labels in summary["medjudge"].items())
-        parts += ["<h2>MedJudge labels (counts; no single score, as the protocol says)</h2>",
-                  f"{table}{rows}</table>",
-                  f"<p>A finding is {esc(summary['rules']['finding'])}: "
-                  f"{summary['counts']['findings']} of {summary['judged']} judged answers; "
-                  f"{summary['rules']['allowed_findings']} allowed.</p>"]
-    if summary.get("judged") and not summary.get("worst"):
-        parts.append("<h2>Worst answers</h2><p>The judge found every answer correct and of "
-                     "negligible clinical impact.</p>")
-    if summary.get("worst"):
-        parts.append("<h2>Worst answers</h2>")
-        for index, item in enumerate(summary["worst"], 1):
-            labels = ", ".join(f"{esc(k)}: {esc(str(v).replace('_', ' '))}" for k, v in item["labels"].items())
-            parts.append(
-                f"<h3>{index}. Sample {esc(item['sample_id'])}"
-                + (" <span style='color:#b3261e'>(finding)</span>" if item["finding"] else "")
-                + f"</h3><p><b>Judged:</b> {labels}"
-                + (f". {esc(item['analysis'])}" if item["analysis"] else "") + "</p>"
-                f"<p><b>Question:</b> {esc(item['question'])}</p>"
-                f"<p><b>Reference:</b> {esc(item['reference'] or '(none)')}</p>"
-                f"<p><b>Answer:</b> {esc(item['answer'])}</p>")
-    if summary.get("consultation"):
-        parts += _consultation_html(summary["consultation"], table)
-    if modes:
-        parts += _modes_html(modes, table)
-    if criteria:
-        parts += [f"<h2>Acceptance criteria</h2>{table}<thead><tr><th>criterion</th><th>actual</th>"
-                  "<th>result</th></tr></thead>", criteria_rows, "</table>"]
-    if comparison:
-        rows = "".join(
-            f"<tr><td>{esc(r['label'])}</td><td>{_fmt(r['mean_a'])}</td><td>{_fmt(r['mean_b'])}</td>"
-            f"<td>{_fmt(r['difference'])} [{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]</td>"
-            f"<td>{_fmt(r['p_bonferroni'], 4)}{' *' if r['significant'] else ''}</td>"
-            f"<td>{_fmt(r['p_bh'], 4)}</td><td>{_fmt(r['p_wilcoxon'], 4)}</td></tr>"
-            for r in comparison["rows"])
-        parts += [f"<h2>Compared with run {esc(comparison['baseline'])}</h2>",
-                  f"<p>{comparison['shared_samples']} samples in common; paired bootstrap "
-                  f"(per-sample differences), Bonferroni over {comparison['tests']} tests; "
-                  "* significant at α = 0.05 after correction.</p>",
-                  f"{table}<thead><tr><th>metric</th><th>baseline</th><th>this run</th><th>difference "
-                  "[95% CI]</th><th>p (Bonferroni)</th><th>p (BH)</th><th>p (Wilcoxon)</th></tr></thead>",
-                  rows, "</table>"]
-    if summary["not_measured"]:
-        parts += ["<h2>Not measured</h2><ul>",
-                  "".join(f"<li>{esc(note)}</li>" for note in summary["not_measured"]), "</ul>"]
-    parts.append("<p><small>Lumen supports clinical decisions; it does not make them. Scores from "
-                 "small local judges are indicative, not a clinical validation.</small></p></body></html>")
-    return "\n".join(parts)
+    return render(
+        "report.html.j2", title=report_title(summary), summary=summary, run=run, config=config,
+        dataset=summary["dataset"], machine=config.get("machine", {}), models=models,
+        prompts=", ".join(f"{k} {v}" for k, v in config["prompt_versions"].items()),
+        system_description=system_description(run["system"]), generator=_generator(config),
+        consultation_run=run["system"].startswith("dialogue:"), decided=verdict(summary, criteria),
+        verdict_colours=VERDICT_COLOURS, timing=_timing(summary),
+        errors=[{"count": item["count"], "samples": _some(item["samples"]), "error": item["error"]}
+                for item in summary.get("errors") or []],
+        bertscore_note=bertscore_note,
+        charts=[(chart_title, svg_data_uri(svg)) for chart_title, svg in charts(shown)],
+        criteria=criteria, comparison=comparison, modes=modes, fmt=_fmt)
 
 
 def _generator(config: dict[str, Any]) -> str:
@@ -755,68 +627,6 @@ def _duration(seconds: float) -> str:
     minutes, seconds = divmod(seconds, 60)
     hours, minutes = divmod(minutes, 60)
     return f"{hours} h {minutes:02d} min" if hours else f"{minutes} min {seconds:02d} s"
-
-
-def _consultation_html(found: dict[str, Any], table: str) -> list[str]:
-    esc = html.escape
-    scores = found["diagnosis"]
-    interval = scores["macro_f1_interval"]
-    shown = (f"{_fmt(interval['ci_low'])} – {_fmt(interval['ci_high'])}" if interval["ci_low"]
-             is not None else f"<i>{esc(interval['no_interval'])}</i>")
-    lengths = found["utterances"]
-    ended = ", ".join(f"{esc(how)}: {count}" for how, count in sorted(found["ended_by"].items()))
-    levels = ", ".join(f"{esc(level)}: {count}" for level, count in found["competence"].items())
-    labels = "".join(
-        f"<tr><td>{esc(label)}</td><td>{row['support']}</td><td>{_fmt(row['precision'])}</td>"
-        f"<td>{_fmt(row['recall'])}</td><td>{_fmt(row['f1'])}</td></tr>"
-        for label, row in scores["per_label"].items())
-    groups = "".join(f"<tr><td>category: {esc(name)} ({row['cases']} case{'s' * (row['cases'] != 1)})"
-                     f"</td><td>{_fmt(row['macro_f1'])}</td></tr>"
-                     for name, row in found["by_category"].items())
-    groups += "".join(f"<tr><td>temperament: {esc(name)} ({row['cases']} case{'s' * (row['cases'] != 1)})</td>"
-                      f"<td>{_fmt(row['macro_f1'])}</td></tr>"
-                      for name, row in found["by_temperament"].items())
-    return [
-        "<h2>Consultations (3MDBench)</h2>",
-        f"<p><b>Macro F1 {_fmt(scores['macro_f1'])}</b> (95% interval {shown}, bootstrap over "
-        f"cases); weighted F1 {_fmt(scores['weighted_f1'])}; diagnosis right in "
-        f"{round(scores['accuracy'] * scores['cases'])} of {scores['cases']} cases; no "
-        f"diagnosis (none) in {round(scores['none_rate'] * scores['cases'])}. Guessing one of "
-        "the protocol's 34 labels at random is right about 3% of the time"
-        + (f"; guessing with these cases' own diagnosis frequencies gives a macro F1 of "
-           f"{_fmt(found['chance'])} (the chance level the default criterion holds the "
-           "interval's lower end above)" if found.get("chance") is not None else "") + ".</p>",
-        f"<p>Utterances per consultation: mean {_fmt(lengths['mean'])}, sd {_fmt(lengths['sd'])}, "
-        f"median {_fmt(lengths['median'])}. Ended by: {ended or '—'} (break: the patient said "
-        "BREAK; cap: the utterance cap; context: the next message would not fit the model's "
-        f"context). Assessor competence (4.1) over {found['assessed']} readable replies: "
-        f"{levels}." + (f" {found['failed']} consultations failed with an error." if
-                        found.get("failed") else "") + "</p>",
-        f"{table}<thead><tr><th>group</th><th>macro F1</th></tr></thead>{groups}</table>",
-        f"<h3>Per label</h3>{table}<thead><tr><th>label</th><th>cases</th><th>precision</th>"
-        f"<th>recall</th><th>F1</th></tr></thead>{labels}</table>"]
-
-
-def _modes_html(modes: dict[str, Any], table: str) -> list[str]:
-    esc = html.escape
-    runs = "".join(f"<tr><td>{esc(r['mode'])}</td><td><code>{esc(r['id'])}</code></td>"
-                   f"<td>{_fmt(r['macro_f1'])}</td></tr>" for r in modes["runs"])
-    rows = "".join(
-        f"<tr><td>{esc(r['label'])}</td><td>{esc(r['mode_a'])} {_fmt(r['mean_a'])}</td>"
-        f"<td>{esc(r['mode_b'])} {_fmt(r['mean_b'])}</td><td>{r['n']}</td>"
-        f"<td>{_fmt(r['p_wilcoxon'], 4)}</td><td>{_fmt(r['p_bh'], 4)}"
-        f"{' *' if r['significant'] else ''}</td></tr>" for r in modes["rows"])
-    return [
-        "<h2>Doctor modes compared</h2>",
-        f"<p>The newest consultation run of each mode on this dataset, on the "
-        f"{modes['shared_samples']} cases they share: Wilcoxon signed-rank per metric, "
-        f"Benjamini-Hochberg over all {modes['tests']} tests; * significant at "
-        f"α = {modes['alpha']:g}, as in 3MDBench."
-        + (f" <b>{esc(modes['warning'])}</b>" if modes.get("warning") else "") + "</p>",
-        f"{table}<thead><tr><th>mode</th><th>run</th><th>macro F1 (shared cases)</th></tr>"
-        f"</thead>{runs}</table>",
-        f"{table}<thead><tr><th>metric</th><th>mode A</th><th>mode B</th><th>n</th>"
-        f"<th>p (Wilcoxon)</th><th>p (BH)</th></tr></thead>{rows}</table>"]
 
 
 REPORT_KINDS = {".html": "html", ".htm": "html", ".pdf": "pdf", ".csv": "csv"}

@@ -29,7 +29,6 @@ still missing is copied in word for word under a note.  Never lost.
 from __future__ import annotations
 
 import dataclasses
-import html
 import re
 import time
 from dataclasses import asdict, dataclass, field
@@ -42,6 +41,7 @@ from ..glossary.glossary import Glossary
 from ..models.generation import TextModel
 from ..progress import CancelToken, ProgressCallback, report
 from ..readability import lines_as_sentences
+from ..templates import render
 from .ask import EventCallback, clean_reply
 from .base import Pipeline
 from .checks import degeneracy_problems, failing_early
@@ -240,83 +240,40 @@ class Handout:
         return "\n".join(lines).rstrip() + "\n"
 
     def to_html(self) -> str:
-        esc = html.escape
+        """The handout as one HTML page (resources/templates/handout.html.j2)."""
         head = self._headings()
-        parts = ["<html><head><meta charset='utf-8'><title>Your hospital stay</title><style>",
-                 "body{font-family:sans-serif;font-size:12pt;line-height:1.35;max-width:46em}",
-                 "h1{font-size:18pt;margin-bottom:.3em}h2{font-size:16pt;margin-top:.8em}",
-                 "h3{font-size:13pt;margin-top:.6em;margin-bottom:.15em}",
-                 "table{border-collapse:collapse;width:100%}",
-                 "th,td{border:1px solid #999;padding:2px 4px;text-align:left;vertical-align:top;"
-                 "font-size:11pt}",
-                 "th{background:#e8e8e8}.change{font-weight:bold}.about{font-size:9.5pt;color:#333}",
-                 "ul{margin-top:0;margin-bottom:0}li{margin-bottom:0}",
-                 ".notice{border:1px solid #999;padding:.4em;background:#f4f4f4;font-size:10pt}",
-                 ".explained{color:#444;font-style:italic;font-size:10pt}",
-                 ".care{font-size:10.5pt;color:#222}",
-                 ".kept{border-left:4px solid #b3261e;padding-left:.6em}</style></head><body>",
-                 "<h1>Your hospital stay in plain words</h1>",
-                 f"<p class='notice'>{esc(self.notice)}</p>"]
-        records = self.part("record")
-        if records:
-            parts.append("<p>" + "<br>".join(f"<b>{esc(s.title)}:</b> {esc(s.text)}" if s.title
-                                             else esc(s.text) for s in records) + "</p>")
-        parts.append(f"<h2>{esc(NOW_TITLE)}</h2>")
-        if self.medicines:
-            rows = "".join(
-                f"<tr><td><b>{esc(r.medicine)}</b>"
-                + (f"<br><span class='about'>{esc(r.about)}</span>" if r.about else "") + "</td>"
-                f"<td>{esc(', '.join(p for p in (r.how_much, r.when, r.until) if p))}</td>"
-                f"<td><span class='change'>{esc(r.change)}</span>"
-                + (f"<br>{esc(r.why)}" if r.why and r.change else esc(r.why)) + "</td></tr>"
-                for r in self.medicines)
-            parts.append(f"<h3>{esc(head['medications'])}</h3><table><thead><tr>"
-                         "<th>Medicine</th><th>How to take it</th><th>Change and why</th>"
-                         f"</tr></thead><tbody>{rows}</tbody></table>")
-            if self.more_from_lists.get("medications"):
-                parts.append("<ul>" + "".join(f"<li>{esc(line)}</li>" for line
-                                              in self.more_from_lists["medications"]) + "</ul>")
-
-        def html_item(item: str) -> str:
-            listed = list_items(item)
-            if not listed:
-                return esc(item)
-            return (f"{esc(listed[0])}:<ul>"
-                    + "".join(f"<li>{esc(part)}</li>" for part in listed[1]) + "</ul>")
-        for heading, items in self.page_one_lists():
-            if len(items) == 1:  # one line under its heading: on one line, so page one fits
-                parts.append(f"<div><b>{esc(heading)}:</b> {html_item(items[0])}</div>")
-                continue
-            parts.append(f"<h3>{esc(heading)}</h3><ul>"
-                         + "".join(f"<li>{html_item(item)}</li>" for item in items) + "</ul>")
+        medicines = [{"medicine": r.medicine, "about": r.about,
+                      "how": ", ".join(p for p in (r.how_much, r.when, r.until) if p),
+                      "change": r.change, "why": r.why} for r in self.medicines]
+        lists = [(heading, [_list_entry(item) for item in items])
+                 for heading, items in self.page_one_lists()]
         story = self.story()
-        if story is not None:
-            parts.append(f"<h2>{esc(STORY_TITLE)}</h2>"
-                         f"<p class='explained'>{esc(story_note(story))}</p>")
-            parts += [f"<p>{esc(line)}</p>" for line in story.text.split("\n") if line.strip()]
-        if self.words_to_know:
-            items = "".join(f"<li><b>{esc(w['term'])}</b>: {esc(w['definition'])}</li>"
-                            for w in self.words_to_know)
-            parts.append(f"<h2>Words to know</h2><ul>{items}</ul>")
-        care = self.part("care_team")
-        if care:
-            # On a page of its own when printed (Qt's rich text breaks pages only on a
-            # block's own style, not a class's).
-            parts.append(f"<div><h2 style='page-break-before:always'>{esc(CARE_TEAM_TITLE)}</h2>"
-                         f"<p class='explained'>{esc(CARE_TEAM_NOTE)}</p>")
-            previous = None
-            for section in care:
-                if section.title and section.title != previous:
-                    parts.append(f"<h3>{esc(section.title)}</h3>")
-                parts += [f"<p class='care'>{esc(line)}</p>" for line in section.text.split("\n")
-                          if line.strip()]
-                previous = section.title
-            parts.append("</div>")
-        if self.copied:
-            kept = "".join(f"<li>{esc(line)}</li>" for line in self.copied)
-            parts.append(f"<div class='kept'><p>{esc(COPIED_NOTE)}</p><ul>{kept}</ul></div>")
-        parts.append("</body></html>")
-        return "\n".join(parts)
+        care, previous = [], None
+        for section in self.part("care_team"):
+            care.append({"heading": section.title if section.title != previous else "",
+                         "lines": _shown_lines(section.text)})
+            previous = section.title
+        return render(
+            "handout.html.j2", notice=self.notice,
+            records=[(s.title, s.text) for s in self.part("record")],
+            now_title=NOW_TITLE, medications_heading=head["medications"], medicines=medicines,
+            more_medications=self.more_from_lists.get("medications", []), lists=lists,
+            story_title=STORY_TITLE, story=None if story is None else {
+                "note": story_note(story), "lines": _shown_lines(story.text)},
+            words_to_know=self.words_to_know, care_team_title=CARE_TEAM_TITLE,
+            care_team_note=CARE_TEAM_NOTE, care=care, copied_note=COPIED_NOTE, copied=self.copied)
+
+
+def _list_entry(item: str) -> dict[str, Any]:
+    """A line of a list as HTML shows it: a sentence that lists what to look for as its
+    lead and the things listed, any other line as its lead alone."""
+    listed = list_items(item)
+    return {"lead": listed[0], "parts": listed[1]} if listed else {"lead": item, "parts": []}
+
+
+def _shown_lines(text: str) -> list[str]:
+    """A section's lines as HTML shows them, one paragraph each: blank lines left out."""
+    return [line for line in text.split("\n") if line.strip()]
 
 
 def story_note(section: HandoutSection) -> str:
