@@ -114,6 +114,12 @@ class Session:
     def glossary(self, glossary: "Glossary") -> None:
         self._glossary = glossary
 
+    @property
+    def is_open(self) -> bool:
+        """Whether the encrypted store is unlocked (the window may be locked, or the
+        profile new)."""
+        return self.store is not None
+
     def open_store(self) -> Store:
         """The unlocked store, or a message saying to unlock Lumen."""
         if self.store is None:

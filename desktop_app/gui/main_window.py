@@ -78,7 +78,7 @@ class MainWindow(QMainWindow):
         from ..core.models.catalog import ModelRegistry
 
         session = self.session
-        key = session.store.key_source if session.store else "not open"
+        key = session.records.key_source if session.is_open else "not open"
         servers = sum(spec.is_server for spec in
                       ModelRegistry(session.paths, session.settings).all())
         guard = ("Network guard OFF" if not offline.guard_installed() else
@@ -104,8 +104,8 @@ class MainWindow(QMainWindow):
         self.menuBar().setEnabled(False)
         for action in self._unlocked_only:
             action.setEnabled(False)
-        if self.session.store is not None:
-            self.session.store.audit("window.locked", {"idle": idle})
+        if self.session.is_open:
+            self.session.audit("window.locked", {"idle": idle})
 
     def unlock(self) -> None:
         self.stack.setCurrentWidget(self.tabs)
@@ -113,8 +113,8 @@ class MainWindow(QMainWindow):
         for action in self._unlocked_only:
             action.setEnabled(True)
         self.idle.set_minutes(self.session.settings.auto_lock_minutes)
-        if self.session.store is not None:
-            self.session.store.audit("window.unlocked", {})
+        if self.session.is_open:
+            self.session.audit("window.unlocked", {})
 
     def apply_changes(self, changes: Changes) -> None:
         """Every page that shows what a Session action changed is brought up to date here,
