@@ -9,13 +9,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from .core.errors import LumenError
 from .core.pipelines.simplify import Handout, handout_file_kind
 
-if TYPE_CHECKING:
-    from .core.store import Store
+
+class AuditLog(Protocol):
+    """Where an export is recorded: the Session (as the faces pass it) or a Store."""
+
+    def audit(self, action: str, detail: dict[str, Any]) -> None: ...
 
 
 def html_to_pdf(html: str, path: Path, title: str = "") -> None:
@@ -80,10 +83,11 @@ def _write_whole(path: Path, what: str, write) -> None:
                          "Choose a folder you may write to.") from None
 
 
-def write_report(report, path: Path, store: "Store | None" = None, *, force: bool = False) -> None:
+def write_report(report, path: Path, audit_log: AuditLog | None = None, *,
+                 force: bool = False) -> None:
     """A validation report (core.evaluation.report.ValidationReport) as HTML, PDF or CSV,
     by the file's suffix, written whole (never over a file unless `force`); recorded in
-    `store`'s audit log."""
+    `audit_log`."""
     from .core.evaluation.report import report_kind
 
     kind = report_kind(path.name)
@@ -97,13 +101,13 @@ def write_report(report, path: Path, store: "Store | None" = None, *, force: boo
         else:
             target.write_text(report.to_html(), encoding="utf-8")
     _write_whole(path, "report", write)
-    audit_output(store, "bench.report_exported", kind, run=report.summary["run"]["id"])
+    audit_output(audit_log, "bench.report_exported", kind, run=report.summary["run"]["id"])
 
 
-def write_handout(handout: Handout, path: Path, store: "Store | None" = None, *,
+def write_handout(handout: Handout, path: Path, audit_log: AuditLog | None = None, *,
                   force: bool = False) -> None:
     """A handout as PDF, HTML or text, by the file's suffix, written whole (never over a
-    file unless `force`); recorded in `store`'s audit log."""
+    file unless `force`); recorded in `audit_log`."""
     kind = handout_file_kind(path)
     refuse_to_replace(path, "handout", force)
 
@@ -114,11 +118,11 @@ def write_handout(handout: Handout, path: Path, store: "Store | None" = None, *,
             target.write_text(handout.to_text() if kind == "txt" else handout.to_html(),
                               encoding="utf-8")
     _write_whole(path, "handout", write)
-    audit_output(store, "simplify.exported", kind, run=handout.trace.id)
+    audit_output(audit_log, "simplify.exported", kind, run=handout.trace.id)
 
 
-def audit_output(store: "Store | None", action: str, kind: str, **ids: str) -> None:
+def audit_output(audit_log: AuditLog | None, action: str, kind: str, **ids: str) -> None:
     """Record that patient or validation text left Lumen (a file or a printer): what and
     in which form, never the file's name, which may name a patient."""
-    if store is not None:
-        store.audit(action, {"format": kind, **ids})
+    if audit_log is not None:
+        audit_log.audit(action, {"format": kind, **ids})

@@ -11,8 +11,6 @@ from .common import (EXIT_OK, EXIT_PROBLEM, add_json_option, passphrase_for, pro
 
 
 def cmd_doctor(args, paths, settings) -> int:
-    from ..core.doctor import run_doctor
-
     if args.fix_permissions:
         with profile_session(paths, settings) as session:
             for path in session.make_files_private():
@@ -22,8 +20,9 @@ def cmd_doctor(args, paths, settings) -> int:
         passphrase = passphrase_for(paths)
     except PassphraseRequired:
         pass  # reported as a finding
-    report = run_doctor(paths, settings, passphrase=passphrase, measure_speed=not args.no_speed,
-                        progress=progress_for(args))
+    with profile_session(paths, settings, store=False) as session:
+        report = session.check_installation(measure_speed=not args.no_speed,
+                                            passphrase=passphrase, progress=progress_for(args))
 
     def for_reader() -> None:
         marks = {"ok": "OK  ", "warn": "WARN", "fail": "FAIL"}

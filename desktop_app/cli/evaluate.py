@@ -106,7 +106,7 @@ def cmd_bench_report(args, paths, settings) -> int:
     refuse_to_replace(out, "report", args.force)
     with command_session(paths, settings) as session:
         report = session.evaluation.report(args.run, criteria=args.accept, baseline=args.baseline)
-        write_report(report, out, session.store, force=args.force)
+        write_report(report, out, session, force=args.force)
     decided = report.verdict
     print(f"Report written to {out}. {decided['headline']}")
     for note in decided["notes"] + report.summary["not_measured"]:

@@ -115,7 +115,7 @@ def cmd_simplify(args, paths, settings) -> int:
         handout = session.simplify(summary, use_verifier=not args.no_verifier,
                                    variant=args.variant, progress=progress_for(args))
         if out is not None:
-            write_handout(handout, out, session.store, force=args.force)
+            write_handout(handout, out, session, force=args.force)
 
     def for_reader() -> None:
         if out is None:  # else it is in the file

@@ -513,7 +513,7 @@ def run_doctor(paths: Paths, settings: Settings, *, store: Store | None = None,
     """Every check of DOCTOR_CHECKS, in order; one that breaks is a failed finding and the
     others still run."""
     if runtime is None:
-        from .session import server_api_key
+        from .store.keys import server_api_key
 
         def api_key(spec: ModelSpec) -> str:
             if store is not None or spec.api_key != "database":

@@ -34,6 +34,7 @@ from .config import Paths, Settings
 from .errors import LumenError, ModelError
 from .models.runtime import ModelRuntime
 from .store import Store
+from .store.keys import server_api_key, server_secret_name
 
 if TYPE_CHECKING:
     from .evaluation.dataset import Dataset
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from .glossary.glossary import Glossary
     from .knowledge.doctorrag import DoctorRAG, KnowledgeResult
     from .models.catalog import ModelSpec
+    from .doctor import DoctorReport
     from .netprobe import OfflineVerification, StepResult
     from .pipelines.ask import AskResult, EventCallback
     from .pipelines.simplify import Handout
@@ -206,6 +208,20 @@ class Session:
         return result
 
     # ---- the installation ----
+
+    def check_installation(self, *, measure_speed: bool = True, passphrase: str | None = None,
+                           progress: "ProgressCallback" = None,
+                           cancel: "CancelToken | None" = None) -> "DoctorReport":
+        """Every check of core/doctor.py (files, models, database, offline guard, speed).
+        With the store open the checks use it and the session's models; without it (the
+        command line's doctor) the database is opened with `passphrase`, and a key that
+        cannot be had is a finding, not an error."""
+        from .doctor import run_doctor
+
+        opened = self.store is not None
+        return run_doctor(self.paths, self.settings, store=self.store, passphrase=passphrase,
+                          runtime=self.runtime if opened else None, measure_speed=measure_speed,
+                          progress=progress, cancel=cancel)
 
     def make_files_private(self) -> list[Path]:
         """Lumen's folders (0700) and files (0600) made this account's only; audited with
@@ -416,31 +432,6 @@ class ModelActions:
         _forget_api_key(session, model_id)
         session.audit("model.removed", {"model": model_id})
         session.changed(models=True)
-
-
-def server_secret_name(model_id: str) -> str:
-    return f"server:{model_id}"
-
-
-def server_api_key(spec: "ModelSpec", store: Store | None) -> str:
-    """A model server's API key, from where it was kept when the server was added."""
-    from .store.keys import KEYRING_SERVICE
-
-    secret = None
-    if spec.api_key == "keyring":
-        import keyring
-
-        secret = keyring.get_password(KEYRING_SERVICE, server_secret_name(spec.id))
-    elif spec.api_key == "database":
-        if store is None:
-            raise ModelError(f"The API key of the model server '{spec.id}' is in Lumen's "
-                             "database, which is not open.", "Unlock Lumen and try again.")
-        secret = store.secret(server_secret_name(spec.id))
-    if not secret:
-        raise ModelError(f"The API key of the model server '{spec.id}' is missing from the "
-                         f"{'keyring' if spec.api_key == 'keyring' else 'database'}.",
-                         "Add the server again with its key (lumen models add-server).")
-    return secret
 
 
 def _api_key_place(session: Session) -> str:
@@ -730,6 +721,13 @@ class RecordActions:
         except WrongKeyError:
             return False
         return True
+
+    def check_keyring_key(self) -> None:
+        """Raises a LumenError saying why, when the OS keyring no longer gives the open
+        database's key (the lock screen's Unlock asks the keyring again)."""
+        from .store import KeyManager
+
+        KeyManager(self._session.open_store().path).key_for_existing()
 
     def change_key(self, new_passphrase: str | None = None) -> Any:
         """The database re-encrypted under a new passphrase, or a new keyring key."""

@@ -619,7 +619,7 @@ class AskPage(QWidget):
 
     def print_answer(self) -> None:
         if self.result is not None:
-            print_html(self, self.answer_html(), "Lumen answer", self.session.store,
+            print_html(self, self.answer_html(), "Lumen answer", self.session,
                        "ask.printed", run=self.result.trace.id)
 
 

@@ -656,7 +656,7 @@ class EvaluationPage(QWidget):
         def done(report) -> None:
             self.report_status.setText("")
             try:
-                write_report(report, path, self.session.store, force=True)  # the save dialog asked
+                write_report(report, path, self.session, force=True)  # the save dialog asked
             except LumenError as exc:
                 show_error(self, exc)
                 return

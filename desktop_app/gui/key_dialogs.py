@@ -93,7 +93,7 @@ def current_passphrase_check(session: Session) -> Callable[[str], str]:
 
 
 def change_database_key(parent: QWidget, session: Session) -> None:
-    if session.store is None:
+    if not session.is_open:
         return
     if session.records.key_source == "passphrase":
         dialog = PassphraseDialog(
@@ -124,7 +124,7 @@ def change_database_key(parent: QWidget, session: Session) -> None:
 
 def back_up_profile(parent: QWidget, session: Session, on_done: Callable[[dict], None] | None = None,
                     destination: Path | None = None) -> None:
-    if session.store is None:
+    if not session.is_open:
         return
     if destination is None:
         # The save dialog itself asks before a file is replaced.

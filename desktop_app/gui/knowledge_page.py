@@ -374,14 +374,14 @@ class KnowledgePage(QWidget):
 
     def print_answer(self) -> None:
         if self.result is not None:
-            print_html(self, self.answer_html(), "Lumen knowledge answer", self.session.store,
+            print_html(self, self.answer_html(), "Lumen knowledge answer", self.session,
                        "kb.printed")
 
     # ---- library ----
 
     def refresh_library(self) -> None:
         self.library.clear()
-        if self.session.store is None:
+        if not self.session.is_open:
             self.library_summary.setText("The database is locked.")
             return
         try:

@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (QApplication, QHBoxLayout, QLabel, QLineEdit, QPu
 
 from ..core.errors import LumenError
 from ..core.session import Session
-from ..core.store import KeyManager
 from .key_dialogs import current_passphrase_check
 
 _INPUT_EVENTS = {QEvent.Type.KeyPress, QEvent.Type.MouseButtonPress, QEvent.Type.MouseMove,
@@ -68,7 +67,8 @@ class LockScreen(QWidget):
         outer.addStretch(2)
 
     def prepare(self, reason: str) -> None:
-        needs_phrase = self.session.store is not None and self.session.store.key_source == "passphrase"
+        needs_phrase = (self.session.is_open
+                        and self.session.records.key_source == "passphrase")
         self.passphrase.setVisible(needs_phrase)
         self.passphrase.clear()
         self.error.clear()
@@ -79,16 +79,17 @@ class LockScreen(QWidget):
         (self.passphrase if needs_phrase else self.unlock_button).setFocus()
 
     def try_unlock(self) -> None:
-        store = self.session.store
-        if store is not None and store.key_source == "passphrase":
+        records = self.session.records
+        key_source = records.key_source if self.session.is_open else None
+        if key_source == "passphrase":
             problem = current_passphrase_check(self.session)(self.passphrase.text())
             if problem:
                 self.error.setText(problem)
                 self.passphrase.selectAll()
                 return
-        elif store is not None and store.key_source == "keyring":
+        elif key_source == "keyring":
             try:
-                KeyManager(store.path).key_for_existing()
+                records.check_keyring_key()
             except LumenError as exc:
                 self.error.setText(f"{exc.message} {exc.fix}")
                 return

@@ -57,7 +57,7 @@ class SimplifyPage(QWidget):
         self.print_button = QPushButton("Print…")
         self.print_button.setShortcut(QKeySequence.StandardKey.Print)
         self.print_button.clicked.connect(lambda: self.handout and print_html(
-            self, self.handout.to_html(), "Lumen handout", self.session.store,
+            self, self.handout.to_html(), "Lumen handout", self.session,
             "simplify.printed", run=self.handout.trace.id))
         for button in (self.export_button, self.print_button):
             button.setEnabled(False)
@@ -162,7 +162,7 @@ class SimplifyPage(QWidget):
 
     def export(self, path: Path) -> None:
         try:
-            write_handout(self.handout, path, self.session.store, force=True)  # the save dialog asked
+            write_handout(self.handout, path, self.session, force=True)  # the save dialog asked
         except Exception as exc:
             show_error(self, exc)
             return

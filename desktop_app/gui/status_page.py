@@ -7,7 +7,7 @@ from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QHeaderView, QLabel, QMessageBox,
                                QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
-from ..core.doctor import DoctorReport, finding_meaning, run_doctor
+from ..core.doctor import DoctorReport, finding_meaning
 from ..core.errors import Cancelled
 from ..core.netprobe import OfflineVerification, TourReport
 from ..core.session import Session
@@ -105,8 +105,7 @@ class StatusPage(QWidget):
             return
         self.summary.setText("Checking this installation…")
         session = self.session
-        SessionOp(self, lambda progress, cancel: run_doctor(
-            session.paths, session.settings, store=session.store, runtime=session.runtime,
+        SessionOp(self, lambda progress, cancel: session.check_installation(
             measure_speed=measure_speed, progress=progress, cancel=cancel),
             progress=self.progress, message="Checking…", disable=(self.rerun,),
             name="the Status page's checks").success(self.show_report).failure(

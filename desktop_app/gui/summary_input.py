@@ -225,10 +225,10 @@ class GlossaryBrowser(QTextBrowser):
             QToolTip.hideText()
 
 
-def print_html(parent: QWidget, html_text: str, title: str, store=None, action: str = "",
+def print_html(parent: QWidget, html_text: str, title: str, audit_log=None, action: str = "",
                **ids: str) -> None:
     """Print through the system's dialog; a printed copy is recorded as `action` in
-    `store`'s audit log."""
+    `audit_log` (the Session)."""
     from PySide6.QtPrintSupport import QPrintDialog, QPrinter
 
     from ..export import audit_output
@@ -240,4 +240,4 @@ def print_html(parent: QWidget, html_text: str, title: str, store=None, action: 
         document = QTextDocument()
         document.setHtml(html_text)
         document.print_(printer)
-        audit_output(store, action, "print", **ids)
+        audit_output(audit_log, action, "print", **ids)

@@ -16,7 +16,7 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import PassphraseRequired, StoreError
+from ..errors import ModelError, PassphraseRequired, StoreError
 
 KEYRING_SERVICE = "Lumen"
 PASSPHRASE_ENV = "LUMEN_PASSPHRASE"
@@ -175,3 +175,27 @@ class KeyManager:
                 raise StoreError("A keyring entry of that name exists already.", "Try again.")
             keyring.set_password(KEYRING_SERVICE, key.account, key.secret)
         self.record_source(key)
+
+
+def server_secret_name(model_id: str) -> str:
+    return f"server:{model_id}"
+
+
+def server_api_key(spec, store) -> str:
+    """A model server's API key (`spec`: its ModelSpec), from where it was kept when the
+    server was added: the OS keyring, or the encrypted database `store` (or None)."""
+    secret = None
+    if spec.api_key == "keyring":
+        import keyring
+
+        secret = keyring.get_password(KEYRING_SERVICE, server_secret_name(spec.id))
+    elif spec.api_key == "database":
+        if store is None:
+            raise ModelError(f"The API key of the model server '{spec.id}' is in Lumen's "
+                             "database, which is not open.", "Unlock Lumen and try again.")
+        secret = store.secret(server_secret_name(spec.id))
+    if not secret:
+        raise ModelError(f"The API key of the model server '{spec.id}' is missing from the "
+                         f"{'keyring' if spec.api_key == 'keyring' else 'database'}.",
+                         "Add the server again with its key (lumen models add-server).")
+    return secret
