@@ -41,6 +41,7 @@ from .checks import Check, check_answer, failing_early
 from .context import FittedDocument, fit_document
 from .evidence import EvidenceLine, evidence_answer, evidence_block, find_evidence
 from .grounding import not_in_summary, unsupported_facts
+from .question import Question
 from .safety import echoed_instruction_words, inspect_document, neutralise_control_markers
 from .summary_facts import read_summary
 from .retry import Turns, attempts_until_passed
@@ -216,21 +217,22 @@ class AskPipeline(Pipeline):
         be used (down, refusing, a reply cut short), the summary's own lines are shown with
         a note saying so (`evidence_if_server_fails`; a benchmark replay turns it off, so
         the sample is an error rather than scored as the model's)."""
+        asked = Question.read(question, self.glossary)
         try:
-            return self._run(summary, question, method=method, variant=variant,
+            return self._run(summary, asked, method=method, variant=variant,
                              on_event=on_event, progress=progress, cancel=cancel)
         except ServerError as exc:
             if not evidence_if_server_fails:
                 raise
             log.warning("A model server failed during Ask; showing the evidence answer")
-            result = self._run(summary, question, method="evidence", variant=variant,
+            result = self._run(summary, asked, method="evidence", variant=variant,
                                on_event=on_event, progress=progress, cancel=cancel)
             result.trace.fallback_reason = (
                 f"The model server could not be used ({exc.message}), so this answer is the "
                 "summary's own lines. " + exc.fix).strip()
             return result
 
-    def _run(self, summary: str, question: str, *, method: str | None,
+    def _run(self, summary: str, question: Question, *, method: str | None,
              variant: str | None, on_event: EventCallback | None,
              progress: ProgressCallback, cancel: CancelToken | None) -> AskResult:
         """Long: the LAMP-MedQA loop (extract, review, rewrite, verify) with its gates,
@@ -245,7 +247,7 @@ class AskPipeline(Pipeline):
             raise LumenError(f"'{variant}' is not a simplifier variant.", "Use glossary or plain.")
         if not summary.strip():
             raise LumenError("The discharge summary is empty.", "Open or paste a summary first.")
-        if not question.strip():
+        if not question.text.strip():
             raise LumenError("There is no question.", "Type the patient's question.")
         started = time.perf_counter()
         emit = on_event or (lambda kind, data: None)
@@ -272,8 +274,8 @@ class AskPipeline(Pipeline):
         if method == "evidence":
             return self._finish(trace, None, summary, started, progress, "")
 
-        question_model, _ = neutralise_control_markers(question)
-        question_vector = embedder.embed_one(question)
+        question_model, _ = neutralise_control_markers(question.text)
+        question_vector = embedder.embed_one(question.text)
         evidence_vectors = (embedder.embed([e.text for e in evidence]
                                            + [" ".join(e.text for e in evidence)])
                             if evidence else None)
