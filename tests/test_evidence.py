@@ -19,6 +19,7 @@ from desktop_app.core.pipelines.checks import (check_answer, coverage_problems,
 from desktop_app.core.pipelines.evidence import (LEXICAL_WEIGHT, MEANING_WEIGHT,
                                                  EVIDENCE_FLOOR, RELATED_MEDICINES, Explainer, answer_lines,
                                                  NO_EVIDENCE, evidence_answer, find_evidence, short_gloss)
+from desktop_app.core.pipelines.question import Question
 from desktop_app.core.pipelines.grounding import (key_fact_recall, missing_facts,
                                                   unsupported_facts)
 from desktop_app.core.pipelines.safety import reads_like_instruction
@@ -42,7 +43,7 @@ def embedder(tmp_path_factory, shared_models):
 
 def evidence_for(summary, question, embedder, glossary, count=4):
     facts = read_summary(summary, glossary)
-    return facts, find_evidence(summary, question, embed=embedder.embed, glossary=glossary,
+    return facts, find_evidence(summary, Question.read(question, glossary), embed=embedder.embed, glossary=glossary,
                                 facts=facts, count=count)
 
 
@@ -113,7 +114,7 @@ def test_a_medicine_list_is_not_a_loop_but_a_dose_said_over_and_over_is():
 def test_an_invented_dose_a_made_up_medicine_and_a_bare_number_are_unsupported(glossary):
     checks = {c.name: c for c in check_answer(
         "Take ticagrelor 180 mg twice a day, and insulin because of a lack of it. The answer is 17.",
-        question=QUESTION, summary=CAPS, evidence=[], glossary=glossary)}
+        question=Question.read(QUESTION, glossary), summary=CAPS, evidence=[], glossary=glossary)}
     assert not checks["support"].passed
     for fact in ("180 mg", "insulin", "17"):
         assert f"'{fact}'" in checks["support"].detail, checks["support"].detail
@@ -140,11 +141,13 @@ def test_question_kinds_are_read_from_data():
 def test_coverage_wants_what_the_question_asks_and_the_evidence_holds(embedder, glossary):
     _facts, evidence = evidence_for(CAPS, QUESTION, embedder, glossary)
     assert "12 months" in evidence[0].text
-    assert coverage_problems("Take ticagrelor twice a day.", QUESTION, evidence, glossary)
-    assert coverage_problems("Take ticagrelor twice a day for 12 months.", QUESTION, evidence,
+    asked = Question.read(QUESTION, glossary)
+    assert coverage_problems("Take ticagrelor twice a day.", asked, evidence, glossary)
+    assert coverage_problems("Take ticagrelor twice a day for 12 months.", asked, evidence,
                              glossary) == []
     # A question that asks for no number needs none.
-    assert coverage_problems("It keeps the stent open.", "Why do I take ticagrelor?", evidence,
+    assert coverage_problems("It keeps the stent open.",
+                             Question.read("Why do I take ticagrelor?", glossary), evidence,
                              glossary) == []
 
 
@@ -155,19 +158,19 @@ def test_a_question_about_a_kind_of_medicine_wants_the_medicine_named(glossary):
         return EvidenceLine(text, 0, len(text), "Medications", "medications", 1.0, 0.0, 0.0, 0.0)
     evidence = [line("STOPPED: Hydrochlorothiazide 25 mg daily (low sodium)."),
                 line("Amlodipine 5 mg PO daily (NEW)")]
-    question = "Why was my water pill stopped?"
+    question = Question.read("Why was my water pill stopped?", glossary)
     vague = coverage_problems("It was stopped because of the medicine.", question, evidence,
                               glossary)
     assert vague and "Hydrochlorothiazide" in vague[0] and "water pill" in vague[0]
     assert coverage_problems("Hydrochlorothiazide was stopped because your sodium was low.",
                              question, evidence, glossary) == []
     # Not when the question names the medicine itself, nor when no line names one of the kind.
-    assert coverage_problems("It lowered your sodium.", "Why was my hydrochlorothiazide stopped?",
-                             evidence, glossary) == []
-    assert coverage_problems("It lowered your sodium.", "Why was my water pill, the "
-                             "hydrochlorothiazide, stopped?", evidence, glossary) == []
-    assert coverage_problems("It was stopped.", "Why was my antibiotic stopped?", evidence,
-                             glossary) == []
+    for question in ("Why was my hydrochlorothiazide stopped?",
+                     "Why was my water pill, the hydrochlorothiazide, stopped?"):
+        assert coverage_problems("It lowered your sodium.", Question.read(question, glossary),
+                                 evidence, glossary) == []
+    assert coverage_problems("It was stopped.", Question.read("Why was my antibiotic stopped?",
+                                                              glossary), evidence, glossary) == []
 
 
 @pytest.mark.parametrize("benchmark", ["resources/benchmarks/lumen-demo.jsonl",
@@ -256,14 +259,16 @@ def test_the_dose_of_a_medicine_named_and_its_follow_up_join_the_evidence(embedd
         assert line.text == " ".join(SWITCHED[line.start:line.end].split())
     # A "why" question's answer says the reason and the new dose; the follow-up stays one
     # click away, in the evidence, so the answer is short.
-    answer = evidence_answer(evidence, facts, glossary, SWITCHED, question=question)
+    answer = evidence_answer(evidence, facts, glossary, SWITCHED,
+                             question=Question.read(question, glossary))
     assert key_fact_recall("Furosemide 20 mg once a day.", answer, glossary) == (3, 3), answer
     assert "04/14" not in answer, answer
     assert unsupported_facts(answer, SWITCHED, glossary) == [], answer
     # Asked when, the follow-up is the answer's.
     question = "When is my next potassium test after the switch to furosemide?"
     facts, evidence = evidence_for(SWITCHED, question, embedder, glossary, count=2)
-    answer = evidence_answer(evidence, facts, glossary, SWITCHED, question=question)
+    answer = evidence_answer(evidence, facts, glossary, SWITCHED,
+                             question=Question.read(question, glossary))
     assert "04/14" in " ".join(answer.split()[:40]), answer
 
 
@@ -272,7 +277,7 @@ def test_no_line_is_related_to_a_question_the_summary_does_not_answer(glossary):
     # scores below the floor, so the closest lines are listed and nothing is added to them.
     def unrelated(texts):
         return np.zeros((len(texts), 8))
-    evidence = find_evidence(SWITCHED, "What colour is the front door?",
+    evidence = find_evidence(SWITCHED, Question.read("What colour is the front door?", None),
                              embed=unrelated, glossary=None, count=3)
     assert len(evidence) == 3 and evidence[0].score < EVIDENCE_FLOOR
     assert not any(e.related for e in evidence)
@@ -378,7 +383,7 @@ def test_a_why_question_gets_the_sentence_before_its_best_line(glossary):
     from desktop_app.core.pipelines.evidence import related_lines
 
     facts, ranked = ranked_lines(HELD, glossary, ["Lisinopril was held."])
-    question = "Why was my lisinopril held?"
+    question = Question.read("Why was my lisinopril held?", glossary)
     related = related_lines(ranked, ranked[:1], question, facts, glossary, HELD)
     reasons = [line for line in related if line.related == "reason"]
     assert [line.text for line in reasons] == [
@@ -387,10 +392,12 @@ def test_a_why_question_gets_the_sentence_before_its_best_line(glossary):
     assert answer_lines(ranked[:1] + related)[:2] == [reasons[0], ranked[0]]
     # Not for a question of another kind, and never across a line break.
     assert not any(line.related == "reason" for line in related_lines(
-        ranked, ranked[:1], "How much lisinopril do I take?", facts, glossary, HELD))
+        ranked, ranked[:1], Question.read("How much lisinopril do I take?", glossary), facts,
+        glossary, HELD))
     _, first_of_list = ranked_lines(HELD, glossary, ["Colchicine 0.6 mg"])
     assert not any(line.related == "reason" for line in related_lines(
-        first_of_list, first_of_list[:1], "Why do I take colchicine?", facts, glossary, HELD))
+        first_of_list, first_of_list[:1], Question.read("Why do I take colchicine?", glossary),
+        facts, glossary, HELD))
 
 
 def test_a_medicine_named_by_any_answer_line_brings_its_list_line(glossary):
@@ -399,7 +406,8 @@ def test_a_medicine_named_by_any_answer_line_brings_its_list_line(glossary):
     order = ["Lisinopril was held.", "a short course of colchicine"]
     facts, ranked = ranked_lines(HELD, glossary, order)
     answer = ranked[:2]
-    related = related_lines(ranked, answer, "Why was my lisinopril held?", facts, glossary, HELD)
+    related = related_lines(ranked, answer, Question.read("Why was my lisinopril held?", glossary),
+                            facts, glossary, HELD)
     medicines = [line.text for line in related if line.related == "medicine"]
     # The question's own medicine first, then one the second answer line names.
     assert medicines[0].startswith("HOLD: Lisinopril 20 mg")
@@ -417,7 +425,7 @@ Plan:
 
 
 def test_an_answer_says_each_thing_once_and_its_definition_last(glossary):
-    question = "Why was my spironolactone held?"
+    question = Question.read("Why was my spironolactone held?", glossary)
     order = ["Spironolactone was held.", "Creatinine peaked", "- Spironolactone was held.",
              "- Creatinine peaked"]
     facts, ranked = ranked_lines(SAID_TWICE, glossary, order)
@@ -437,7 +445,7 @@ def test_an_answer_says_each_thing_once_and_its_definition_last(glossary):
 
 
 def test_answer_lines_is_a_setting_the_evidence_answer_keeps(embedder, glossary):
-    question = "Why was my lisinopril held?"
+    question = Question.read("Why was my lisinopril held?", glossary)
     facts = read_summary(HELD, glossary)
     evidence = find_evidence(HELD, question, embed=embedder.embed, glossary=glossary,
                              facts=facts, count=6, answer_count=1)
@@ -454,7 +462,6 @@ KINDS = (SUMMARIES / "kinds_of_medicine.txt").read_text(encoding="utf-8")
 
 
 def test_a_kind_of_medicine_asks_about_the_summary_s_medicines_of_that_kind(glossary):
-    from desktop_app.core.pipelines.evidence import asked_medicines
     from desktop_app.core.pipelines.vocabulary import vocabulary
 
     lines = KINDS.splitlines()
@@ -462,7 +469,8 @@ def test_a_kind_of_medicine_asks_about_the_summary_s_medicines_of_that_kind(glos
         "water pill"]
 
     def names(question):
-        return sorted(w for w in asked_medicines(question, lines, glossary) if not w.startswith("§"))
+        return sorted(w for w in Question.read(question, glossary).asked_medicines(lines, glossary)
+                      if not w.startswith("§"))
     assert names("How long do I take the antibiotic?") == ["cefazolin", "cephalexin"]
     # By glossary topic (amlodipine), by definition ("water pill") and by stem (-thiazide).
     assert names("Which one is my blood pressure pill?") == ["amlodipine", "hydrochlorothiazide"]
@@ -486,7 +494,7 @@ def test_the_medicines_of_the_kind_asked_about_get_the_medicine_bonus(embedder, 
 def test_a_stopped_medicine_brings_the_new_one_of_its_kind(glossary):
     from desktop_app.core.pipelines.evidence import RELATED_LABELS, related_lines
 
-    question = "Why was my hydrochlorothiazide stopped?"
+    question = Question.read("Why was my hydrochlorothiazide stopped?", glossary)
     facts, ranked = ranked_lines(KINDS, glossary, ["STOPPED: Hydrochlorothiazide"])
     instead = [line.text for line in related_lines(ranked, ranked[:1], question, facts,
                                                    glossary, KINDS)
@@ -499,19 +507,22 @@ def test_a_stopped_medicine_brings_the_new_one_of_its_kind(glossary):
         both, both[:2], question, facts, glossary, KINDS))
     _, metformin = ranked_lines(KINDS, glossary, ["4. Metformin"])
     assert not any(line.related == "instead" for line in related_lines(
-        metformin, metformin[:1], "Do I keep taking metformin?", facts, glossary, KINDS))
+        metformin, metformin[:1], Question.read("Do I keep taking metformin?", glossary), facts,
+        glossary, KINDS))
 
 
 def test_a_question_about_coming_back_also_gets_the_first_planned_visit(glossary):
     from desktop_app.core.pipelines.evidence import related_lines
 
     facts, ranked = ranked_lines(KINDS, glossary, ["Return to the ED"])
-    related = related_lines(ranked, ranked[:1], "What signs mean I should come back?", facts,
+    related = related_lines(ranked, ranked[:1],
+                            Question.read("What signs mean I should come back?", glossary), facts,
                             glossary, KINDS)
     assert [line.text for line in related if line.related == "next-visit"] == [
         "- Primary care on 05/21/2025 to recheck sodium and the leg."]
     assert not any(line.related == "next-visit" for line in related_lines(
-        ranked, ranked[:1], "Should I keep my leg up?", facts, glossary, KINDS))
+        ranked, ranked[:1], Question.read("Should I keep my leg up?", glossary), facts, glossary,
+        KINDS))
 
 
 def test_a_medicine_not_prescribed_never_reads_as_take_it(glossary):
@@ -548,13 +559,13 @@ def test_a_test_named_as_a_patient_names_it_finds_its_clinical_name(question, ex
 
 
 def test_a_kind_of_test_is_one_word_to_retrieval(glossary):
-    from desktop_app.core.pipelines.evidence import _tokens
+    from desktop_app.core.pipelines.question import retrieval_tokens
     from desktop_app.core.pipelines.vocabulary import vocabulary
 
-    asked = _tokens("Do I need another scope?", glossary)
+    asked = Question.read("Do I need another scope?", glossary).tokens
     assert "§kind:scope" in asked and "scope" not in asked  # the cue word is the kind
-    assert "§kind:scope" in _tokens("Repeat EGD in 8 weeks.", glossary)  # by glossary entry
-    assert "§kind:scope" not in _tokens("Repeat CT chest in 6 months.", glossary)
+    assert "§kind:scope" in retrieval_tokens("Repeat EGD in 8 weeks.", glossary)  # by glossary entry
+    assert "§kind:scope" not in retrieval_tokens("Repeat CT chest in 6 months.", glossary)
     # Every entry a kind names is a glossary term, or the kind would never be found by it.
     terms = {entry.term.lower() for entry in glossary.entries}
     for kind in vocabulary().procedure_kinds:
@@ -586,7 +597,8 @@ Pediatric clinic on 05/02/2025.
 
 def _answer(question, embedder, glossary):
     facts, evidence = evidence_for(ASTHMA, question, embedder, glossary)
-    return evidence, evidence_answer(evidence, facts, glossary, ASTHMA, question=question)
+    return evidence, evidence_answer(evidence, facts, glossary, ASTHMA,
+                                     question=Question.read(question, glossary))
 
 
 def test_an_answer_starts_with_what_to_do_not_the_story(embedder, glossary):

@@ -198,7 +198,8 @@ def test_a_loop_hidden_under_type_checking_is_caught():
         source + "\n\nif TYPE_CHECKING:\n    from .checks import Check\n", is_package)
     assert import_cycles(sources) == [["desktop_app.core.pipelines.answer_rules",
                                        "desktop_app.core.pipelines.checks",
-                                       "desktop_app.core.pipelines.evidence"]]
+                                       "desktop_app.core.pipelines.evidence",
+                                       "desktop_app.core.pipelines.question"]]
 
 
 def test_the_command_line_s_parser_loads_no_engine():

@@ -41,6 +41,7 @@ from .checks import Check, check_answer, failing_early
 from .context import FittedDocument, fit_document
 from .evidence import EvidenceLine, evidence_answer, evidence_block, find_evidence
 from .grounding import not_in_summary, unsupported_facts
+from .question import Question
 from .safety import echoed_instruction_words, inspect_document, neutralise_control_markers
 from .summary_facts import read_summary
 from .retry import Turns, attempts_until_passed
@@ -216,246 +217,35 @@ class AskPipeline(Pipeline):
         be used (down, refusing, a reply cut short), the summary's own lines are shown with
         a note saying so (`evidence_if_server_fails`; a benchmark replay turns it off, so
         the sample is an error rather than scored as the model's)."""
+        asked = Question.read(question, self.glossary)
         try:
-            return self._run(summary, question, method=method, variant=variant,
+            return self._run(summary, asked, method=method, variant=variant,
                              on_event=on_event, progress=progress, cancel=cancel)
         except ServerError as exc:
             if not evidence_if_server_fails:
                 raise
             log.warning("A model server failed during Ask; showing the evidence answer")
-            result = self._run(summary, question, method="evidence", variant=variant,
+            result = self._run(summary, asked, method="evidence", variant=variant,
                                on_event=on_event, progress=progress, cancel=cancel)
             result.trace.fallback_reason = (
                 f"The model server could not be used ({exc.message}), so this answer is the "
                 "summary's own lines. " + exc.fix).strip()
             return result
 
-    def _run(self, summary: str, question: str, *, method: str | None,
+    def _run(self, summary: str, question: Question, *, method: str | None,
              variant: str | None, on_event: EventCallback | None,
              progress: ProgressCallback, cancel: CancelToken | None) -> AskResult:
-        """Long: the LAMP-MedQA loop (extract, review, rewrite, verify) with its gates,
-        fallbacks and trace in one place; a class with a method per stage is issue #34's next
-        step."""
-        s = self.settings
-        method = method or s.ask_system
-        variant = variant or s.ask_variant
+        method = method or self.settings.ask_system
+        variant = variant or self.settings.ask_variant
         if method not in METHODS:
             raise LumenError(f"'{method}' is not an answering method.", f"Use one of: {', '.join(METHODS)}.")
         if variant not in VARIANTS:
             raise LumenError(f"'{variant}' is not a simplifier variant.", "Use glossary or plain.")
         if not summary.strip():
             raise LumenError("The discharge summary is empty.", "Open or paste a summary first.")
-        if not question.strip():
+        if not question.text.strip():
             raise LumenError("There is no question.", "Type the patient's question.")
-        started = time.perf_counter()
-        emit = on_event or (lambda kind, data: None)
-        models = self._models_used(method)
-        embedder = self.runtime.embedder()
-        trace = self.new_trace(
-            "ask", method, variant if method.startswith("lamp") else "-", summary,
-            models=models, embedder=True, checks_version=answer_rules().version,
-            settings=self.setting_values(
-                "relevance_threshold", "evidence_margin", "evidence_lines", "answer_lines",
-                "readability_limit", "extraction_attempts", "simplification_attempts",
-                "temperature", "seed", "context_size", "summary_date_order"))
-        report(progress, 0, 4, "Finding the lines that answer the question")
-        safety = inspect_document(summary)
-        trace.safety = safety.to_dict()
-        facts = read_summary(summary, self.glossary, s.summary_date_order)
-        evidence = find_evidence(summary, question, embed=embedder.embed_recent, glossary=self.glossary,
-                                 facts=facts, count=max(s.evidence_lines, s.answer_lines),
-                                 answer_count=s.answer_lines)
-        trace.evidence = [e.to_dict() for e in evidence]
-        trace.evidence_answer = evidence_answer(evidence, facts, self.glossary, summary,
-                                                s.answer_lines, s.plain_words, question)
-        emit("evidence", {"evidence": evidence, "answer": trace.evidence_answer})
-        if method == "evidence":
-            return self._finish(trace, None, summary, started, progress, "")
-
-        question_model, _ = neutralise_control_markers(question)
-        question_vector = embedder.embed_one(question)
-        evidence_vectors = (embedder.embed([e.text for e in evidence]
-                                           + [" ".join(e.text for e in evidence)])
-                            if evidence else None)
-
-        def checked(attempt: Attempt, generation: Generation, *, relevance: bool,
-                    readability: bool) -> Attempt:
-            text = attempt.text
-            checks = check_answer(text, question=question, summary=summary, evidence=evidence,
-                                  glossary=self.glossary, finish_reason=generation.finish_reason)
-            if relevance:
-                attempt.gate, check = self._relevance(text, question_vector, evidence_vectors)
-                checks.insert(0, check)
-            if readability:
-                attempt.gate = self._readability_gate(text)
-                checks.append(Check("readability", attempt.gate.passed,
-                                    "" if attempt.gate.passed else
-                                    f"it reads at grade {attempt.gate.score or 0:.1f}; it must be "
-                                    f"below {s.readability_limit:g}", attempt.gate.score))
-            attempt.checks = [c.to_dict() for c in checks]
-            return attempt
-
-        def call(model: TextModel, role: str, purpose: str, prompt: str,
-                 messages: list[dict[str, str]], max_tokens: int,
-                 stream: bool) -> tuple[str, CallRecord, Generation]:
-            """One model call; a text for the patient (`stream`) stops as soon as it fails."""
-            if cancel is not None:
-                cancel.raise_if_cancelled()
-            generation = model.generate(
-                messages, max_tokens=max_tokens, cancel=cancel,
-                stop_when=failing_early(summary if stream else None, self.glossary),
-                on_token=(lambda piece: emit("token", {"purpose": purpose, "text": piece}))
-                if stream else None)
-            return clean_reply(generation.text), CallRecord.of(purpose, role, prompt, generation), \
-                generation
-
-        if method in ("zero-shot", "one-shot"):
-            fitted = self._fit(neutralise_control_markers(summary)[0], question_model, models)
-            trace.context = fitted.to_dict()
-            emit("context", trace.context)
-            role = s.baseline_role
-            report(progress, 1, 2, "Answering")
-            emit("stage", {"stage": "answer", "attempt": 1})
-            prompt = method.replace("-", "_")
-            text, record, generation = call(
-                models[role], role, "answer", prompt, self._messages(
-                    self._summary_system(fitted.text),
-                    self.prompts.text(prompt, "user", question=question_model)),
-                s.answer_tokens, True)
-            attempt = checked(Attempt("answer", 1, text, calls=[record]), generation,
-                              relevance=True, readability=True)
-            attempt.chosen = True
-            trace.attempts.append(attempt)
-            emit("attempt", {"attempt": attempt})
-            return self._finish(trace, attempt, summary, started, progress, "")
-
-        # The model reads the ranked lines only: the related lines (a medicine's list line, a
-        # follow-up) stay in the shown evidence and the evidence answer, and a shorter prompt
-        # is most of the model's time on a CPU.
-        ranked = [line for line in evidence if not line.related]
-        system = self.prompts.text("evidence", "system", evidence=self._fit_evidence(ranked, models,
-                                                                                   question_model))
-        trace.context = {"evidence_lines": len(ranked), "whole": False,
-                         "note": ""}
-        generator = models["generator"]
-        reviewer = models.get("reviewer")
-
-        # 1-2. Extraction, checked; the reviewer says what the checks found wrong.
-        use_reviewer = method in ("lamp", "lamp-no-verifier")
-        tries = s.extraction_attempts if use_reviewer else 1
-        asked = Turns(self._messages(system, self.prompts.text("extract", "user",
-                                                               question=question_model)),
-                      self.prompts.text("empty", "text"))
-
-        def extract(number: int, previous: str, feedback: str) -> Attempt:
-            report(progress, 1, 4, f"Finding the answer (attempt {number} of {tries})")
-            emit("stage", {"stage": "extraction", "attempt": number})
-            prompt = "extract" if number == 1 else "extract_retry"
-            messages = asked.request if number == 1 else asked.after(
-                number - 1, self.prompts.text("extract_retry", "user", question=question_model,
-                                              feedback=feedback))
-            text, record, generation = call(generator, "generator", "extract", prompt, messages,
-                                            s.answer_tokens, True)
-            asked.replies[number] = generation.text.strip()
-            return checked(Attempt("extraction", number, text, calls=[record]), generation,
-                           relevance=True, readability=False)
-
-        def review(attempt: Attempt) -> str:
-            report(progress, 1, 4, "Reviewer checking the answer")
-            emit("stage", {"stage": "review", "attempt": attempt.number})
-            problems = "; ".join(attempt.problems())
-            advice, record, _ = call(
-                reviewer, "reviewer", "review", "review",
-                asked.after(attempt.number, self.prompts.text("review", "user",
-                                                              problems=problems)),
-                s.feedback_tokens, False)
-            attempt.calls.append(record)
-            return f"{problems}. {advice}".strip()
-
-        def shown(attempt: Attempt) -> None:
-            emit("attempt", {"attempt": attempt})
-
-        extractions = attempts_until_passed(tries, extract, review if use_reviewer else None,
-                                            trace, shown)
-        best = _best(extractions)
-        best.chosen = True
-        if not best.passed:
-            return self._finish(trace, None, summary, started, progress,
-                                "no extraction passed: " + "; ".join(best.problems()))
-        extraction = best.text
-
-        # 3. Glossary help for the simplifier.
-        definitions = ""
-        if variant == "glossary":
-            terms = [{"text": match.text, "term": entry.term, "key": entry.key,
-                      "definition": entry.definition}
-                     for match, entry in self.glossary.terms_to_explain(extraction,
-                                                                        MAX_GLOSSARY_TERMS)]
-            # At most an answer's worth of tokens, as the evidence's fit reserved.
-            while terms:
-                definitions = "\n".join(f"- {t['text']}: {t['definition']}" for t in terms)
-                if len(generator.tokenize(definitions)) <= s.answer_tokens:
-                    break
-                terms.pop()
-            trace.glossary_terms = terms
-            definitions = definitions if terms else ""
-
-        # 3-4. Simplification, checked (readability too); the verifier helps with the grade.
-        use_verifier = method in ("lamp", "lamp-no-reviewer")
-        tries = s.simplification_attempts if use_verifier else 1
-
-        first = (self.prompts.text("simplify_glossary", "user", answer=extraction,
-                                   definitions=definitions) if definitions else
-                 self.prompts.text("simplify", "user", answer=extraction))
-        rewritten = Turns(self._messages(system, first), self.prompts.text("empty", "text"))
-
-        def simplify(number: int, previous: str, feedback: str) -> Attempt:
-            report(progress, 2, 4, f"Writing it plainly (attempt {number} of {tries})")
-            emit("stage", {"stage": "simplification", "attempt": number})
-            if number == 1:
-                prompt = "simplify_glossary" if definitions else "simplify"
-                messages = rewritten.request
-            else:
-                prompt = "simplify_retry"
-                messages = rewritten.after(number - 1, self.prompts.text(prompt, "user",
-                                                                          feedback=feedback))
-            text, record, generation = call(generator, "generator", "simplify", prompt,
-                                            messages, s.answer_tokens, True)
-            rewritten.replies[number] = generation.text.strip()
-            return checked(Attempt("simplification", number, text, calls=[record]), generation,
-                           relevance=False, readability=True)
-
-        def verify(attempt: Attempt) -> str:
-            notes = [p for p in attempt.problems() if not p.startswith("readability")]
-            if not attempt.gate.passed:
-                report(progress, 3, 4, "Verifier checking readability")
-                emit("stage", {"stage": "verify", "attempt": attempt.number})
-                advice, record, _ = call(
-                    reviewer, "reviewer", "verify", "verify", rewritten.after(
-                        attempt.number, self.prompts.text(
-                            "verify", "user", grade=f"{attempt.gate.score or 0:.1f}",
-                            limit=f"{s.readability_limit:g}")),
-                    s.feedback_tokens, False)
-                attempt.calls.append(record)
-                notes.append(advice)
-            return " ".join(notes)
-
-        simplifications = attempts_until_passed(tries, simplify,
-                                                verify if use_verifier else None, trace, shown)
-        best = _best(simplifications)
-        if not best.passed:
-            # The extraction passed every check; when it also reads below the limit it is
-            # a text that passed everything, and better than the evidence answer.
-            chosen = next(a for a in extractions if a.chosen)
-            grade = self._readability_gate(chosen.text)
-            if grade.passed:
-                chosen.checks.append(Check("readability", True, "", grade.score).to_dict())
-                return self._finish(trace, chosen, summary, started, progress, "")
-            chosen.chosen = False
-        best.chosen = True
-        return self._finish(trace, best, summary, started, progress,
-                            "" if best.passed else
-                            "no simplification passed: " + "; ".join(best.problems()))
+        return AskRun(self, summary, question, method, variant, on_event, progress, cancel).answer()
 
     def _readability_gate(self, text: str) -> Gate:
         limit = self.settings.readability_limit
@@ -464,11 +254,234 @@ class AskPipeline(Pipeline):
             return Gate("readability", None, limit, False, f"FKGL < {limit:g} (empty reply)")
         return Gate("readability", grade, limit, grade < limit, f"FKGL < {limit:g}")
 
-    def _finish(self, trace: Trace, chosen: Attempt | None, summary: str, started: float,
-                progress: ProgressCallback, why_not: str) -> AskResult:
+
+class AskRun:
+    """One Ask, a method per stage: the evidence and its answer; then, by method, the
+    one-model baseline from the summary, or LAMP-MedQA's extraction (with the reviewer)
+    and simplification (with the verifier) over the evidence; then what is shown.  What
+    the stages share (the question, the evidence, the trace, the callbacks) is held here."""
+
+    def __init__(self, pipeline: AskPipeline, summary: str, question: Question, method: str,
+                 variant: str, on_event: EventCallback | None, progress: ProgressCallback,
+                 cancel: CancelToken | None) -> None:
+        self.settings = pipeline.settings
+        self.pipeline, self.glossary = pipeline, pipeline.glossary
+        self.summary, self.question, self.method, self.variant = summary, question, method, variant
+        self.progress, self.cancel = progress, cancel
+        self.started = time.perf_counter()
+        self.emit: EventCallback = on_event or (lambda kind, data: None)
+        self.models = pipeline._models_used(method)
+        self.embedder = pipeline.runtime.embedder()
+        self.trace = pipeline.new_trace(
+            "ask", method, variant if method.startswith("lamp") else "-", summary,
+            models=self.models, embedder=True, checks_version=answer_rules().version,
+            settings=pipeline.setting_values(
+                "relevance_threshold", "evidence_margin", "evidence_lines", "answer_lines",
+                "readability_limit", "extraction_attempts", "simplification_attempts",
+                "temperature", "seed", "context_size", "summary_date_order"))
+        self.evidence: list[EvidenceLine] = []
+        # Set by the stages that use a model (embed_question, extraction, simplification).
+        self.question_model = ""
+        self.question_vector = None
+        self.evidence_vectors = None
+        self.system = ""
+        self.extraction_turns: Turns | None = None
+        self.simplification_turns: Turns | None = None
+        self.definitions = ""
+        self.tries = 1  # of the stage under way
+
+    def answer(self) -> AskResult:
+        self.gather_evidence()
+        if self.method == "evidence":
+            return self.finish(None, "")
+        self.embed_question()
+        if self.method in ("zero-shot", "one-shot"):
+            return self.finish(self.answer_from_summary(), "")
+        extractions = self.extraction()
+        best = _best(extractions)
+        best.chosen = True
+        if not best.passed:
+            return self.finish(None, "no extraction passed: " + "; ".join(best.problems()))
+        self.glossary_definitions(best.text)
+        return self.simplification(best.text, extractions)
+
+    # ---- the stages ----
+
+    def gather_evidence(self) -> None:
+        """The lines that answer the question, and the evidence answer from them."""
+        s, trace = self.settings, self.trace
+        report(self.progress, 0, 4, "Finding the lines that answer the question")
+        safety = inspect_document(self.summary)
+        trace.safety = safety.to_dict()
+        facts = read_summary(self.summary, self.glossary, s.summary_date_order)
+        self.evidence = find_evidence(self.summary, self.question, embed=self.embedder.embed_recent,
+                                      glossary=self.glossary, facts=facts,
+                                      count=max(s.evidence_lines, s.answer_lines),
+                                      answer_count=s.answer_lines)
+        trace.evidence = [e.to_dict() for e in self.evidence]
+        trace.evidence_answer = evidence_answer(self.evidence, facts, self.glossary, self.summary,
+                                                s.answer_lines, s.plain_words, self.question)
+        self.emit("evidence", {"evidence": self.evidence, "answer": trace.evidence_answer})
+
+    def embed_question(self) -> None:
+        """The question as the models read it, and the vectors the relevance check compares."""
+        self.question_model, _ = neutralise_control_markers(self.question.text)
+        self.question_vector = self.embedder.embed_one(self.question.text)
+        self.evidence_vectors = (self.embedder.embed([e.text for e in self.evidence]
+                                                     + [" ".join(e.text for e in self.evidence)])
+                                 if self.evidence else None)
+
+    def answer_from_summary(self) -> Attempt:
+        """The zero-shot and one-shot baselines: one model reads the summary (or its parts
+        nearest the question) and answers once."""
+        s, pipeline = self.settings, self.pipeline
+        fitted = pipeline._fit(neutralise_control_markers(self.summary)[0], self.question_model,
+                               self.models)
+        self.trace.context = fitted.to_dict()
+        self.emit("context", self.trace.context)
+        role = s.baseline_role
+        report(self.progress, 1, 2, "Answering")
+        self.emit("stage", {"stage": "answer", "attempt": 1})
+        prompt = self.method.replace("-", "_")
+        text, record, generation = self.call(
+            self.models[role], role, "answer", prompt, pipeline._messages(
+                pipeline._summary_system(fitted.text),
+                pipeline.prompts.text(prompt, "user", question=self.question_model)),
+            s.answer_tokens, True)
+        attempt = self.checked(Attempt("answer", 1, text, calls=[record]), generation,
+                               relevance=True, readability=True)
+        attempt.chosen = True
+        self.trace.attempts.append(attempt)
+        self.emit("attempt", {"attempt": attempt})
+        return attempt
+
+    def extraction(self) -> list[Attempt]:
+        """1-2. Extraction, checked; the reviewer says what the checks found wrong."""
+        s, pipeline = self.settings, self.pipeline
+        # The model reads the ranked lines only: the related lines (a medicine's list line, a
+        # follow-up) stay in the shown evidence and the evidence answer, and a shorter prompt
+        # is most of the model's time on a CPU.
+        ranked = [line for line in self.evidence if not line.related]
+        self.system = pipeline.prompts.text("evidence", "system", evidence=pipeline._fit_evidence(
+            ranked, self.models, self.question_model))
+        self.trace.context = {"evidence_lines": len(ranked), "whole": False,
+                              "note": ""}
+        use_reviewer = self.method in ("lamp", "lamp-no-verifier")
+        self.tries = s.extraction_attempts if use_reviewer else 1
+        self.extraction_turns = Turns(pipeline._messages(self.system, pipeline.prompts.text(
+            "extract", "user", question=self.question_model)), pipeline.prompts.text("empty", "text"))
+        return attempts_until_passed(self.tries, self.extract, self.review if use_reviewer else None,
+                                     self.trace, self.shown)
+
+    def extract(self, number: int, previous: str, feedback: str) -> Attempt:
+        asked, prompts = self.extraction_turns, self.pipeline.prompts
+        report(self.progress, 1, 4, f"Finding the answer (attempt {number} of {self.tries})")
+        self.emit("stage", {"stage": "extraction", "attempt": number})
+        prompt = "extract" if number == 1 else "extract_retry"
+        messages = asked.request if number == 1 else asked.after(
+            number - 1, prompts.text("extract_retry", "user", question=self.question_model,
+                                     feedback=feedback))
+        text, record, generation = self.call(self.models["generator"], "generator", "extract",
+                                             prompt, messages, self.settings.answer_tokens, True)
+        asked.replies[number] = generation.text.strip()
+        return self.checked(Attempt("extraction", number, text, calls=[record]), generation,
+                            relevance=True, readability=False)
+
+    def review(self, attempt: Attempt) -> str:
+        report(self.progress, 1, 4, "Reviewer checking the answer")
+        self.emit("stage", {"stage": "review", "attempt": attempt.number})
+        problems = "; ".join(attempt.problems())
+        advice, record, _ = self.call(
+            self.models["reviewer"], "reviewer", "review", "review",
+            self.extraction_turns.after(attempt.number, self.pipeline.prompts.text(
+                "review", "user", problems=problems)),
+            self.settings.feedback_tokens, False)
+        attempt.calls.append(record)
+        return f"{problems}. {advice}".strip()
+
+    def glossary_definitions(self, extraction: str) -> None:
+        """3. Glossary help for the simplifier."""
+        if self.variant != "glossary":
+            return
+        terms = [{"text": match.text, "term": entry.term, "key": entry.key,
+                  "definition": entry.definition}
+                 for match, entry in self.glossary.terms_to_explain(extraction,
+                                                                    MAX_GLOSSARY_TERMS)]
+        # At most an answer's worth of tokens, as the evidence's fit reserved.
+        definitions = ""
+        while terms:
+            definitions = "\n".join(f"- {t['text']}: {t['definition']}" for t in terms)
+            if len(self.models["generator"].tokenize(definitions)) <= self.settings.answer_tokens:
+                break
+            terms.pop()
+        self.trace.glossary_terms = terms
+        self.definitions = definitions if terms else ""
+
+    def simplification(self, extraction: str, extractions: list[Attempt]) -> AskResult:
+        """3-4. Simplification, checked (readability too); the verifier helps with the grade.
+        When no simplification passes, the extraction is shown if it reads below the limit
+        too, else the evidence answer."""
+        s, prompts = self.settings, self.pipeline.prompts
+        use_verifier = self.method in ("lamp", "lamp-no-reviewer")
+        self.tries = s.simplification_attempts if use_verifier else 1
+        first = (prompts.text("simplify_glossary", "user", answer=extraction,
+                              definitions=self.definitions) if self.definitions else
+                 prompts.text("simplify", "user", answer=extraction))
+        self.simplification_turns = Turns(self.pipeline._messages(self.system, first),
+                                          prompts.text("empty", "text"))
+        simplifications = attempts_until_passed(self.tries, self.simplify,
+                                                self.verify if use_verifier else None, self.trace,
+                                                self.shown)
+        best = _best(simplifications)
+        if not best.passed:
+            # The extraction passed every check; when it also reads below the limit it is
+            # a text that passed everything, and better than the evidence answer.
+            chosen = next(a for a in extractions if a.chosen)
+            grade = self.pipeline._readability_gate(chosen.text)
+            if grade.passed:
+                chosen.checks.append(Check("readability", True, "", grade.score).to_dict())
+                return self.finish(chosen, "")
+            chosen.chosen = False
+        best.chosen = True
+        return self.finish(best, "" if best.passed else
+                           "no simplification passed: " + "; ".join(best.problems()))
+
+    def simplify(self, number: int, previous: str, feedback: str) -> Attempt:
+        rewritten, prompts = self.simplification_turns, self.pipeline.prompts
+        report(self.progress, 2, 4, f"Writing it plainly (attempt {number} of {self.tries})")
+        self.emit("stage", {"stage": "simplification", "attempt": number})
+        if number == 1:
+            prompt = "simplify_glossary" if self.definitions else "simplify"
+            messages = rewritten.request
+        else:
+            prompt = "simplify_retry"
+            messages = rewritten.after(number - 1, prompts.text(prompt, "user", feedback=feedback))
+        text, record, generation = self.call(self.models["generator"], "generator", "simplify",
+                                             prompt, messages, self.settings.answer_tokens, True)
+        rewritten.replies[number] = generation.text.strip()
+        return self.checked(Attempt("simplification", number, text, calls=[record]), generation,
+                            relevance=False, readability=True)
+
+    def verify(self, attempt: Attempt) -> str:
+        notes = [p for p in attempt.problems() if not p.startswith("readability")]
+        if not attempt.gate.passed:
+            report(self.progress, 3, 4, "Verifier checking readability")
+            self.emit("stage", {"stage": "verify", "attempt": attempt.number})
+            advice, record, _ = self.call(
+                self.models["reviewer"], "reviewer", "verify", "verify",
+                self.simplification_turns.after(attempt.number, self.pipeline.prompts.text(
+                    "verify", "user", grade=f"{attempt.gate.score or 0:.1f}",
+                    limit=f"{self.settings.readability_limit:g}")),
+                self.settings.feedback_tokens, False)
+            attempt.calls.append(record)
+            notes.append(advice)
+        return " ".join(notes)
+
+    def finish(self, chosen: Attempt | None, why_not: str) -> AskResult:
         """Show the chosen model text only when it passed every check; else the evidence
         answer.  Grounding flags are computed on what is shown, whatever it is."""
-        report(progress, 4, 4, "Checking the answer against the summary")
+        trace, summary, glossary = self.trace, self.summary, self.glossary
+        report(self.progress, 4, 4, "Checking the answer against the summary")
         if chosen is not None and chosen.passed:
             answer, trace.answer_source = chosen.text, "model"
             trace.shown_attempt = trace.attempts.index(chosen)
@@ -476,16 +489,54 @@ class AskPipeline(Pipeline):
             answer, trace.answer_source = trace.evidence_answer, "evidence"
             trace.fallback_reason = why_not or (
                 "; ".join(chosen.problems()) if chosen is not None else "")
-        trace.final_fkgl = self.grade(answer)
-        trace.grounding_flags = [f.to_dict() for f in unsupported_facts(answer, summary, self.glossary)]
+        trace.final_fkgl = self.pipeline.grade(answer)
+        trace.grounding_flags = [f.to_dict() for f in unsupported_facts(answer, summary, glossary)]
         echoed = echoed_instruction_words(answer, summary, inspect_document(summary))
         if echoed:
             trace.safety["echoed_words"] = echoed
             trace.grounding_flags.append({"kind": "instruction", "text": ", ".join(echoed),
                                           "value": "repeats text that gives instructions",
                                           "start": -1, "end": -1})
-        trace.seconds = time.perf_counter() - started
+        trace.seconds = time.perf_counter() - self.started
         return AskResult(answer, trace)
+
+    # ---- what every stage uses ----
+
+    def shown(self, attempt: Attempt) -> None:
+        self.emit("attempt", {"attempt": attempt})
+
+    def checked(self, attempt: Attempt, generation: Generation, *, relevance: bool,
+                readability: bool) -> Attempt:
+        text = attempt.text
+        checks = check_answer(text, question=self.question, summary=self.summary,
+                              evidence=self.evidence, glossary=self.glossary,
+                              finish_reason=generation.finish_reason)
+        if relevance:
+            attempt.gate, check = self.pipeline._relevance(text, self.question_vector,
+                                                           self.evidence_vectors)
+            checks.insert(0, check)
+        if readability:
+            attempt.gate = self.pipeline._readability_gate(text)
+            checks.append(Check("readability", attempt.gate.passed,
+                                "" if attempt.gate.passed else
+                                f"it reads at grade {attempt.gate.score or 0:.1f}; it must be "
+                                f"below {self.settings.readability_limit:g}", attempt.gate.score))
+        attempt.checks = [c.to_dict() for c in checks]
+        return attempt
+
+    def call(self, model: TextModel, role: str, purpose: str, prompt: str,
+             messages: list[dict[str, str]], max_tokens: int,
+             stream: bool) -> tuple[str, CallRecord, Generation]:
+        """One model call; a text for the patient (`stream`) stops as soon as it fails."""
+        if self.cancel is not None:
+            self.cancel.raise_if_cancelled()
+        generation = model.generate(
+            messages, max_tokens=max_tokens, cancel=self.cancel,
+            stop_when=failing_early(self.summary if stream else None, self.glossary),
+            on_token=(lambda piece: self.emit("token", {"purpose": purpose, "text": piece}))
+            if stream else None)
+        return clean_reply(generation.text), CallRecord.of(purpose, role, prompt, generation), \
+            generation
 
 
 def evidence_margin(answer_vector, question_vector, evidence_vectors) -> float:

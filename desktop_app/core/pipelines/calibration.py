@@ -115,11 +115,12 @@ def evidence_margin_scores(items: list[dict], embed, glossary, evidence_lines: i
     with and without a label, a refusal and talk about the reader (negatives)."""
     from .ask import evidence_margin
     from .evidence import find_evidence
+    from .question import Question
 
     positive, negative = [], []
     for item in items:
-        evidence = find_evidence(item["summary"], item["question"], embed=embed,
-                                 glossary=glossary, count=evidence_lines)
+        evidence = find_evidence(item["summary"], Question.read(item["question"], glossary),
+                                 embed=embed, glossary=glossary, count=evidence_lines)
         if not evidence:
             continue
         lines = embed([e.text for e in evidence] + [" ".join(e.text for e in evidence)])

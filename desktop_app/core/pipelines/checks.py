@@ -26,10 +26,11 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..glossary.glossary import Glossary
-from .answer_rules import answer_rules, content_words, question_kinds, words
+from .answer_rules import answer_rules, content_words, words
 from .grounding import extract_facts, not_in_summary, unsupported_facts
+from .question import Question
 from .summary_facts import medicine_names, medicines_of_kinds
-from .vocabulary import same_date, vocabulary
+from .vocabulary import same_date
 
 if TYPE_CHECKING:
     from .evidence import EvidenceLine
@@ -179,14 +180,14 @@ def _has(answer_values: list[tuple[str, str]], wanted: tuple[str, str]) -> bool:
     return False
 
 
-def coverage_problems(text: str, question: str, evidence: list["EvidenceLine"],
+def coverage_problems(text: str, question: Question, evidence: list["EvidenceLine"],
                       glossary: Glossary | None) -> list[str]:
     """What the question asks for that the top evidence holds and the answer lacks."""
     if not evidence:
         return []
     top = evidence[0].text
     problems = []
-    for kind in question_kinds(question):
+    for kind in question.kinds:
         for fact_kind in kind.facts:
             wanted = _fact_values(top, fact_kind, glossary)
             if wanted and not any(_has(_fact_values(text, fact_kind, glossary), w) for w in wanted):
@@ -195,8 +196,8 @@ def coverage_problems(text: str, question: str, evidence: list["EvidenceLine"],
                                 f"summary says {shown}, which the answer leaves out")
     # A question about a kind of medicine ("why was her bladder pill stopped?") is answered
     # only by naming which one, when the evidence names one of that kind.
-    kinds = {kind.kind for kind in vocabulary().medicine_kinds_in(question)}
-    if kinds and not medicines_of_kinds(kinds, question, glossary):
+    kinds = set(question.unnamed_medicine_kinds)
+    if kinds:
         wanted = {key: name for line in evidence[:KIND_LINES]
                   for *_span, name, key in medicines_of_kinds(kinds, line.text, glossary)}
         named = {key for *_span, _name, key in medicine_names(text, glossary)}
@@ -228,13 +229,13 @@ def support_problems(text: str, summary: str, glossary: Glossary | None) -> list
     return [not_in_summary(f.text, f.kind) for f in unsupported_facts(text, summary, glossary)]
 
 
-def check_answer(text: str, *, question: str, summary: str, evidence: list["EvidenceLine"],
+def check_answer(text: str, *, question: Question, summary: str, evidence: list["EvidenceLine"],
                  glossary: Glossary | None, finish_reason: str = "stop",
                  coverage: bool = True) -> list[Check]:
     """Support, coverage and degeneracy of one reply (relevance and readability need the
     embedder and the grader, which the pipeline holds)."""
     checks = []
-    problems = degeneracy_problems(text, question, finish_reason)
+    problems = degeneracy_problems(text, question.text, finish_reason)
     checks.append(Check("degeneracy", not problems, "; ".join(problems)))
     problems = support_problems(text, summary, glossary)
     checks.append(Check("support", not problems, "; ".join(problems)))

@@ -41,13 +41,13 @@ import numpy as np
 from ..config import Settings
 from ..glossary.glossary import Glossary
 from ..glossary.names import ends_no_sentence
-from .answer_rules import answer_rules, content_words, question_kinds
+from .answer_rules import content_words
 from .grounding import unsupported_facts
 from .plain import Reader, lay_words, lost_facts, record_shorthand, shorter_sentences
+from .question import Question, medicine_words, retrieval_tokens
 from .safety import reads_like_instruction
 from .summary_facts import (Medication, SummaryFacts, medicine_kinds, medicine_names,
-                            medicines_of_kinds, patient_text, read_summary, reads_as_warning,
-                            section_items)
+                            patient_text, read_summary, reads_as_warning, section_items)
 from .vocabulary import DATE, date_order_of, plain_date, vocabulary
 
 # How the three scores are weighed, and how close to the best a line must score to be
@@ -171,58 +171,12 @@ def evidence_units(summary: str, facts: SummaryFacts) -> list[Unit]:
     return units
 
 
-def _tokens(text: str, glossary: Glossary | None) -> list[str]:
-    """The words retrieval compares: content words, one "§key" per glossary entry named,
-    and one word per kind of test the text speaks of (resources/summary_vocabulary.toml
-    [[procedure_kind]]), whose cue words are left out: no line says "another scope", so
-    "scope" would only count against every line."""
-    stop = answer_rules().stop_words
-    matches = glossary.match(text) if glossary is not None else []
-    kinds = vocabulary().procedure_kinds_of(text, [m.term for m in matches])
-    plain = text
-    for kind in kinds:
-        for cue in kind.cue.finditer(text):
-            plain = plain[:cue.start()] + " " * (cue.end() - cue.start()) + plain[cue.end():]
-            # "kidney" of "kidney numbers" is the kind, not the organ
-            matches = [m for m in matches if m.end <= cue.start() or m.start >= cue.end()]
-    words = [w[:-1] if len(w) > 4 and w.endswith("s") and not w.endswith("ss") else w
-             for w in re.findall(r"[a-z0-9]+", plain.lower()) if w not in stop]
-    return words + [f"§{m.key}" for m in matches] + [kind.token for kind in kinds]
-
-
-def _medicine_words(text: str, glossary: Glossary | None) -> set[str]:
-    """The words of the medicine names in `text` and their glossary entries, so "insulin"
-    meets "insulin glargine" and "Bactrim" meets "trimethoprim-sulfamethoxazole"."""
-    found = set()
-    for *_span, name, key in medicine_names(text, glossary):
-        found |= _name_words(name, key)
-    return found
-
-
-def _name_words(name: str, key: str) -> set[str]:
-    return {w for w in re.findall(r"[a-z]{3,}", name.lower())} | {f"§{key}"}
-
-
-def asked_medicines(question: str, texts: list[str], glossary: Glossary | None) -> set[str]:
-    """The medicine words of what `question` asks about: the medicines it names, and the
-    medicines of `texts` of each kind it names ("the antibiotic" asks about amoxicillin;
-    resources/summary_vocabulary.toml [[medicine_kind]])."""
-    asked = _medicine_words(question, glossary)
-    kinds = {kind.kind for kind in vocabulary().medicine_kinds_in(question)}
-    if not kinds:
-        return asked
-    for text in texts:
-        for *_span, name, key in medicines_of_kinds(kinds, text, glossary):
-            asked |= _name_words(name, key)
-    return asked
-
-
 def _medicine_kinds(text: str, glossary: Glossary | None) -> set[str]:
     return set().union(*(medicine_kinds(name, key, glossary)
                          for *_span, name, key in medicine_names(text, glossary)))
 
 
-def find_evidence(summary: str, question: str, *, embed: Callable[[list[str]], np.ndarray],
+def find_evidence(summary: str, question: Question, *, embed: Callable[[list[str]], np.ndarray],
                   glossary: Glossary | None, facts: SummaryFacts | None = None,
                   count: int = 4, answer_count: int = ANSWER_LINES) -> list[EvidenceLine]:
     """The `count` units of `summary` that best answer `question`, best first, then the
@@ -231,10 +185,10 @@ def find_evidence(summary: str, question: str, *, embed: Callable[[list[str]], n
 
     facts = facts if facts is not None else read_summary(summary, glossary)
     units = evidence_units(summary, facts)
-    if not units or not question.strip():
+    if not units or not question.text.strip():
         return []
-    corpus = [_tokens(f"{u.text}", glossary) for u in units]
-    query = _tokens(question, glossary)
+    corpus = [retrieval_tokens(f"{u.text}", glossary) for u in units]
+    query = list(question.tokens)
     if any(corpus) and query:
         bm25 = BM25Okapi([c or ["∅"] for c in corpus])
         # Scaled by what a line holding every word of the question once would score (each
@@ -246,17 +200,17 @@ def find_evidence(summary: str, question: str, *, embed: Callable[[list[str]], n
     else:
         lexical = np.zeros(len(units))
     vectors = embed([f"{u.section}: {u.text}" if u.section else u.text for u in units]
-                    + [question])
+                    + [question.text])
     meaning = np.clip(vectors[:-1] @ vectors[-1], 0.0, None)
-    kinds = question_kinds(question)
+    kinds = question.kinds
     wanted_sections = {s for kind in kinds for s in kind.sections}
     # A warning sign, follow-up or restriction the parser found outside its own section
     # ("Call 911 at once for face drooping ..." under "Stroke") counts as in it.
     wanted_facts = [(f.start, f.end) for kind in kinds for f in
                     {"warning": facts.warning_signs, "when": facts.follow_ups,
                      "activity": facts.restrictions}.get(kind.kind, [])]
-    warning = any(kind.kind == "warning" for kind in kinds)
-    asked = asked_medicines(question, [unit.text for unit in units], glossary)
+    warning = question.has_kind("warning")
+    asked = question.asked_medicines([unit.text for unit in units], glossary)
     lines = []
     for index, unit in enumerate(units):
         bonus = SECTION_BONUS if (unit.section_kind in wanted_sections or any(
@@ -266,7 +220,7 @@ def find_evidence(summary: str, question: str, *, embed: Callable[[list[str]], n
             bonus -= PAST_PENALTY
         if unit.section_kind == "header" and lexical[index] == 0:
             bonus -= PAST_PENALTY  # a record field ("Admission Date") unless it is asked about
-        if asked and asked & _medicine_words(unit.text, glossary):
+        if asked and asked & medicine_words(unit.text, glossary):
             bonus += MEDICINE_BONUS
         score = LEXICAL_WEIGHT * lexical[index] + MEANING_WEIGHT * meaning[index] + bonus
         lines.append(EvidenceLine(unit.text, unit.start, unit.end, unit.section,
@@ -285,10 +239,10 @@ def find_evidence(summary: str, question: str, *, embed: Callable[[list[str]], n
 def _terms(text: str, glossary: Glossary | None) -> set[str]:
     """The glossary entries and the tests (resources/summary_vocabulary.toml) a text names."""
     tests = {f"test:{m.group(1).lower()}" for m in vocabulary().follow_up_test.finditer(text)}
-    return tests | {w for w in _tokens(text, glossary) if w.startswith("§")}
+    return tests | {w for w in retrieval_tokens(text, glossary) if w.startswith("§")}
 
 
-def related_lines(ranked: list[EvidenceLine], answer: list[EvidenceLine], question: str,
+def related_lines(ranked: list[EvidenceLine], answer: list[EvidenceLine], question: Question,
                   facts: SummaryFacts, glossary: Glossary | None,
                   summary: str = "") -> list[EvidenceLine]:
     """The medication-list lines of the medicines the question or the best line names,
@@ -301,30 +255,32 @@ def related_lines(ranked: list[EvidenceLine], answer: list[EvidenceLine], questi
     `related`."""
     if not answer:
         return []
-    asked = f"{question}\n{answer[0].text}"
-    named = (asked_medicines(question, [line.text for line in ranked], glossary)
-             | _medicine_words(asked, glossary))
+    # Read whole, not as the question's terms and the line's: the glossary matches across
+    # a line break, so the two can differ.
+    asked = f"{question.text}\n{answer[0].text}"
+    named = (question.asked_medicines([line.text for line in ranked], glossary)
+             | medicine_words(asked, glossary))
     terms = named | _terms(asked, glossary)
     found: list[EvidenceLine] = []
     # The medicines the question and the best line name first, then those the other
     # answer lines name ("replaced with lisinopril"): their list lines say how to take them.
-    also = set().union(*(_medicine_words(line.text, glossary) for line in answer[1:])) - named
+    also = set().union(*(medicine_words(line.text, glossary) for line in answer[1:])) - named
     for wanted in (named, also):
         for line in ranked:
             if len(found) >= RELATED_MEDICINES:
                 break
             if (line not in answer and line not in found
-                    and wanted & _medicine_words(line.text, glossary)
+                    and wanted & medicine_words(line.text, glossary)
                     and _medication_of(line, facts) is not None):
                 line.related = "medicine"
                 found.append(line)
     # A medicine the question names that was stopped or held: the new medicine of the
     # same kind is most often what is taken instead ("hydrochlorothiazide stopped",
     # "amlodipine 5 mg daily (NEW)").
-    named_in_question = _medicine_words(question, glossary)
+    named_in_question = question.medicine_words
     replaced = set().union(*(_medicine_kinds(m.name, glossary) for m in facts.medications
                              if m.status in ("stopped", "held")
-                             and named_in_question & _medicine_words(m.name, glossary)))
+                             and named_in_question & medicine_words(m.name, glossary)))
     for line in answer + found:  # the new one is already there ("sertraline to venlafaxine")
         medication = _medication_of(line, facts)
         if medication is not None and medication.status == "new":
@@ -337,7 +293,7 @@ def related_lines(ranked: list[EvidenceLine], answer: list[EvidenceLine], questi
             line.related = "instead"
             found.append(line)
             break
-    if summary and any(kind.kind == "why" for kind in question_kinds(question)):
+    if summary and question.has_kind("why"):
         # A reason is most often written just before what was done about it, in the same
         # paragraph ("K 5.3 on admission. Spironolactone was held.").
         before = max((line for line in ranked if line.end <= answer[0].start), default=None,
@@ -351,11 +307,11 @@ def related_lines(ranked: list[EvidenceLine], answer: list[EvidenceLine], questi
         if follow_ups >= RELATED_FOLLOW_UPS:
             break
         if (line.section_kind == "follow_up" and line not in answer and line not in found
-                and terms & (_terms(line.text, glossary) | _medicine_words(line.text, glossary))):
+                and terms & (_terms(line.text, glossary) | medicine_words(line.text, glossary))):
             line.related = "follow-up"
             found.append(line)
             follow_ups += 1
-    if not follow_ups and any(kind.kind == "warning" for kind in question_kinds(question)):
+    if not follow_ups and question.has_kind("warning"):
         # "When should I come back?" is also asked of the planned visit: the first dated
         # follow-up line, after the signs that mean coming back sooner.
         planned = [line for line in ranked if line.section_kind == "follow_up"
@@ -712,7 +668,7 @@ def _medications_of(line: EvidenceLine, facts: SummaryFacts) -> list[Medication]
 
 
 def answer_lines(evidence: list[EvidenceLine], count: int = ANSWER_LINES,
-                 question: str = "") -> list[EvidenceLine]:
+                 question: Question | None = None) -> list[EvidenceLine]:
     """The best line, and those that score close to it (at most `count` in all), then the
     related lines a patient needs beside them (IN_THE_ANSWER; a follow-up only for a
     question of FOLLOW_UP_KINDS, else it stays in the evidence list); the sentence before
@@ -726,8 +682,9 @@ def answer_lines(evidence: list[EvidenceLine], count: int = ANSWER_LINES,
         return []
     best = ranked[0].score
     close = [e for e in ranked if e.score >= ANSWER_SHARE_OF_BEST * best][:max(1, count)]
-    kinds = {kind.kind for kind in question_kinds(question)} if question else set()
-    if question and not kinds & {"why", "what"}:
+    has_question = question is not None and bool(question.text)
+    kinds = question.kind_names if has_question else frozenset()
+    if has_question and not kinds & {"why", "what"}:
         close.sort(key=lambda e: e.section_kind not in TO_DO_SECTIONS)  # stable: by score within
     reasons = [e for e in evidence if e.related == "reason"]
     return reasons + close + [e for e in evidence if e.related in IN_THE_ANSWER
@@ -737,7 +694,8 @@ def answer_lines(evidence: list[EvidenceLine], count: int = ANSWER_LINES,
 
 def evidence_answer(evidence: list[EvidenceLine], facts: SummaryFacts,
                     glossary: Glossary | None, summary: str = "",
-                    count: int = ANSWER_LINES, plain: bool = True, question: str = "") -> str:
+                    count: int = ANSWER_LINES, plain: bool = True,
+                    question: Question | None = None) -> str:
     """The top evidence as plain sentences, without a model; when no line scores at least
     EVIDENCE_FLOOR, a sentence saying that the summary does not seem to answer.  At most
     GLOSSES_PER_ANSWER definition, never of a medicine: its line says what it is for in

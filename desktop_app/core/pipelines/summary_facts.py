@@ -37,6 +37,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..glossary.glossary import Glossary
+from ..glossary.matcher import GlossaryMatch
 from ..glossary.names import ends_no_sentence
 from .vocabulary import (DATE, NUMBER_WORDS, Vocabulary, date_order_of, date_value, number_value,
                          vocabulary)
@@ -857,15 +858,16 @@ def section_items(summary: str, section: SummarySection) -> list[tuple[int, int]
     return _trimmed(summary, spans)
 
 
-def medicine_names(text: str, glossary: Glossary | None,
-                   vocab: Vocabulary | None = None) -> list[tuple[int, int, str, str]]:
+def medicine_names(text: str, glossary: Glossary | None, vocab: Vocabulary | None = None,
+                   matches: list[GlossaryMatch] | None = None) -> list[tuple[int, int, str, str]]:
     """(start, end, name as written, key) of every medicine named in `text`: by the
-    glossary (key: its entry, so a brand and its generic name agree), then by name stem or
-    the vocabulary's medicine names (key: the name in lower case)."""
+    glossary (key: its entry, so a brand and its generic name agree; `matches`: the
+    glossary's matches in `text`, when the caller has them), then by name stem or the
+    vocabulary's medicine names (key: the name in lower case)."""
     vocab = vocab or vocabulary()
     found: list[tuple[int, int, str, str]] = []
     if glossary is not None:
-        for match in glossary.match(text):
+        for match in glossary.match(text) if matches is None else matches:
             # The glossary files dose forms (tablet, capsule) as medications too.
             if (match.category == "medication" and match.text.lower() not in vocab.units
                     and match.text.lower() not in vocab.not_medicines):
