@@ -254,7 +254,7 @@ FACE_DOORS = {"desktop_app.core", "desktop_app.core.session", "desktop_app.core.
               "desktop_app.core.evaluation.scorers", "desktop_app.core.evaluation.systems"}
 # Direct imports of other core modules by the faces, counted as (face module, core
 # module) pairs.  Each is a door to close; the number may only go down.
-DIRECT_IMPORTS_LEFT = 71
+DIRECT_IMPORTS_LEFT = 67
 
 
 def direct_core_imports(sources: dict[str, tuple[str, bool]]) -> list[tuple[str, str]]:

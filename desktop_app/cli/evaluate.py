@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..core.errors import LumenError
 from .common import (EXIT_OK, EXIT_PROBLEM, add_json_option, column_mapping, command_session,
-                    progress_for, progress_printer, show_result, tell)
+                    profile_session, progress_for, progress_printer, show_result, tell)
 
 
 def cmd_bench_import(args, paths, settings) -> int:
@@ -150,15 +150,9 @@ def cmd_bench_compare_modes(args, paths, settings) -> int:
 
 
 def cmd_bench_calibrate_judge(args, paths, settings) -> int:
-    from ..core.evaluation.judges import RubricJudge, calibrate_hivmedqa_judge
-    from ..core.models.runtime import ModelRuntime
-
-    runtime = ModelRuntime(paths, settings)
-    try:
-        result = calibrate_hivmedqa_judge(RubricJudge(runtime), Path(args.csv), limit=args.limit,
-                                          progress=progress_for(args))
-    finally:
-        runtime.close()
+    with profile_session(paths, settings, store=False) as session:
+        result = session.evaluation.calibrate_judge(Path(args.csv), limit=args.limit,
+                                                    progress=progress_for(args))
 
     def for_reader() -> None:
         print(f"Local judge {result['judge_model']} against the paper's GPT-4o scores on "

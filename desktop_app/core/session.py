@@ -350,6 +350,13 @@ class ModelActions:
 
         return manage.provision(self._session.paths, self._session.settings, progress, cancel)
 
+    def embedded_missing(self) -> list[str]:
+        """The embedded model files not in the models folder (by name, no hashing: quick
+        enough for every start)."""
+        from .models import manage
+
+        return manage.embedded_missing(self._session.paths, self._session.settings)
+
     def add(self, path: Path, *, roles: list[str] | None = None, chat_format: str | None = None,
             model_id: str | None = None, progress: "ProgressCallback" = None,
             cancel: "CancelToken | None" = None) -> "ModelSpec":
@@ -592,6 +599,16 @@ class EvaluationActions:
         return compare_modes(self.store, run_ids,
                              min_samples=self._session.settings.report_min_samples)
 
+    def calibrate_judge(self, paper_scores: Path, *, limit: int | None = None,
+                        progress: "ProgressCallback" = None,
+                        cancel: "CancelToken | None" = None) -> dict[str, Any]:
+        """The local HIVMedQA judge scored against the paper's published judge scores
+        (MAE and Spearman per dimension); nothing is kept."""
+        from .evaluation.judges import RubricJudge, calibrate_hivmedqa_judge
+
+        return calibrate_hivmedqa_judge(RubricJudge(self._session.runtime), Path(paper_scores),
+                                        limit=limit, progress=progress, cancel=cancel)
+
     def compare(self, run_a: str, run_b: str, resamples: int | None = None) -> dict[str, Any]:
         """Run B against baseline run A, on the samples both finished."""
         from .evaluation.report import compare
@@ -668,6 +685,12 @@ class GlossaryActions:
         finally:
             partial.unlink(missing_ok=True)
         return count
+
+    def reading_grade(self, text: str) -> float:
+        """A definition's Flesch-Kincaid grade, as the entry editor shows it while typing."""
+        from .readability import flesch_kincaid_grade
+
+        return flesch_kincaid_grade(text, self._session.paths.cache_dir)
 
     def lookup(self, term: str, *, semantic: bool = True, limit: int = 5) -> list[Any]:
         """Entries for a word: exact, other names, fuzzy and (with `semantic`) by meaning,

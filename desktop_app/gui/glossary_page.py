@@ -15,7 +15,6 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, 
 
 from ..core.glossary.entries import CATEGORIES, GlossaryEntry
 from ..core.glossary.glossary import Glossary
-from ..core.readability import flesch_kincaid_grade
 from ..core.session import Session
 from .messages import show_error, show_info
 from .progress_bar import TaskProgress
@@ -86,7 +85,7 @@ class EntryDialog(QDialog):
         if not text:
             self.grade.setText("")
             return
-        grade = flesch_kincaid_grade(text, self.session.paths.cache_dir)
+        grade = self.session.terms.reading_grade(text)
         self.grade.setText(f"Reading grade {grade:.1f}" + (" (aim for 8 or below)" if grade > 8 else ""))
 
     def accept(self) -> None:

@@ -202,9 +202,7 @@ class MainWindow(QMainWindow):
     def first_checks(self) -> None:
         """At start: a profile without the embedded models (a fresh one) gets them copied
         in, with progress on the Status page, before the checks run; then the checks."""
-        from ..core.models.manage import embedded_missing
-
-        if embedded_missing(self.session.paths, self.session.settings):
+        if self.session.models.embedded_missing():
             self.tabs.setCurrentWidget(self.status_page)
             self.status_page.restore_models()
         else:
