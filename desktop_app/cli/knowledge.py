@@ -174,8 +174,11 @@ def cmd_cases_list(args, paths, settings) -> int:
                                   {k: v for k, v in item.items() if k != "text"}
                                   for item in c.record.removals]}
                     for c in records]
-            show_result(args, rows, lambda: print("\n".join(
-                f"{row['key']}: {row['diagnosis']} | {row['complaint'][:100]}" for row in rows)))
+
+            def for_reader() -> None:
+                for row in rows:
+                    print(f"{row['key']}: {row['diagnosis']} | {row['complaint'][:100]}")
+            show_result(args, rows, for_reader)
             return EXIT_OK
         sets = [c.to_dict() for c in session.library.case_sets()]
 
