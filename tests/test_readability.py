@@ -1,0 +1,85 @@
+"""FKGL through textstat with Lumen's syllable table (issue #35): the same counts as
+textstat's own NLTK dictionary, word for word and text for text, and a table file that
+is written once and rebuilt when damaged."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from desktop_app.core import offline
+from desktop_app.core.readability import (SyllableTable, _table_file, flesch_kincaid_grade,
+                                          syllable_counts_from_cmudict, syllable_table)
+
+TESTS = Path(__file__).parent
+
+
+def _texts() -> list[str]:
+    """Discharge summaries in every layout the tests hold, and the demo benchmark's
+    summaries and answers."""
+    from desktop_app.core.pipelines.calibration import demo_benchmark
+
+    texts = [p.read_text(encoding="utf-8") for folder in ("layouts", "summaries")
+             for p in sorted((TESTS / "data" / folder).glob("*.txt"))]
+    with demo_benchmark().open(encoding="utf-8") as handle:
+        for line in handle:
+            row = json.loads(line)
+            texts += [row["summary"], row["answer"]]
+    return texts
+
+
+@pytest.fixture(scope="module")
+def nltk_dictionary(tmp_path_factory):
+    """textstat's own dictionary: NLTK's reader over the file offline.prepare_textstat
+    writes, as textstat 0.7.13 reads it when left alone."""
+    from nltk.corpus.reader import CMUDictCorpusReader
+
+    cache = tmp_path_factory.mktemp("nltk-cache")
+    offline.prepare_textstat(cache)
+    return CMUDictCorpusReader(str(offline.nltk_data_dir(cache) / "corpora" / "cmudict"),
+                               ["cmudict"]).dict()
+
+
+def test_the_table_holds_each_word_s_first_pronunciation_as_nltk_reads_it(nltk_dictionary):
+    counts = syllable_counts_from_cmudict()
+    assert counts.keys() == nltk_dictionary.keys()
+    differing = [w for w, pronunciations in nltk_dictionary.items()
+                 if counts[w] != sum(1 for p in pronunciations[0] if p[-1].isdigit())]
+    assert differing == []
+    # Words with several pronunciations: the first one counts ("read" twice, one vowel).
+    assert counts["abdominal"] == 4 and counts["hypertension"] == 4 and counts["the"] == 1
+
+
+def test_textstat_counts_the_same_syllables_with_the_table_on_every_test_text(
+        tmp_path, nltk_dictionary, monkeypatch):
+    import textstat.backend.counts._count_syllables as syllables
+
+    flesch_kincaid_grade("Take one tablet.", tmp_path)  # installs the table
+    table = syllables.get_cmudict("en")
+    assert isinstance(table, SyllableTable), "textstat no longer asks get_cmudict: see readability.py"
+    count = syllables.count_syllables.__wrapped__  # past textstat's cache
+    texts = _texts()
+    assert len(texts) > 150
+    with_table = [count(text, "en") for text in texts]
+    monkeypatch.setattr(syllables, "get_cmudict", lambda lang: nltk_dictionary)
+    with_nltk = [count(text, "en") for text in texts]
+    assert with_table == with_nltk
+    assert sum(with_table) > 50_000
+
+
+def test_the_table_file_is_written_once_and_rebuilt_when_damaged(tmp_path):
+    first = syllable_table(tmp_path)
+    path = _table_file(tmp_path)
+    assert path.is_file() and list(path.parent.iterdir()) == [path]  # no partial file left
+    written = path.stat().st_mtime_ns
+    assert syllable_table(tmp_path).counts == first.counts
+    assert path.stat().st_mtime_ns == written  # read, not written again
+    for damage in (b"", b"\x00not marshal", path.read_bytes()[:1000]):
+        path.write_bytes(damage)
+        assert syllable_table(tmp_path).counts == first.counts
+        assert len(path.read_bytes()) > 1000
+    with pytest.raises(KeyError):
+        first["notaword"]
+    assert first["hello"] == [("1", "1")] and len(first) == len(first.counts)
