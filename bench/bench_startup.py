@@ -11,6 +11,12 @@ reported as the median and the fastest:
   database (made by the first start, opened by the others), with the installed models;
   the start-up checks that run after it is shown are left out.
 
+- commands as IT scripts call them (issue #35), each a fresh `python -m desktop_app`
+  over one throw-away encrypted profile (LUMEN_PASSPHRASE) with the installed models:
+  `lumen facts` on a discharge summary, `lumen ask --method evidence` (no model) and
+  `lumen ask` (the embedded model), with each process's peak memory (its maximum resident
+  set, from wait4).  The profile's database is made by an untimed first `lumen facts`.
+
 The raw engine here is the interpreter itself: `python -c pass` in the same run, so a
 start-up is also given as a multiple of a bare Python start.
 
@@ -68,15 +74,55 @@ os._exit(0)
 """
 
 
-def timed(command: list[str], cwd: Path, repeat: int) -> list[float]:
-    times = []
+SUMMARY = ROOT / "tests" / "data" / "layouts" / "30-caps_colon-ed-kidney-stone.txt"
+QUESTION = "What should I take for the pain?"
+COMMANDS = (
+    ("facts", "`lumen facts`", ("facts", str(SUMMARY))),
+    ("evidence", "`lumen ask --method evidence`",
+     ("ask", "--summary", str(SUMMARY), "--question", QUESTION, "--method", "evidence")),
+    ("ask", "`lumen ask` (embedded model)",
+     ("ask", "--summary", str(SUMMARY), "--question", QUESTION)),
+)
+
+
+def timed(command: list[str], cwd: Path, repeat: int, env: dict[str, str] | None = None
+          ) -> tuple[list[float], list[int]]:
+    """Seconds and peak resident memory (KB) of each of `repeat` runs."""
+    import os
+
+    times, peaks = [], []
     for _ in range(repeat):
         started = time.perf_counter()
-        subprocess.run(command, cwd=str(cwd), check=True, capture_output=True,
-                       env={"PATH": "/usr/bin:/bin", "HOME": tempfile.gettempdir(),
-                            "PYTHONPATH": str(cwd), "LUMEN_HOME": str(cwd / ".bench-home")})
+        child = subprocess.Popen(command, cwd=str(cwd), stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE,
+                                 env=env or {"PATH": "/usr/bin:/bin",
+                                             "HOME": tempfile.gettempdir(),
+                                             "PYTHONPATH": str(cwd),
+                                             "LUMEN_HOME": str(cwd / ".bench-home")})
+        _, status, usage = os.wait4(child.pid, 0)
         times.append(time.perf_counter() - started)
-    return times
+        errors = child.stderr.read().decode(errors="replace") if child.stderr else ""
+        if status != 0:
+            raise SystemExit(f"{' '.join(command)} failed ({status}):\n{errors[-2000:]}")
+        peaks.append(usage.ru_maxrss)
+    return times, peaks
+
+
+def command_runs(tree: Path, models: str, repeat: int) -> dict[str, tuple[list, list]]:
+    """Each of COMMANDS, cold (a new process), over one profile made for the tree."""
+    home = Path(tempfile.mkdtemp(prefix="lumen-start-profile-"))
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "PYTHONPATH": str(tree),
+           "LUMEN_HOME": str(home / "lumen"), "LUMEN_PASSPHRASE": "bench-start-up-passphrase",
+           "QT_QPA_PLATFORM": "offscreen"}
+    python = [sys.executable, "-m", "desktop_app"]
+    try:
+        subprocess.run(python + ["settings", "set", "models_dir", models], cwd=str(tree),
+                       env=env, check=True, capture_output=True)
+        timed(python + list(COMMANDS[0][2]), tree, 1, env)  # makes the database: untimed
+        return {key: timed(python + list(arguments), tree, repeat, env)
+                for key, _label, arguments in COMMANDS}
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
 
 
 def main() -> int:
@@ -92,7 +138,7 @@ def main() -> int:
 
     models = args.models or str(Settings().models_path(Paths.resolve()))
     python = sys.executable
-    bare = timed([python, "-c", "pass"], ROOT, args.repeat)
+    bare, _ = timed([python, "-c", "pass"], ROOT, args.repeat)
     results = {}
     for name, commit in (("before", args.before), ("after", args.after)):
         tree = Path(tempfile.mkdtemp(prefix=f"lumen-start-{name}-")) / "tree"
@@ -106,7 +152,8 @@ def main() -> int:
                 "commit": short,
                 "version": timed([python, "-c", VERSION, str(tree)], tree, args.repeat),
                 "window": timed([python, "-c", WINDOW, str(tree), str(home), models], tree,
-                                args.repeat)}
+                                args.repeat),
+                **command_runs(tree, models, args.repeat)}
             shutil.rmtree(home, ignore_errors=True)
         finally:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)],
@@ -118,14 +165,17 @@ def main() -> int:
     base = statistics.median(bare)
     print(f"Raw: a bare `python -c pass` starts in {base:.3f} s (median)\n")
     print("| start-up | before: median (fastest) | after: median (fastest) | after ÷ before "
-          "| after ÷ bare Python |")
-    print("|---|---|---|---|---|")
-    for key, label in (("version", "`lumen --version`"), ("window", "main window shown")):
-        before, after = results["before"][key], results["after"][key]
+          "| after ÷ bare Python | peak memory before → after |")
+    print("|---|---|---|---|---|---|")
+    rows = [("version", "`lumen --version`"), ("window", "main window shown")] + [
+        (key, label) for key, label, _arguments in COMMANDS]
+    for key, label in rows:
+        (before, before_kb), (after, after_kb) = results["before"][key], results["after"][key]
         print(f"| {label} | {statistics.median(before):.2f} s ({min(before):.2f}) | "
               f"{statistics.median(after):.2f} s ({min(after):.2f}) | "
               f"{statistics.median(after) / statistics.median(before):.2f} | "
-              f"{statistics.median(after) / base:.1f} |")
+              f"{statistics.median(after) / base:.1f} | "
+              f"{max(before_kb) / 1024:.0f} → {max(after_kb) / 1024:.0f} MB |")
     return 0
 
 
