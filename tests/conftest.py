@@ -214,7 +214,8 @@ def window(open_window):
 # test's lanes follow from what it uses, so a new test needs no marker of its own:
 # `gui` (Qt widgets: qtbot), `model` (the shared llama.cpp runtime), `subprocess` (starts
 # `lumen` or another process: run_lumen, subprocess, multiprocessing, the network probe);
-# `slow` is set by hand on tests that take long for another reason.
+# `slow` is set by hand on tests that take long for another reason; `quick`, by hand, keeps
+# a test that starts only a few short processes in the quick lane.
 _SPAWNS = ("run_lumen(", "subprocess.", "Popen(", "multiprocessing", "run_watched(", "run_tour(",
            "sys.executable")
 
@@ -261,5 +262,6 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.gui)
         if "runtime" in fixtures:
             item.add_marker(pytest.mark.model)
-        if any(spawn in _test_source(item) for spawn in _SPAWNS):
+        if item.get_closest_marker("quick") is None and any(
+                spawn in _test_source(item) for spawn in _SPAWNS):
             item.add_marker(pytest.mark.subprocess)

@@ -12,13 +12,15 @@ import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ..config import Settings
 from ..store import Store
 from .entries import GlossaryEntry, load_builtin, load_imported, load_local, merge
 from .matcher import GlossaryMatch, JargonMatcher, load_senses, normalise_form, term_variants
+
+if TYPE_CHECKING:
+    import numpy as np
 
 log = logging.getLogger(__name__)
 
@@ -162,6 +164,8 @@ class Glossary:
                     results.append(LookupResult(entry, "fuzzy", float(score)))
         if results or embedder is None:
             return results[:limit]
+        import numpy as np  # only here: reading a summary's terms needs none of it
+
         vectors = self.entry_vectors(embedder, cache_dir)
         similarity = vectors @ embedder.embed_one(query)
         for index in np.argsort(-similarity)[:limit]:
@@ -172,6 +176,8 @@ class Glossary:
 
     def entry_vectors(self, embedder, cache_dir: Path | None = None) -> np.ndarray:
         """One vector per entry ("term: definition"), cached on disk by content."""
+        import numpy as np
+
         if self._vectors is not None:
             return self._vectors
         texts = [f"{e.term}: {e.definition}" for e in self.entries]

@@ -30,12 +30,12 @@ from ..progress import CancelToken, current_job, report
 from .catalog import GENERATING_KINDS, ModelRegistry, ModelSpec
 from .chat import ChatRenderer, Message, resolve_chat_template
 from .cpu import LlamaBuild, llama_build
-from .embedder import Embedder
 from .generation import Generation, TextModel, checked_json_reply, json_reply_limit
 from .grammar import json_grammar
 from .manage import hash_cache, require_verified
 
 if TYPE_CHECKING:
+    from .embedder import Embedder
     from .server import ServerModel
 
 log = logging.getLogger(__name__)
@@ -485,6 +485,8 @@ class ModelRuntime:
             require_verified(self.registry, spec, self.paths, self.settings.verify_hashes_on_load)
             model_path = self.registry.file_path(spec, spec.file("model.onnx")).resolve()
             if model_path not in self._embedders:
+                from .embedder import Embedder  # numpy and onnxruntime: when first asked
+
                 self._embedders[model_path] = Embedder(
                     model_path, self.registry.file_path(spec, spec.file("tokenizer.json")),
                     threads=self.settings.effective_threads(),

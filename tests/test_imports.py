@@ -1,0 +1,65 @@
+"""What a cold command loads (issue #35): IT scripts call `lumen` once per file, so a
+command pays for every library it imports.  Each command below runs in a fresh process
+and must not import the heavy libraries it has no use for."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from helpers import ROOT
+
+SUMMARY = ROOT / "tests" / "data" / "layouts" / "30-caps_colon-ed-kidney-stone.txt"
+
+# Lumen's costly imports (each a tenth of a second to a second on 2 cores).
+HEAVY = ("numpy", "scipy", "onnxruntime", "tokenizers", "llama_cpp", "chromadb", "nltk",
+         "textstat", "wordfreq", "PySide6", "jinja2", "sacrebleu", "rouge_score", "httpx",
+         "pyarrow", "rank_bm25")
+
+# command → the heavy libraries it may import; any other is a regression.
+MAY_IMPORT = {
+    ("--version",): set(),
+    ("facts", str(SUMMARY)): set(),
+    ("ask", "--summary", str(SUMMARY), "--question", "What do I take for the pain?",
+     "--method", "evidence"): {"numpy", "onnxruntime", "tokenizers", "textstat", "wordfreq",
+                               "rank_bm25"},
+    ("evaluate", "list"): set(),
+    ("history",): set(),
+}
+
+# Runs the command line in this process, then says which of HEAVY were imported.
+RUN_AND_LIST = """
+import json, sys
+heavy = json.loads(sys.argv[1])
+from desktop_app.cli import main
+try:
+    code = main(sys.argv[2:])
+except SystemExit as exit:
+    code = exit.code
+print(json.dumps({"code": code, "imported": sorted(h for h in heavy if h in sys.modules)}))
+"""
+
+
+def imported_by(arguments: tuple[str, ...]) -> tuple[int, set[str]]:
+    result = subprocess.run([sys.executable, "-c", RUN_AND_LIST, json.dumps(HEAVY), *arguments],
+                            cwd=ROOT, env=dict(os.environ), capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    outcome = json.loads(result.stdout.strip().splitlines()[-1])
+    return outcome["code"], set(outcome["imported"])
+
+
+@pytest.mark.quick
+def test_each_command_imports_only_the_heavy_libraries_it_uses(profile, passphrase_env):
+    imported = {}
+    for arguments, allowed in MAY_IMPORT.items():
+        code, found = imported_by(arguments)
+        assert code in (0, None), (arguments, code)
+        imported[arguments[0]] = found
+        assert found <= allowed, f"lumen {' '.join(arguments)} imports {sorted(found - allowed)}"
+    # The check sees what is imported: the evidence answer needs the embedder and textstat.
+    assert {"onnxruntime", "textstat"} <= imported["ask"]
