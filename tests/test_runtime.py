@@ -249,6 +249,21 @@ def test_same_prompt_same_answer_after_other_calls(runtime):
     assert again.prompt_tokens_evaluated <= 2  # restored from the state cache
 
 
+def test_saved_prompt_states_keep_no_table_of_logits(runtime):
+    """Issue #35: each saved state copied llama-cpp-python's scores (batch size ×
+    vocabulary floats, 100 MB for SmolLM2), which nothing reads without prompt lookup;
+    the restore above still gives the same answer."""
+    model = runtime.for_role("generator")
+    model.generate([{"role": "user", "content": "Name one fruit."}], max_tokens=6)
+    model.generate(QUESTION, max_tokens=6)
+    states = list(model.llama.cache.cache_state.values())
+    row = model.llama.n_vocab() * 4
+    assert states and all(state.scores.nbytes <= row for state in states)
+    assert model.llama.scores.nbytes == row
+    assert model.llama.cache.cache_size < sum(s.llama_state_size for s in states) + len(states) * (
+        row + model.llama.input_ids.nbytes) + 1
+
+
 @pytest.mark.parametrize("stale_to_the_end", [False, True])
 def test_a_cached_state_is_reused_only_as_far_as_it_goes(runtime, stale_to_the_end):
     """llama-cpp-python saves a state with its whole token buffer, stale tokens of older

@@ -47,8 +47,8 @@ def _counted_ram_cache(llama_cpp: Any, capacity_bytes: int) -> Any:
     """llama-cpp-python's RAM cache, with every byte a saved state holds counted.
 
     Its own size counts only llama.cpp's state; each saved state also carries a copy of
-    the logits (batch size × vocabulary floats: about 100 MB for SmolLM2), so a 512 MB
-    cache grew to several GB before this.
+    the scores (with prompt lookup, context × vocabulary floats; else one row, see
+    ModelRuntime), so a 512 MB cache grew to several GB before this.
     """
 
     class CountedRAMCache(llama_cpp.LlamaRAMCache):
@@ -181,6 +181,15 @@ class LlamaModel:
                 "The file may be damaged or of a newer format than this Lumen supports; "
                 "run 'lumen models verify', or copy the file again.") from exc
         self.n_ctx = self.llama.n_ctx()
+        if draft is None:
+            # llama-cpp-python 0.3.36 samples inside llama.cpp and writes `scores` (batch size
+            # × vocabulary floats: 100 MB for SmolLM2) only with logits_all, for logprobs and
+            # prompt lookup; every saved prompt state copied the unused array whole, and a
+            # restored one filled it.  One row serves its bookkeeping (Lumen evaluates a
+            # prompt's last token again after a restore, so no saved logits are read).
+            import numpy as np
+
+            self.llama.scores = np.zeros((1, self.llama.n_vocab()), dtype=np.single)
         # llama.cpp asks the flag between the steps of its computation, so a cancel stops a
         # prompt batch in milliseconds rather than at its end (a 512-token batch takes 2 s
         # on a 2-core workstation); the KV entries of the stopped batch are removed by
