@@ -128,23 +128,27 @@ def test_patient_and_doctor_replies_are_read_by_the_protocol_s_rules():
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", ["no-dialogue", "rationale"])
 def test_a_consultation_alternates_stops_at_the_cap_and_ends_in_a_label_or_none(runtime, mode):
+    """A cap of 4 (two replies each way) shows the alternation, the cap and the label as
+    well as a longer one would, in less time: each reply usually runs to its token limit
+    on the small model, about 6 s the patient's and 10 s the doctor's."""
     from desktop_app.core.evaluation.consultation import (ASSESSOR_ITEMS, COMPETENCE,
                                                           ConsultationSimulator)
 
+    cap = 4
     sample = import_dataset(DEMO, "dialogue").samples[17]  # the stye case
-    simulator = ConsultationSimulator(runtime, runtime.settings, max_utterances=6)
+    simulator = ConsultationSimulator(runtime, runtime.settings, max_utterances=cap)
     seen: list[int] = []
     consultation = simulator.run(sample, mode, on_turn=lambda index, turn: seen.append(index))
     speakers = [turn.speaker for turn in consultation.turns]
     assert speakers[0] == "patient" and consultation.turns[0].text
     assert all(a != b for a, b in zip(speakers, speakers[1:]))  # strict alternation
     assert seen == list(range(len(speakers)))  # every turn reported as it finished
-    assert len(speakers) <= 6
+    assert len(speakers) <= cap
     if mode == "no-dialogue":
         assert speakers == ["patient", "doctor"] and consultation.ended_by == "no-dialogue"
     else:
         assert consultation.ended_by in ("break", "cap", "context")
-        assert consultation.ended_by != "cap" or len(speakers) == 6
+        assert consultation.ended_by != "cap" or len(speakers) == cap
         assert all("REASONING" not in t.text.upper() for t in consultation.turns
                    if t.speaker == "doctor")
     protocol = dialogue_protocol()
@@ -158,7 +162,10 @@ def test_a_reasoning_only_reply_is_followed_by_a_request_for_the_message(runtime
     """In rationale mode a doctor reply with no ANSWER part would send the patient nothing:
     the doctor is asked once more, as the next turn after that reply, on the real model.
     The first reply is made reasoning-only here (the small model writes one only
-    sometimes); what the second says is the model's, so only its handling is asserted."""
+    sometimes); what the second says is the model's, so only its handling is asserted.
+    The first reply's own text is thrown away, so the model writes one token of it only
+    (the 512 it would write cost 10 s); each reply is sampled with the seed afresh, so
+    the second is what it would have been."""
     import dataclasses
 
     from desktop_app.core.evaluation.consultation import ConsultationSimulator, doctor_reply
@@ -170,11 +177,13 @@ def test_a_reasoning_only_reply_is_followed_by_a_request_for_the_message(runtime
     doctor_calls: list[tuple[list, str]] = []
 
     def generate(messages, **options):
-        generation = real_generate(messages, **options)
-        if messages[0]["content"].startswith("You are an experienced family doctor"):
-            if not doctor_calls:  # the doctor's first reply: reasoning only
-                generation = dataclasses.replace(generation,
-                                                 text="REASONING: the eyelid bump may be a stye.")
+        doctor = messages[0]["content"].startswith("You are an experienced family doctor")
+        if doctor and not doctor_calls:  # the doctor's first reply: reasoning only
+            generation = dataclasses.replace(real_generate(messages, **{**options, "max_tokens": 1}),
+                                             text="REASONING: the eyelid bump may be a stye.")
+        else:
+            generation = real_generate(messages, **options)
+        if doctor:
             doctor_calls.append((messages, generation.text))
         return generation
 
@@ -193,20 +202,38 @@ def test_a_reasoning_only_reply_is_followed_by_a_request_for_the_message(runtime
 
 
 @pytest.mark.slow
-def test_a_dialogue_ends_while_its_scoring_still_fits_the_context(runtime):
+def test_a_dialogue_ends_while_its_scoring_still_fits_the_context(runtime, tmp_path):
     """With no cap in reach, the dialogue ends by the context, early enough that the
     extraction and the assessor read the whole transcript (a consultation the assessor
-    could not read crashed the replay of a run)."""
+    could not read crashed the replay of a run).
+
+    The same model with a 1,280-token context (its own runtime, loaded in about a second)
+    reaches the rule in a few replies rather than the shared 2,048's many: the assessor's
+    prompt (~330 tokens), the patient's opening (at most 256 tokens) and a doctor's reply
+    (512) with the assessor's answer (106) still fit, so the rule lets the doctor reply
+    before it ends the dialogue (on this case, after that reply)."""
+    import dataclasses
+
+    from desktop_app.core.config import Paths
     from desktop_app.core.evaluation.consultation import ConsultationSimulator
     from desktop_app.core.models.generation import json_reply_limit
+    from desktop_app.core.models.runtime import ModelRuntime
 
     sample = import_dataset(DEMO, "dialogue").samples[2]
-    simulator = ConsultationSimulator(runtime, runtime.settings, max_utterances=200)
-    consultation = simulator.run(sample, "dialogue")
-    assert consultation.ended_by in ("context", "break")
-    judge = runtime.for_role("judge")
-    for _section, schema, messages in simulator._scoring(consultation.turns, sample.target):
-        assert judge.count_tokens(messages) + json_reply_limit(schema, None) <= judge.n_ctx
+    paths = Paths.resolve(tmp_path / "small-context")
+    paths.ensure()
+    small = ModelRuntime(paths, dataclasses.replace(runtime.settings, context_size=1280))
+    try:
+        judge = small.for_role("judge")
+        assert judge.n_ctx == 1280
+        simulator = ConsultationSimulator(small, small.settings, max_utterances=200)
+        consultation = simulator.run(sample, "dialogue")
+        assert consultation.ended_by in ("context", "break")
+        assert len(consultation.turns) >= 2  # the rule let a reply through, then ended it
+        for _section, schema, messages in simulator._scoring(consultation.turns, sample.target):
+            assert judge.count_tokens(messages) + json_reply_limit(schema, None) <= judge.n_ctx
+    finally:
+        small.close()
     assert consultation.diagnosis == NONE or consultation.diagnosis in dialogue_protocol().labels
 
 
@@ -400,7 +427,8 @@ def test_a_consultation_run_keeps_every_utterance_and_scores_each_case(evaluatio
     from desktop_app.core.evaluation.runner import Evaluator, continue_run, start_run
     from desktop_app.core.glossary.glossary import load_glossary
 
-    settings = dataclasses.replace(runtime.settings, dialogue_max_utterances=4)
+    cap = 3  # enough to keep utterances of both speakers in order; each costs 6-10 s
+    settings = dataclasses.replace(runtime.settings, dialogue_max_utterances=cap)
     evaluator = Evaluator(runtime, load_glossary(None), settings, profile.cache_dir)
     cases = _demo(evaluations)
     run_id = start_run(evaluations, runtime, settings, cases.id, "dialogue:dialogue",
@@ -415,7 +443,7 @@ def test_a_consultation_run_keeps_every_utterance_and_scores_each_case(evaluatio
             (t["speaker"], t["text"]) for t in consultation["turns"]]
         speakers = [t["speaker"] for t in kept]
         assert speakers[0] == "patient" and all(a != b for a, b in zip(speakers, speakers[1:]))
-        assert 1 <= len(kept) <= 4 and consultation["ended_by"] in ("break", "cap", "context")
+        assert 1 <= len(kept) <= cap and consultation["ended_by"] in ("break", "cap", "context")
         assert result["output"] == NONE or result["output"] in labels
         scores = result["scores"]
         assert scores["diagnosis_correct"] == float(result["output"] == result["target"])
@@ -436,7 +464,9 @@ def test_a_consultation_run_keeps_every_utterance_and_scores_each_case(evaluatio
 @pytest.mark.slow
 def test_a_run_killed_mid_dialogue_resumes_at_the_next_utterance(profile, passphrase_env):
     """A child `lumen evaluate run` is killed (SIGKILL) in the middle of a consultation;
-    the resumed run goes on from the utterances kept: none lost, none said twice."""
+    the resumed run goes on from the utterances kept: none lost, none said twice.  With a
+    cap of 4 and the kill at two kept, the resume has two utterances left to say (6 left
+    it four, at 6-10 s each)."""
     import os
     import signal
     import subprocess
@@ -447,7 +477,8 @@ def test_a_run_killed_mid_dialogue_resumes_at_the_next_utterance(profile, passph
     from desktop_app.core.store import open_store
     from helpers import TEST_PASSPHRASE, run_lumen
 
-    Settings.load(profile).with_value("dialogue_max_utterances", 6).with_value(
+    cap = 4
+    Settings.load(profile).with_value("dialogue_max_utterances", cap).with_value(
         "context_size", 2048).save(profile)
     env = dict(os.environ, LUMEN_PASSPHRASE=TEST_PASSPHRASE)
     imported = run_lumen("evaluate", "import", "--format", "dialogue", str(DEMO), "--name",
@@ -486,7 +517,8 @@ def test_a_run_killed_mid_dialogue_resumes_at_the_next_utterance(profile, passph
     assert after[:len(before)] == before  # nothing kept was lost or rewritten
     assert [row[0] for row in after] == list(range(len(after)))  # none doubled or skipped
     speakers = [row[1] for row in after]
-    assert all(a != b for a, b in zip(speakers, speakers[1:])) and len(after) <= 6
+    assert all(a != b for a, b in zip(speakers, speakers[1:])) and len(after) <= cap
+    assert len(after) > len(before)  # the resume said the next utterance itself
     assert trace["resumed_at"] == len(before)
     assert [t["text"] for t in trace["consultation"]["turns"]] == [row[2] for row in after]
 
