@@ -366,6 +366,14 @@ def describe_recorded(recorded: dict[str, Any]) -> str:
     return text + "."
 
 
+# The tour's model work, kept short: the tour proves where connections go, which no answer's
+# length changes (each feature still calls the model, the embedder and the store; Ask
+# tries once where it would retry).
+TOUR_SETTINGS = {"answer_tokens": 32, "feedback_tokens": 16, "extraction_attempts": 1,
+                 "simplification_attempts": 1, "knowledge_answer_tokens": 32,
+                 "max_answer_tokens": 64}
+
+
 def tour_steps(inputs: Path) -> list[TourStep]:
     """Every feature once: the window's start-up, the doctor, Ask, the knowledge base,
     an evaluation replay with its report, a simulated consultation."""
@@ -466,10 +474,11 @@ def _tour(paths, settings, workdir, quick, use_strace, extra_env, progress, canc
     tour_paths.ensure()
     # The tour's own profile uses this installation's models, where they are.
     # The tour checks the network, not the model: its report fails on no judge finding
-    # (the embedded model's labels are near chance), only on the replay's errors.
+    # (the embedded model's labels are near chance), only on the replay's errors; and its
+    # answers are short and tried once (TOUR_SETTINGS), which reach the same code paths.
     Settings(models_dir=str(settings.models_path(paths)), context_size=settings.context_size,
              threads=settings.threads, report_fail_correctness="off",
-             report_fail_impact="off").save(tour_paths)
+             report_fail_impact="off", **TOUR_SETTINGS).save(tour_paths)
     passphrase = secrets.token_urlsafe(24)
     env = tour_environment(home, profile, passphrase)
     env.update(extra_env or {})
