@@ -230,15 +230,21 @@ def _fast_profile(profile):
     settings.save(profile)
 
 
+SAMPLES = 6
+
+
 def test_a_killed_run_resumes_with_every_sample_scored_once(profile, tmp_path):
-    """A child `lumen bench run` is killed (SIGKILL) mid-run; resuming completes it."""
+    """A child `lumen bench run` is killed (SIGKILL) mid-run; resuming completes it.  Six
+    samples: two or more kept before the kill, at least one left for the resume (each takes
+    seconds; the kill follows within a second of the second), and a verdict at six."""
     _fast_profile(profile)
+    Settings.load(profile).with_value("report_min_samples", SAMPLES).save(profile)
     env = dict(os.environ, LUMEN_PASSPHRASE=TEST_PASSPHRASE)
     imported = run_lumen("evaluate", "import", "--format", "medisumqa", str(demo_benchmark()),
                          "--name", "lumen-demo", env=env)
     assert imported.returncode == 0, imported.stderr
     child = subprocess.Popen([sys.executable, "-m", "desktop_app", "evaluate", "run", "lumen-demo",
-                              "--system", "zero-shot", "--scorer", "reference", "--limit", "12"],
+                              "--system", "zero-shot", "--scorer", "reference", "--limit", str(SAMPLES)],
                              cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 240
@@ -255,17 +261,17 @@ def test_a_killed_run_resumes_with_every_sample_scored_once(profile, tmp_path):
     with open_store(profile.database_file, TEST_PASSPHRASE) as store:
         run_id, status = store.query("SELECT id, status FROM eval_run")[0]
         before = store.query("SELECT count(*) FROM eval_result")[0][0]
-    assert status == "running" and 2 <= before < 12  # killed: no chance to say "paused"
+    assert status == "running" and 2 <= before < SAMPLES  # killed: no chance to say "paused"
     # No process holds the run any more: it is shown as interrupted, ready to resume.
     listed = json.loads(run_lumen("evaluate", "list", "--json", env=env).stdout)
     assert [r["status"] for r in listed["runs"] if r["id"] == run_id] == ["interrupted"], listed
     resumed = run_lumen("evaluate", "run", "--resume", run_id, "--json", env=env)
     assert resumed.returncode == 0, resumed.stderr
     summary = json.loads(resumed.stdout)
-    assert summary["run"]["status"] == "complete" and summary["counts"]["samples"] == 12
+    assert summary["run"]["status"] == "complete" and summary["counts"]["samples"] == SAMPLES
     with open_store(profile.database_file, TEST_PASSPHRASE) as store:
         rows = store.query("SELECT sample_id, scores FROM eval_result WHERE run_id = ?", (run_id,))
-    assert len(rows) == 12 == len({r[0] for r in rows})
+    assert len(rows) == SAMPLES == len({r[0] for r in rows})
     assert all(json.loads(r[1])["sari"] is not None for r in rows)
     with open_store(profile.database_file, TEST_PASSPHRASE) as store:
         resumes = [e["detail"] for e in store.audit_entries() if e["action"] == "bench.run_resumed"]
