@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .core.errors import LumenError
-from .core.pipelines.simplify import Handout, handout_file_kind
+from .core.results import Handout, handout_file_kind
 
 
 class AuditLog(Protocol):
@@ -88,7 +88,7 @@ def write_report(report, path: Path, audit_log: AuditLog | None = None, *,
     """A validation report (core.evaluation.report.ValidationReport) as HTML, PDF or CSV,
     by the file's suffix, written whole (never over a file unless `force`); recorded in
     `audit_log`."""
-    from .core.evaluation.report import report_kind
+    from .core.results import report_kind
 
     kind = report_kind(path.name)
     refuse_to_replace(path, "report", force)

@@ -22,6 +22,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("core.knowledge",),
     ("core.evaluation",),
     ("core.session", "core.doctor", "core.netprobe", "core.selftest"),
+    ("core.results",),
     ("export", "gui", "cli", "__main__"),
 ]
 LEVEL = {name: level for level, names in enumerate(LAYERS) for name in names}
@@ -66,6 +67,10 @@ def imported_modules(module: str, source: str, is_package: bool, known: set[str]
             # "from .. import offline" imports the module desktop_app.core.offline.
             subs = {f"{target}.{alias.name}" for alias in node.names} & known
             found |= subs or {target}
+        elif (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+              and node.target.id == "_FROM" and module == "desktop_app.core.results"):
+            # core/results.py imports by name when asked: each (module, name) is an import.
+            found |= {f"desktop_app.core.{pair.elts[0].value}" for pair in node.value.values}
     return found
 
 
@@ -249,12 +254,13 @@ def test_a_planted_long_function_is_caught():
 # The faces (gui/, cli/, export) reach the core through the Session and these modules:
 # names of what exists (choices, the scorer and system registries), errors, progress and
 # the HTML page templates that the core's pages use too (issue #34).
-FACE_DOORS = {"desktop_app.core", "desktop_app.core.session", "desktop_app.core.errors",
+FACE_DOORS = {"desktop_app.core", "desktop_app.core.session", "desktop_app.core.results",
+              "desktop_app.core.errors",
               "desktop_app.core.choices", "desktop_app.core.progress", "desktop_app.core.templates",
               "desktop_app.core.evaluation.scorers", "desktop_app.core.evaluation.systems"}
 # Direct imports of other core modules by the faces, counted as (face module, core
 # module) pairs.  Each is a door to close; the number may only go down.
-DIRECT_IMPORTS_LEFT = 67
+DIRECT_IMPORTS_LEFT = 32
 
 
 def direct_core_imports(sources: dict[str, tuple[str, bool]]) -> list[tuple[str, str]]:

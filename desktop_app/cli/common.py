@@ -14,7 +14,7 @@ from ..core.errors import LumenError
 from ..core.progress import ProgressReport
 
 if TYPE_CHECKING:
-    from ..core.glossary.glossary import Glossary
+    from ..core.results import Glossary
     from ..core.session import Session
     from ..core.store import Store
 
@@ -67,7 +67,7 @@ def progress_printer(enabled: bool):
 def passphrase_for(paths: Paths) -> str | None:
     """Ask on the terminal when the database needs a passphrase and none is set."""
     from ..core.store import KeyManager
-    from ..core.store.keys import PASSPHRASE_ENV
+    from ..core.results import PASSPHRASE_ENV
 
     keys = KeyManager(paths.database_file)
     if not keys.needs_passphrase() or not sys.stdin.isatty():

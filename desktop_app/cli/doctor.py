@@ -4,10 +4,14 @@ nothing leave the machine."""
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 from ..core.errors import PassphraseRequired
 from .common import (EXIT_OK, EXIT_PROBLEM, add_json_option, passphrase_for, profile_session,
                     progress_for, show_result, tell)
+
+if TYPE_CHECKING:
+    from ..core.results import StepResult
 
 
 def cmd_doctor(args, paths, settings) -> int:
@@ -37,9 +41,7 @@ def cmd_doctor(args, paths, settings) -> int:
 
 
 def cmd_verify_offline(args, paths, settings) -> int:
-    from ..core import netprobe
-
-    def show(step: "netprobe.StepResult") -> None:
+    def show(step: "StepResult") -> None:
         if args.json:
             return
         mark = "OK  " if step.ok else "FAIL"

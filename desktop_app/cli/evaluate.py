@@ -98,7 +98,7 @@ def cmd_bench_run(args, paths, settings) -> int:
 
 
 def cmd_bench_report(args, paths, settings) -> int:
-    from ..core.evaluation.report import report_kind
+    from ..core.results import report_kind
     from ..export import refuse_to_replace, write_report
 
     out = Path(args.out)

@@ -86,7 +86,7 @@ def knowledge_printer(enabled: bool):
 
 
 def cmd_knowledge_ask(args, paths, settings) -> int:
-    from ..core.knowledge.doctorrag import model_calls_needed, parse_labels
+    from ..core.results import model_calls_needed, parse_labels
 
     labels: list[str] = []
     if args.labels_file:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from ..core.errors import LumenError
-from ..core.models.catalog import GENERATION_ROLES, ROLES
+from ..core.results import GENERATION_ROLES, ROLES
 
 from .common import (EXIT_OK, EXIT_PROBLEM, add_json_option, command_session, profile_session,
                     progress_for, show_result)
@@ -90,7 +90,7 @@ def _api_key(args) -> str:
 
 
 def cmd_models_add_server(args, paths, settings) -> int:
-    from ..core.store.keys import keyring_available
+    from ..core.results import keyring_available
 
     api_key = _api_key(args)
     # A key goes into the keyring, or else into the database, which must then be open.
@@ -103,7 +103,7 @@ def cmd_models_add_server(args, paths, settings) -> int:
             context_length=args.context or 0, model_id=args.id)
 
     def for_reader() -> None:
-        from ..core.models.server import SERVER_NOTES
+        from ..core.results import SERVER_NOTES
 
         context = (f"context {spec.context_length}" if spec.context_length else
                    f"context not said by the server: Lumen uses {settings.context_size} "

@@ -94,7 +94,7 @@ def cmd_backup(args, paths, settings) -> int:
 
 
 def cmd_restore(args, paths, settings) -> int:
-    from ..core.store.keys import PASSPHRASE_ENV
+    from ..core.results import PASSPHRASE_ENV
 
     phrase = os.environ.get("LUMEN_BACKUP_PASSPHRASE") or (
         getpass.getpass("Passphrase of the backup: ") if sys.stdin.isatty() else "")

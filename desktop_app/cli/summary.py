@@ -103,7 +103,7 @@ def cmd_ask(args, paths, settings) -> int:
 
 def cmd_simplify(args, paths, settings) -> int:
     from ..core.documents import read_document
-    from ..core.pipelines.simplify import handout_file_kind, handout_status
+    from ..core.results import handout_file_kind, handout_status
     from ..export import refuse_to_replace, write_handout
 
     out = Path(args.out) if args.out else None

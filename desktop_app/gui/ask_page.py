@@ -18,11 +18,9 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeade
                                QLineEdit, QListWidget, QListWidgetItem, QPushButton, QSplitter,
                                QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
-from ..core.glossary.glossary import Glossary
 from ..core.choices import METHODS
-from ..core.pipelines.ask import AskResult
-from ..core.pipelines.evidence import EvidenceLine
-from ..core.pipelines.trace import NOTICE, Attempt
+from ..core.results import TRACE_NOTICE as NOTICE
+from ..core.results import AskResult, Attempt, EvidenceLine, Glossary
 from ..core.session import Session
 from ..core.templates import render
 from .messages import show_error

@@ -29,7 +29,7 @@ from ..core.evaluation.scorers import SCORERS, default_scorers, result_metrics
 from ..core.evaluation.systems import systems
 from ..core.evaluation.importers import columns, detect_mapping
 from ..core.evaluation.chart import Bar, axis_label, axis_range, bar_chart_svg
-from ..core.evaluation.report import VERDICT_COLOURS, metric_info, report_kind
+from ..core.results import VERDICT_COLOURS, metric_info, report_kind
 from ..core.session import Session
 from ..core.templates import render
 from ..export import write_report
@@ -61,7 +61,7 @@ def readable_judge(judge: dict, scores: dict | None = None) -> str:
     """Each judge's verdict in words, one line per label or score, with its reasoning and
     any reply that could not be read, in place of the stored JSON.  The similarity judge's
     score is the sample's judge_similarity in `scores`."""
-    from ..core.evaluation.dialogue import ASSESSOR_ITEM_NAMES
+    from ..core.results import ASSESSOR_ITEM_NAMES
 
     def shown(value: object) -> str:
         return f"{value:.2f}" if isinstance(value, float) else str(value)
@@ -171,7 +171,7 @@ def consultation_html(result: dict) -> str:
     (with the hidden reasoning, which the patient never saw, in grey), then the extracted
     diagnosis against the case's label and the assessor's marks
     (resources/templates/consultation.html.j2)."""
-    from ..core.evaluation.dialogue import ASSESSOR_ITEM_NAMES
+    from ..core.results import ASSESSOR_ITEM_NAMES
 
     consultation = result["trace"]["consultation"]
     ended = {"break": "the patient ended it (BREAK)", "cap": "the utterance cap",

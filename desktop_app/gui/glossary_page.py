@@ -13,8 +13,8 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, 
                                QListWidgetItem, QPlainTextEdit, QPushButton, QSplitter,
                                QTextBrowser, QVBoxLayout, QWidget)
 
-from ..core.glossary.entries import CATEGORIES, GlossaryEntry
-from ..core.glossary.glossary import Glossary
+from ..core.results import GLOSSARY_CATEGORIES as CATEGORIES
+from ..core.results import Glossary, GlossaryEntry
 from ..core.session import Session
 from .messages import show_error, show_info
 from .progress_bar import TaskProgress

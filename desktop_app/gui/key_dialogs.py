@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFileDialog, QFormLayo
 
 from ..core.errors import LumenError
 from ..core.session import Session
-from ..core.store.keys import MIN_PASSPHRASE_LENGTH
+from ..core.results import MIN_PASSPHRASE_LENGTH
 from .messages import show_error, show_info
 from .workers import SessionOp
 

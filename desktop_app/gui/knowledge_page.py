@@ -15,11 +15,9 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QFileDia
                                QWidget)
 
 from ..core.errors import LumenError
-from ..core.glossary.glossary import Glossary
-from ..core.knowledge import icd10
 from ..core.choices import ABLATIONS
-from ..core.knowledge.doctorrag import (KNOWLEDGE_FILES, KNOWLEDGE_NOTICE, DoctorRAG,
-                                        KnowledgeResult, model_calls_needed, parse_labels)
+from ..core.results import (KNOWLEDGE_FILES, KNOWLEDGE_NOTICE, DoctorRAG, Glossary,
+                             KnowledgeResult, chapter_title, model_calls_needed, parse_labels)
 from ..core.session import Session
 from ..core.templates import render
 from .messages import show_error, show_info
@@ -352,7 +350,7 @@ class KnowledgePage(QWidget):
             filled = " Too few statements share it: others were added from other chapters." \
                 if retrieval.fallback_used else ""
             self.chapter.setText(f"ICD-10 chapter of the question: {retrieval.chapter} "
-                                 f"({icd10.title(retrieval.chapter)}); {retrieval.same_chapter} "
+                                 f"({chapter_title(retrieval.chapter)}); {retrieval.same_chapter} "
                                  f"statement(s) from it.{filled}")
         if result.trace.context.get("note"):
             self.chapter.setText(f"{self.chapter.text()}  Note: {result.trace.context['note']}".strip())

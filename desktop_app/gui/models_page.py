@@ -12,10 +12,8 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QFormLayout, QGroupBox, Q
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from ..core.errors import ChatTemplateError
-from ..core.models.catalog import ROLE_PURPOSES, ROLES
-from ..core.models.chat import known_formats
+from ..core.results import ROLE_PURPOSES, ROLES, SERVER_NOTES, known_chat_formats
 from ..core.session import Session
-from ..core.models.server import SERVER_NOTES
 from .messages import show_error, show_info
 from .progress_bar import TaskProgress
 from .workers import SessionOp
@@ -188,7 +186,7 @@ class ModelsPage(QWidget):
 
         def failed(exc: BaseException) -> None:
             if isinstance(exc, ChatTemplateError) and chat_format is None:
-                formats = sorted(known_formats())
+                formats = sorted(known_chat_formats())
                 choice, ok = QInputDialog.getItem(
                     self, "Chat format needed",
                     f"{path.name} does not say how its prompts are formatted.\n"

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, 
                                QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton,
                                QSpinBox, QVBoxLayout, QWidget)
 
-from ..core.models.catalog import GENERATION_ROLES
+from ..core.results import GENERATION_ROLES
 from ..core.session import Session
 from .workers import SessionOp
 

@@ -12,9 +12,8 @@ from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QPushButton, QSplitter,
                                QStackedWidget, QVBoxLayout, QWidget)
 
-from ..core.glossary.glossary import Glossary
-from ..core.pipelines.simplify import Handout, handout_status
-from ..core.pipelines.trace import NOTICE
+from ..core.results import TRACE_NOTICE as NOTICE
+from ..core.results import Glossary, Handout, handout_status
 from ..core.session import Session
 from ..export import write_handout
 from .messages import show_error, show_info

@@ -7,9 +7,8 @@ from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QHeaderView, QLabel, QMessageBox,
                                QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
-from ..core.doctor import DoctorReport, finding_meaning
+from ..core.results import DoctorReport, OfflineVerification, TourReport, finding_meaning
 from ..core.errors import Cancelled
-from ..core.netprobe import OfflineVerification, TourReport
 from ..core.session import Session
 from .messages import show_error
 from .progress_bar import TaskProgress

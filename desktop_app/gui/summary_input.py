@@ -13,7 +13,7 @@ from PySide6.QtGui import QColor, QCursor, QPalette, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QFileDialog, QPlainTextEdit, QTextBrowser, QTextEdit, QToolTip, QWidget
 
 from ..core.documents import SUPPORTED, read_document
-from ..core.glossary.glossary import Glossary
+from ..core.results import Glossary
 from .messages import show_error
 
 FILE_FILTER = "Discharge summaries (*.txt *.docx *.pdf);;All files (*)"

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFormLayout, QLabel, Q
 
 from ..core.errors import LumenError, WrongKeyError
 from ..core.store import KeyManager, Store, open_store
-from ..core.store.keys import MIN_PASSPHRASE_LENGTH
+from ..core.results import MIN_PASSPHRASE_LENGTH
 
 
 class UnlockDialog(QDialog):
