@@ -1,8 +1,8 @@
 # Two commands set Lumen up on a fresh machine:
 #   make run    create .venv, install pinned packages, provision the embedded models, open the window
 #   make test   the same set-up, then the whole test suite
-#   make check  the quick lane for an edit-test loop: no test that starts a process and none
-#               marked slow (pyproject.toml's markers; under 3 minutes on 2 cores)
+#   make check  the quick lane for an edit-test loop: no test that starts a process (but those
+#               marked quick: a few short ones) and none marked slow (pyproject.toml's markers)
 # Installing compiles llama.cpp once (about 5 minutes on 2 cores); later runs reuse .venv.
 # llama.cpp is compiled for a fixed CPU level (GGML_NATIVE=OFF), never for this machine's CPU
 # (packaging/install_llama.sh; AMX kernels are left out at every level):
