@@ -164,6 +164,27 @@ def truncated_gguf(tmp_path, shared_models) -> Path:
 
 
 
+@pytest.fixture(autouse=True)
+def gui_thread_garbage_collection(request):
+    """A test with Qt widgets collects cycles on the GUI thread only, as the window does
+    (desktop_app/gui/garbage.py: a worker that collects a widget crashes the process).
+    Afterwards its garbage is collected here, on the main thread, before automatic
+    collection comes back for the tests that have no Qt event loop to run the timer."""
+    if "qtbot" not in request.fixturenames:
+        yield
+        return
+    import gc
+
+    from desktop_app.gui.garbage import collect_garbage_on_gui_thread
+
+    collect_garbage_on_gui_thread(request.getfixturevalue("qapp"))
+    try:
+        yield
+    finally:
+        gc.collect()
+        gc.enable()
+
+
 # ---- the window ------------------------------------------------------------------------
 
 

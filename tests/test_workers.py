@@ -49,3 +49,55 @@ def test_a_session_op_disables_its_buttons_tracks_progress_and_reports_once(qtbo
     SessionOp(page, broken, disable=(button,)).failure(failures.append).run_in_background()
     qtbot.waitUntil(lambda: len(failures) == 1, timeout=5000)
     assert isinstance(failures[0], LumenError) and button.isEnabled()
+
+
+def _cycle_freed_after_worker_allocates() -> list[str]:
+    """Makes a reference cycle whose finaliser records the thread that freed it, drops it,
+    lets a worker thread make enough cyclic garbage to fill the young generation (what
+    the collector counts is objects allocated less objects freed), and returns the
+    list the finaliser writes its thread's name to (empty while nobody has freed it)."""
+    freed_on: list[str] = []
+
+    class Node:
+        def __del__(self) -> None:
+            freed_on.append(threading.current_thread().name)
+
+    node = Node()
+    node.self = node
+    del node
+
+    def allocate() -> None:
+        for _ in range(20_000):
+            garbage: list = []
+            garbage.append(garbage)
+    worker = threading.Thread(target=allocate, name="worker")
+    worker.start()
+    worker.join()
+    return freed_on
+
+
+def test_cycles_are_collected_on_the_gui_thread_never_in_a_worker(qtbot):
+    """A cycle that holds the last reference to a Qt object and is collected in a worker
+    destroys that object on the wrong thread (CI crashed so); the window collects on the
+    GUI thread only (gui/garbage.py)."""
+    import gc
+
+    from PySide6.QtWidgets import QApplication
+
+    from desktop_app.gui.app import application
+    from desktop_app.gui.garbage import GuiThreadCollector
+
+    # The control: with Python's own collection, a worker's allocations collect the cycle.
+    gc.enable()
+    gc.collect()
+    assert _cycle_freed_after_worker_allocates() == ["worker"]
+
+    app = application()  # what `lumen` and the self-test start with
+    assert app is QApplication.instance() and not gc.isenabled()
+    collector = app.findChild(GuiThreadCollector)
+    assert collector is not None and application().findChildren(GuiThreadCollector) == [collector]
+
+    gc.collect()
+    freed_on = _cycle_freed_after_worker_allocates()
+    assert freed_on == []
+    qtbot.waitUntil(lambda: freed_on == [threading.main_thread().name], timeout=5000)

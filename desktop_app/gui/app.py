@@ -29,10 +29,13 @@ def _install_excepthook(log_file: str) -> None:
 def application():
     from PySide6.QtWidgets import QApplication
 
+    from .garbage import collect_garbage_on_gui_thread
+
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Lumen")
     app.setApplicationDisplayName("Lumen")
     app.setOrganizationName("Lumen")
+    collect_garbage_on_gui_thread(app)  # a worker must never destroy the window's objects
     return app
 
 

@@ -50,7 +50,6 @@ def take(out: Path, only: tuple[str, ...] = TABS, models_dir: str | None = None)
 
     offline.activate()
     from PySide6.QtCore import Qt
-    from PySide6.QtWidgets import QApplication
 
     from ..core.config import Paths, Settings, private_files, resource_root
 
@@ -66,10 +65,11 @@ def take(out: Path, only: tuple[str, ...] = TABS, models_dir: str | None = None)
     from ..core.pipelines.calibration import demo_benchmark
     from ..core.session import Session
     from ..core.store import open_store
+    from .app import application
     from .main_window import MainWindow
     from .workers import wait_for_all
 
-    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app = application()
     paths = Paths.resolve(home)
     paths.ensure()
     # Consultations are cut at 6 utterances so that the picture takes a minute, not ten.
