@@ -583,7 +583,7 @@ def test_status_page_makes_files_private_with_one_button(qtbot, window, profile)
 
 def test_unlock_dialog_refuses_a_wrong_passphrase(qtbot, profile):
     open_store(profile.database_file, TEST_PASSPHRASE).close()
-    dialog = UnlockDialog(profile.database_file)
+    dialog = UnlockDialog(profile)
     qtbot.addWidget(dialog)
     assert not dialog.creating
     dialog.passphrase.setText("not the passphrase")
@@ -599,7 +599,7 @@ def test_unlock_dialog_refuses_a_wrong_passphrase(qtbot, profile):
 def test_unlock_dialog_says_when_wrong_tries_must_wait(qtbot, profile):
     """Issue #32: after five wrong passphrases the next try waits, and the window says so."""
     open_store(profile.database_file, TEST_PASSPHRASE).close()
-    dialog = UnlockDialog(profile.database_file)
+    dialog = UnlockDialog(profile)
     qtbot.addWidget(dialog)
     for _ in range(5):
         dialog.passphrase.setText("not the passphrase")
@@ -612,7 +612,7 @@ def test_unlock_dialog_says_when_wrong_tries_must_wait(qtbot, profile):
 
 
 def test_unlock_dialog_sets_up_a_new_passphrase(qtbot, profile):
-    dialog = UnlockDialog(profile.database_file)
+    dialog = UnlockDialog(profile)
     qtbot.addWidget(dialog)
     assert dialog.creating
     dialog.passphrase.setText("first passphrase")

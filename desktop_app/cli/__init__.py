@@ -9,9 +9,9 @@ chromadb, scipy, Qt) are imported only by the handler that runs one.
 from __future__ import annotations
 
 # The network guard and offline environment go in before any third-party import.
-from ..core import offline
+from ..core import startup
 
-offline.activate()
+startup.make_process_offline()
 
 import argparse  # noqa: E402
 import os  # noqa: E402
@@ -20,9 +20,7 @@ from pathlib import Path  # noqa: E402
 from typing import Sequence  # noqa: E402
 
 from .. import __version__  # noqa: E402
-from ..core.config import Paths, Settings, private_files  # noqa: E402
 from ..core.errors import LumenError  # noqa: E402
-from ..core.logs import configure_logging  # noqa: E402
 from . import doctor, evaluate, glossary, knowledge, models, records, settings, summary  # noqa: E402
 from .common import EXIT_BROKEN_PIPE, EXIT_ERROR  # noqa: E402
 
@@ -47,41 +45,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _audit_refusals(paths: Paths) -> None:
-    """Network events (refusals, connections to a configured model server) of a command
-    that never opened the database go into the
-    audit log now, when the database opens without asking (keyring or LUMEN_PASSPHRASE);
-    otherwise they stay in the log file, where the guard always writes them."""
-    from ..core import offline
-    from ..core.store import KeyManager, open_store
-
-    pending = offline.take_unaudited()
-    if not pending:
-        return
-    offline.return_unaudited(pending)
-    if not KeyManager(paths.database_file).database_exists():
-        return
-    try:
-        with open_store(paths.database_file, None):
-            pass  # opening the store writes them
-    except LumenError as exc:
-        print(f"Warning: {len(pending)} network event(s) could not be written to "
-              f"the audit log ({exc.message}); they are in the log file.", file=sys.stderr)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    private_files()  # what Lumen writes is this account's only (0600 files, 0700 folders)
     try:
-        paths = Paths.resolve(args.profile)
         if args.profile:
             # Child processes and the GUI see the same profile.
             os.environ["LUMEN_HOME"] = str(Path(args.profile).expanduser().resolve())
-        paths.ensure()
-        settings = Settings.load(paths)
-        configure_logging(paths, settings.log_level,
-                          console_level=None if args.command is None else "WARNING")
+        paths, settings = startup.begin(
+            args.profile, console_level=None if args.command is None else "WARNING")
         if args.command is None and args.selftest:
             os.environ["QT_QPA_PLATFORM"] = "offscreen"
             from ..gui.selftest import run_selftest
@@ -96,7 +68,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stdout.flush()  # a reader gone away is found here, not in Python's exit
             return code
         finally:
-            _audit_refusals(paths)
+            warning = startup.record_network_events(paths)
+            if warning:
+                print(f"Warning: {warning}", file=sys.stderr)
     except LumenError as exc:
         print(f"Error: {exc.message}", file=sys.stderr)
         if exc.fix:

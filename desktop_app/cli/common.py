@@ -9,14 +9,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..core.config import Paths, Settings
+from ..core import startup
 from ..core.errors import LumenError
 from ..core.progress import ProgressReport
 
 if TYPE_CHECKING:
-    from ..core.results import Glossary
+    from ..core.results import Glossary, Paths, Settings, Store
     from ..core.session import Session
-    from ..core.store import Store
 
 EXIT_OK, EXIT_PROBLEM, EXIT_ERROR = 0, 1, 2
 # As a shell reports a command stopped by SIGPIPE (128 + 13): its reader went away.
@@ -66,13 +65,12 @@ def progress_printer(enabled: bool):
 
 def passphrase_for(paths: Paths) -> str | None:
     """Ask on the terminal when the database needs a passphrase and none is set."""
-    from ..core.store import KeyManager
     from ..core.results import PASSPHRASE_ENV
 
-    keys = KeyManager(paths.database_file)
-    if not keys.needs_passphrase() or not sys.stdin.isatty():
+    state = startup.database_state(paths)
+    if not state.needs_passphrase or not sys.stdin.isatty():
         return None
-    if keys.is_new():
+    if state.is_new:
         print("Lumen keeps patient text in an encrypted database. This computer has no OS "
               "keyring, so choose a passphrase (it cannot be recovered).", file=sys.stderr)
         first = getpass.getpass("New passphrase: ")
@@ -108,12 +106,10 @@ def open_store_for(paths: Paths, required: bool, purpose: str = "glossary") -> "
     """The unlocked store.  Optional (`required=False`) where a command can do without it,
     saying so: the glossary's match and lookup use Lumen's own entries, and a change to
     the profile is made without its audit entry."""
-    from ..core.store import KeyManager, open_store
-
-    if not required and not KeyManager(paths.database_file).database_exists():
+    if not required and not startup.database_state(paths).exists:
         return None
     try:
-        return open_store(paths.database_file, passphrase_for(paths))
+        return startup.open_records(paths, passphrase_for(paths))
     except LumenError as exc:
         if required:
             raise

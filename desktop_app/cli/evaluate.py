@@ -73,7 +73,7 @@ def cmd_bench_run(args, paths, settings) -> int:
         consults = evaluation.store.run(run_id)["system"].startswith("dialogue:")
         run = evaluation.resume(run_id, on_sample=on_sample,
                                 progress=progress_printer(consults and not args.json))
-        session.runtime.close()  # the models' memory back before the summary's statistics
+        session.unload_models()  # the models' memory back before the summary's statistics
         summary = evaluation.summary(run_id)
 
     def for_reader() -> None:

@@ -3,7 +3,7 @@ audited by the Session, as the window's Settings dialog does."""
 
 from __future__ import annotations
 
-from ..core.config import Settings
+from ..core.results import Settings
 from .common import EXIT_OK, add_json_option, profile_session, show_result
 
 

@@ -28,9 +28,7 @@ def stage_printer(enabled: bool):
 
 
 def cmd_facts(args, paths, settings) -> int:
-    from ..core.documents import read_document
-    from ..core.pipelines.summary_facts import read_summary
-    from ..core.pipelines.vocabulary import plain_date, vocabulary
+    from ..core.results import plain_date, read_document, read_summary, vocabulary
 
     summary = sys.stdin.read() if args.summary == "-" else read_document(Path(args.summary))
     order = args.date_order or settings.summary_date_order
@@ -72,7 +70,7 @@ def cmd_facts(args, paths, settings) -> int:
 
 
 def cmd_ask(args, paths, settings) -> int:
-    from ..core.documents import read_document
+    from ..core.results import read_document
 
     summary = sys.stdin.read() if args.summary == "-" else read_document(Path(args.summary))
     with command_session(paths, settings) as session:
@@ -102,7 +100,7 @@ def cmd_ask(args, paths, settings) -> int:
 
 
 def cmd_simplify(args, paths, settings) -> int:
-    from ..core.documents import read_document
+    from ..core.results import read_document
     from ..core.results import handout_file_kind, handout_status
     from ..export import refuse_to_replace, write_handout
 

@@ -17,6 +17,17 @@ from typing import Any
 
 # name → (module under desktop_app.core, attribute)
 _FROM: dict[str, tuple[str, str]] = {
+    # the profile (core.startup finds and opens it)
+    "Paths": ("config", "Paths"),
+    "Settings": ("config", "Settings"),
+    "Store": ("store", "Store"),
+    "resource_root": ("config", "resource_root"),
+    # documents the user opens, and what the command line reads from a summary
+    "read_document": ("documents", "read_document"),
+    "DOCUMENT_TYPES": ("documents", "SUPPORTED"),
+    "read_summary": ("pipelines.summary_facts", "read_summary"),
+    "vocabulary": ("pipelines.vocabulary", "vocabulary"),
+    "plain_date": ("pipelines.vocabulary", "plain_date"),
     # answers and what describes them
     "AskResult": ("pipelines.ask", "AskResult"),
     "EvidenceLine": ("pipelines.evidence", "EvidenceLine"),
@@ -41,6 +52,13 @@ _FROM: dict[str, tuple[str, str]] = {
     "metric_info": ("evaluation.report", "metric_info"),
     "VERDICT_COLOURS": ("evaluation.report", "VERDICT_COLOURS"),
     "ASSESSOR_ITEM_NAMES": ("evaluation.dialogue", "ASSESSOR_ITEM_NAMES"),
+    "Bar": ("evaluation.chart", "Bar"),
+    "bar_chart_svg": ("evaluation.chart", "bar_chart_svg"),
+    "axis_label": ("evaluation.chart", "axis_label"),
+    "axis_range": ("evaluation.chart", "axis_range"),
+    "benchmark_file_columns": ("evaluation.importers", "columns"),
+    "detect_column_mapping": ("evaluation.importers", "detect_mapping"),
+    "demo_benchmark": ("pipelines.calibration", "demo_benchmark"),
     # the installation's checks
     "DoctorReport": ("doctor", "DoctorReport"),
     "finding_meaning": ("doctor", "finding_meaning"),

@@ -16,10 +16,16 @@ from .store import Store
 from .store.keys import DatabaseKey
 
 
+def scratch_store(path: Path) -> Store:
+    """A throw-away encrypted database under a random key, for checks that must not touch
+    the user's records (and collect no network refusals of their own)."""
+    return Store(path, DatabaseKey("raw", secrets.token_hex(32)), collects_refusals=False)
+
+
 def check_encryption(folder: Path) -> str:
     path = folder / "selftest.db"
     marker = "selftest-" + secrets.token_hex(8)
-    with Store(path, DatabaseKey("raw", secrets.token_hex(32)), collects_refusals=False) as store:
+    with scratch_store(path) as store:
         store.audit(marker)
         store.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     if marker.encode() in path.read_bytes():

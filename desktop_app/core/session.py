@@ -296,6 +296,14 @@ class Session:
         self.runtime.close()
         self.runtime = ModelRuntime(self.paths, settings, self._server_api_key)
 
+    def embedder(self) -> Any:
+        """The session's sentence embedder (loaded on first use)."""
+        return self.runtime.embedder()
+
+    def unload_models(self) -> None:
+        """The loaded models' memory given back; the next action that needs one loads it."""
+        self.runtime.close()
+
     def close(self) -> None:
         self.runtime.close()
         if self.store is not None:
@@ -308,6 +316,12 @@ class ModelActions:
 
     def __init__(self, session: Session) -> None:
         self._session = session
+
+    def specs(self) -> list["ModelSpec"]:
+        """Every known model (embedded, added, on a server), as the registry lists them."""
+        from .models.catalog import ModelRegistry
+
+        return ModelRegistry(self._session.paths, self._session.settings).all()
 
     def rows(self, verify: bool = False, progress: "ProgressCallback" = None,
              cancel: "CancelToken | None" = None) -> list[dict[str, Any]]:

@@ -7,10 +7,10 @@ import os
 import sys
 from typing import NoReturn
 
-from ..core.config import Paths, Settings
+from ..core import startup
 from ..core.errors import LumenError, PassphraseRequired
+from ..core.results import Paths, Settings
 from ..core.session import Session
-from ..core.store import KeyManager, open_store
 
 log = logging.getLogger(__name__)
 
@@ -44,16 +44,15 @@ def unlock(paths: Paths):
     from .messages import show_error
     from .unlock_dialog import UnlockDialog
 
-    keys = KeyManager(paths.database_file)
-    if not keys.needs_passphrase():
+    if not startup.database_state(paths).needs_passphrase:
         try:
-            return open_store(paths.database_file)
+            return startup.open_records(paths)
         except PassphraseRequired:
             pass
         except LumenError as exc:
             show_error(None, exc, title="Lumen cannot open its database")
             return None
-    dialog = UnlockDialog(paths.database_file)
+    dialog = UnlockDialog(paths)
     if dialog.exec() and dialog.store is not None:
         return dialog.store
     return None
@@ -76,7 +75,7 @@ def run_gui(paths: Paths, settings: Settings) -> int:
 
     session = Session(paths, settings, store)
     try:
-        store.audit("app.started", {})
+        session.audit("app.started", {})
         window = MainWindow(session)
     except LumenError as exc:
         session.close()

@@ -27,9 +27,9 @@ from ..core.errors import LumenError
 from ..core.choices import FORMATS
 from ..core.evaluation.scorers import SCORERS, default_scorers, result_metrics
 from ..core.evaluation.systems import systems
-from ..core.evaluation.importers import columns, detect_mapping
-from ..core.evaluation.chart import Bar, axis_label, axis_range, bar_chart_svg
-from ..core.results import VERDICT_COLOURS, metric_info, report_kind
+from ..core.results import (VERDICT_COLOURS, Bar, axis_label, axis_range, bar_chart_svg,
+                            benchmark_file_columns, detect_column_mapping, metric_info,
+                            report_kind)
 from ..core.session import Session
 from ..core.templates import render
 from ..export import write_report
@@ -105,8 +105,8 @@ class MappingDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle(f"Columns of {path.name}")
         self.boxes: dict[str, QComboBox] = {}
-        names = columns(path)
-        guessed = detect_mapping(names)  # the usual names, as `lumen evaluate import` detects them
+        names = benchmark_file_columns(path)
+        guessed = detect_column_mapping(names)  # the usual names, as `lumen evaluate import` detects them
         form = QFormLayout()
         for field, label, required in (("input", "Question", True), ("target", "Reference answer", True),
                                        ("context", "Document (optional)", False),

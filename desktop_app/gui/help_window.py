@@ -10,7 +10,7 @@ from PySide6.QtCore import QByteArray, Qt, QUrl
 from PySide6.QtGui import QImage, QTextDocument
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QTextBrowser, QVBoxLayout, QWidget
 
-from ..core.config import resource_root
+from ..core.results import resource_root
 
 GUIDES = {"ward-staff": "Guide for ward staff: answering questions",
           "patient-liaisons": "Guide for patient liaisons: handouts",

@@ -10,7 +10,7 @@ from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeySequence
 from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QStackedWidget, QTabWidget
 
 from .. import __version__
-from ..core import offline
+from ..core.startup import network_guard_installed
 from ..core.session import Changes, Session
 from .ask_page import AskPage
 from .evaluation_page import EvaluationPage
@@ -75,13 +75,10 @@ class MainWindow(QMainWindow):
 
     def show_network_state(self) -> None:
         """The status bar: the guard, the model servers it lets through, the database key."""
-        from ..core.models.catalog import ModelRegistry
-
         session = self.session
         key = session.records.key_source if session.is_open else "not open"
-        servers = sum(spec.is_server for spec in
-                      ModelRegistry(session.paths, session.settings).all())
-        guard = ("Network guard OFF" if not offline.guard_installed() else
+        servers = sum(spec.is_server for spec in session.models.specs())
+        guard = ("Network guard OFF" if not network_guard_installed() else
                  "Offline: network guard on" if not servers else
                  f"Network guard on: only {servers} model server{'s' if servers > 1 else ''} "
                  "allowed")

@@ -8,7 +8,7 @@ import logging
 from PySide6.QtWidgets import QMessageBox, QWidget
 
 from ..core.errors import Cancelled, LumenError
-from ..core.logs import log_failure
+from ..core.startup import log_failure
 
 log = logging.getLogger(__name__)
 

@@ -46,14 +46,14 @@ def take(out: Path, only: tuple[str, ...] = TABS, models_dir: str | None = None)
     Long: one screenshot per window state, in the order the guides show them."""
     if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from ..core import offline
+    from ..core import startup
 
-    offline.activate()
+    startup.make_process_offline()
     from PySide6.QtCore import Qt
 
-    from ..core.config import Paths, Settings, private_files, resource_root
+    from ..core.results import Paths, Settings, demo_benchmark, resource_root
 
-    private_files()  # as `lumen` does: the throw-away profile's files are private too
+    startup.keep_files_private()  # as `lumen` does: the throw-away profile's files are private too
     # The user's models folder is the one thing read from their profile.
     user = Paths.resolve()
     real_models = models_dir or str(Settings.load(user).models_path(user))
@@ -62,9 +62,7 @@ def take(out: Path, only: tuple[str, ...] = TABS, models_dir: str | None = None)
     # The pictures show a fresh workstation, not what other programs left in the
     # developer's own cache folder (the Status tab lists known telemetry files there).
     os.environ["XDG_CACHE_HOME"] = str(home / "user-cache")
-    from ..core.pipelines.calibration import demo_benchmark
     from ..core.session import Session
-    from ..core.store import open_store
     from .app import application
     from .main_window import MainWindow
     from .workers import wait_for_all
@@ -75,7 +73,7 @@ def take(out: Path, only: tuple[str, ...] = TABS, models_dir: str | None = None)
     # Consultations are cut at 6 utterances so that the picture takes a minute, not ten.
     settings = Settings(models_dir=real_models, dialogue_max_utterances=6)
     settings.save(paths)
-    store = open_store(paths.database_file, secrets.token_urlsafe(16))
+    store = startup.open_records(paths, secrets.token_urlsafe(16))
     window = MainWindow(Session(paths, settings, store))
     window.resize(*SIZE)
     window.show()

@@ -9,23 +9,24 @@ only if all pass.
 
 from __future__ import annotations
 
-import secrets
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from ..core.config import Paths, Settings
-from ..core.selftest import SAMPLE_SENTENCES, check_encryption, component_checks
-from ..core.store import Store
-from ..core.store.keys import DatabaseKey
+from typing import TYPE_CHECKING
+
+from ..core.selftest import SAMPLE_SENTENCES, check_encryption, component_checks, scratch_store
 from .app import application
+
+if TYPE_CHECKING:
+    from ..core.results import Paths, Settings
 
 
 def _check_documents(folder: Path) -> str:
     import docx
 
-    from ..core.documents import read_document
+    from ..core.results import read_document
     from ..export import html_to_pdf
 
     word = folder / "summary.docx"
@@ -46,7 +47,7 @@ def _check_charts() -> str:
     from PySide6.QtGui import QImageReader
     from PySide6.QtSvg import QSvgRenderer
 
-    from ..core.evaluation.chart import Bar, bar_chart_svg
+    from ..core.results import Bar, bar_chart_svg
 
     svg = bar_chart_svg("BLEU", "score, 0 to 100", [("BLEU", [Bar("run", 40.0, 30.0, 50.0)])],
                         (0.0, 100.0))
@@ -75,8 +76,7 @@ def run_selftest(paths: Paths, settings: Settings) -> int:
             record("Encrypted database", True, check_encryption(Path(folder)))
         except Exception as exc:
             record("Encrypted database", False, str(exc))
-        with Store(Path(folder) / "session.db", DatabaseKey("raw", secrets.token_hex(32)),
-                   collects_refusals=False) as store:
+        with scratch_store(Path(folder) / "session.db") as store:
             session = Session(paths, settings, store)
             window = MainWindow(session)
             window.show()
@@ -99,7 +99,7 @@ def run_selftest(paths: Paths, settings: Settings) -> int:
                     if finding.area in ("Models", "Offline", "Database", "System"):
                         record(f"{finding.area}: {finding.check}", finding.status != "fail",
                                finding.detail + (f" → {finding.fix}" if finding.status == "fail" else ""))
-            components = [*component_checks(Path(folder), session.runtime.embedder,
+            components = [*component_checks(Path(folder), session.embedder,
                                             paths.cache_dir),
                           ("Documents", lambda: _check_documents(Path(folder))),
                           ("Charts", _check_charts)]

@@ -13,9 +13,8 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, 
                                QFormLayout, QLabel, QLineEdit, QScrollArea, QSpinBox, QTabWidget,
                                QVBoxLayout, QWidget)
 
-from ..core.config import Settings
+from ..core.results import Settings
 from ..core.errors import LumenError
-from ..core.models.catalog import ModelRegistry
 from ..core.session import Session
 
 
@@ -30,8 +29,7 @@ class SettingsDialog(QDialog):
         self.session = session
         self.editors: dict[str, QWidget] = {}
         self.result_settings: Settings | None = None
-        registry = ModelRegistry(session.paths, session.settings)
-        models = [spec for spec in registry.all() if spec.files]
+        models = [spec for spec in session.models.specs() if spec.files]
         tabs = QTabWidget()
         forms: dict[str, QFormLayout] = {}
         self.descriptions: dict[str, QLabel] = {}

@@ -12,8 +12,7 @@ from PySide6.QtCore import QObject, QUrl, Signal
 from PySide6.QtGui import QColor, QCursor, QPalette, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QFileDialog, QPlainTextEdit, QTextBrowser, QTextEdit, QToolTip, QWidget
 
-from ..core.documents import SUPPORTED, read_document
-from ..core.results import Glossary
+from ..core.results import DOCUMENT_TYPES, Glossary, read_document
 from .messages import show_error
 
 FILE_FILTER = "Discharge summaries (*.txt *.docx *.pdf);;All files (*)"
@@ -165,7 +164,7 @@ class SummaryEditor(QPlainTextEdit):
         urls = [u for u in event.mimeData().urls() if u.isLocalFile()]
         if urls:
             path = Path(urls[0].toLocalFile())
-            if path.suffix.lower() in SUPPORTED:
+            if path.suffix.lower() in DOCUMENT_TYPES:
                 self.open_file(path)
                 event.acceptProposedAction()
                 return

@@ -3,22 +3,20 @@ on first start.  A wrong passphrase is said so in the dialog, which stays open."
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFormLayout, QLabel, QLineEdit,
                                QVBoxLayout, QWidget)
 
 from ..core.errors import LumenError, WrongKeyError
-from ..core.store import KeyManager, Store, open_store
-from ..core.results import MIN_PASSPHRASE_LENGTH
+from ..core import startup
+from ..core.results import MIN_PASSPHRASE_LENGTH, Paths, Store
 
 
 class UnlockDialog(QDialog):
-    def __init__(self, database_file: Path, parent: QWidget | None = None) -> None:
+    def __init__(self, paths: Paths, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.database_file = database_file
+        self.paths = paths
         self.store: Store | None = None
-        self.creating = KeyManager(database_file).is_new()
+        self.creating = startup.database_state(paths).is_new
         self.setObjectName("unlockDialog")
         self.setWindowTitle("Set a passphrase for Lumen" if self.creating else "Unlock Lumen")
         intro = QLabel(
@@ -64,7 +62,7 @@ class UnlockDialog(QDialog):
             self.error.setText("The two passphrases differ.")
             return
         try:
-            self.store = open_store(self.database_file, phrase)
+            self.store = startup.open_records(self.paths, phrase)
         except WrongKeyError:
             self.error.setText("That passphrase does not open the database. Nothing was changed; "
                                "try again.")
