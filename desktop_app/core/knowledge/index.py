@@ -8,6 +8,7 @@ collections use cosine space, so chromadb's distance is 1 − cosine.
 
 from __future__ import annotations
 
+import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,6 +59,26 @@ def _client(folder: Path) -> Any:
         return _clients[folder]
 
 
+# A chapter-filtered search over one large collection is slow in chromadb (47 ms median
+# at 100,000 statements, bench/bench_knowledge.py), while an unfiltered search of a small
+# one takes a millisecond or two.  So a collection listed here also keeps each of its
+# items in a part collection of its own value of that field ("knowledge.J00-J99"), and a
+# search filtered on exactly that field asks the part.  The whole collection still serves
+# unfiltered searches, counts and ids.  A collection made before this (no SPLIT_MARK in
+# its metadata) is searched with the filter as before until it is rebuilt (`lumen
+# knowledge reindex`).
+SPLIT_BY = {KNOWLEDGE: "chapter"}
+SPLIT_MARK = "lumen_split_by"
+_PART_VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,40}")
+
+
+def part_name(name: str, value: object) -> str | None:
+    """The part collection of `name` holding the items whose split field is `value`, or
+    None when the value cannot name a collection (then the item is in the whole only)."""
+    value = str(value or "")
+    return f"{name}.{value}" if _PART_VALUE.fullmatch(value) else None
+
+
 class VectorIndex:
     def __init__(self, folder: Path) -> None:
         self.folder = Path(folder)
@@ -74,37 +95,68 @@ class VectorIndex:
 
     def collection(self, name: str) -> Any:
         if name not in self._collections:
+            # The mark is written only when the collection is created (chromadb ignores
+            # metadata given for one that exists), so an older unsplit one stays unmarked.
+            mark = {SPLIT_MARK: SPLIT_BY[name]} if name in SPLIT_BY else None
             self._collections[name] = self.client.get_or_create_collection(
-                name, embedding_function=None,
+                name, embedding_function=None, metadata=mark,
                 configuration={"hnsw": {"space": "cosine", "ef_search": EF_SEARCH,
                                         "ef_construction": EF_CONSTRUCTION}})
         return self._collections[name]
+
+    def split_field(self, name: str) -> str | None:
+        """The field `name`'s items are also kept in parts by, if it is split."""
+        field = SPLIT_BY.get(name)
+        if field is None:
+            return None
+        return field if (self.collection(name).metadata or {}).get(SPLIT_MARK) == field else None
 
     def add(self, name: str, ids: list[str], vectors: np.ndarray,
             metadatas: list[dict[str, str]]) -> None:
         if not ids:
             return
-        collection = self.collection(name)
-        step = max(1, min(5000, self.client.get_max_batch_size()))
-        start = 0
+        vectors = np.asarray(vectors, dtype=np.float32)
+        written: list[tuple[Any, list[str]]] = []
         try:
-            for start in range(0, len(ids), step):
-                collection.add(ids=ids[start:start + step],
-                               embeddings=np.asarray(vectors[start:start + step], dtype=np.float32),
-                               metadatas=metadatas[start:start + step])
+            self._add_batches(self.collection(name), ids, vectors, metadatas, written)
+            field = self.split_field(name)
+            if field is not None:
+                rows_by_part: dict[str, list[int]] = {}
+                for row, metadata in enumerate(metadatas):
+                    part = part_name(name, metadata.get(field))
+                    if part is not None:
+                        rows_by_part.setdefault(part, []).append(row)
+                for part, rows in rows_by_part.items():
+                    self._add_batches(self.collection(part), [ids[r] for r in rows], vectors[rows],
+                                      [metadatas[r] for r in rows], written)
         except BaseException:
             # All or nothing: batches written before the failure are taken out again.
-            if start:
-                collection.delete(ids=ids[:start])
+            for collection, batch in written:
+                collection.delete(ids=batch)
             raise
+
+    def _add_batches(self, collection: Any, ids: list[str], vectors: np.ndarray,
+                     metadatas: list[dict[str, str]], written: list[tuple[Any, list[str]]]) -> None:
+        step = max(1, min(5000, self.client.get_max_batch_size()))
+        for start in range(0, len(ids), step):
+            batch = ids[start:start + step]
+            collection.add(ids=batch, embeddings=vectors[start:start + step],
+                           metadatas=metadatas[start:start + step])
+            written.append((collection, batch))
 
     def query(self, name: str, vector: np.ndarray, n: int,
               where: dict[str, Any] | None = None) -> list[Hit]:
         if n <= 0:
             return []
+        collection = self.collection(name)
+        field = self.split_field(name) if where else None
+        if field is not None and list(where) == [field]:
+            part = part_name(name, where[field])
+            if part is not None:
+                collection, where = self.collection(part), None
         # No count() first: it costs more than the search itself at 100,000 items, and an
         # empty collection simply returns no hits.
-        result = self.collection(name).query(query_embeddings=[np.asarray(vector, dtype=np.float32)],
+        result = collection.query(query_embeddings=[np.asarray(vector, dtype=np.float32)],
                                   n_results=n, where=where, include=["distances", "metadatas"])
         return [Hit(item_id, 1.0 - float(distance), dict(metadata or {}))
                 for item_id, distance, metadata in zip(result["ids"][0], result["distances"][0],
@@ -113,11 +165,25 @@ class VectorIndex:
     def delete(self, name: str, *, ids: list[str] | None = None,
                where: dict[str, Any] | None = None) -> None:
         collection = self.collection(name)
-        if ids is not None:
-            for start in range(0, len(ids), 5000):
-                collection.delete(ids=ids[start:start + 5000])
-        elif where is not None:
-            collection.delete(where=where)
+        field = self.split_field(name)
+        if ids is None and where is not None:
+            if field is None:
+                collection.delete(where=where)
+                return
+            ids = collection.get(where=where, include=[])["ids"]
+        for start in range(0, len(ids or []), 5000):
+            batch = ids[start:start + 5000]
+            if field is not None:
+                # Each item's part, read before the item goes from the whole.
+                found = collection.get(ids=batch, include=["metadatas"])
+                by_part: dict[str, list[str]] = {}
+                for item_id, metadata in zip(found["ids"], found["metadatas"]):
+                    part = part_name(name, (metadata or {}).get(field))
+                    if part is not None:
+                        by_part.setdefault(part, []).append(item_id)
+                for part, part_ids in by_part.items():
+                    self.collection(part).delete(ids=part_ids)
+            collection.delete(ids=batch)
 
     def ids(self, name: str) -> set[str]:
         return set(self.collection(name).get(include=[])["ids"])
@@ -126,9 +192,13 @@ class VectorIndex:
         return self.collection(name).count()
 
     def drop(self, name: str) -> None:
-        """Remove a whole collection (used to rebuild it from the database)."""
-        try:
-            self.client.delete_collection(name)
-        except Exception:  # absent already
-            pass
+        """Remove a whole collection and its parts (used to rebuild it from the database)."""
+        names = [getattr(c, "name", c) for c in self.client.list_collections()]
+        for existing in names:
+            if existing == name or existing.startswith(f"{name}."):
+                try:
+                    self.client.delete_collection(existing)
+                except Exception:  # absent already
+                    pass
+                self._collections.pop(existing, None)
         self._collections.pop(name, None)
