@@ -11,7 +11,6 @@ be in place before any third-party library is (`offline.activate`).
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -62,21 +61,32 @@ def log_failure(logger: logging.Logger, what: str, exc: BaseException) -> None:
     write(logger, what, exc)
 
 
-@dataclass(frozen=True)
 class DatabaseState:
-    exists: bool
-    needs_passphrase: bool  # no keyring key and no LUMEN_PASSPHRASE: the user must type it
+    """What a face needs to know before opening the profile's database.  Each answer is
+    read when asked: whether a passphrase is needed asks the OS keyring, whose import
+    (D-Bus, cryptography) a command that only checks the file should not pay."""
+
+    def __init__(self, paths: "Paths") -> None:
+        from .store import KeyManager
+
+        self._keys = KeyManager(paths.database_file)
+
+    @property
+    def exists(self) -> bool:
+        return self._keys.database_exists()
 
     @property
     def is_new(self) -> bool:
         return not self.exists
 
+    @property
+    def needs_passphrase(self) -> bool:
+        """No keyring key and no LUMEN_PASSPHRASE: the user must type it."""
+        return self._keys.needs_passphrase()
+
 
 def database_state(paths: "Paths") -> DatabaseState:
-    from .store import KeyManager
-
-    keys = KeyManager(paths.database_file)
-    return DatabaseState(keys.database_exists(), keys.needs_passphrase())
+    return DatabaseState(paths)
 
 
 def open_records(paths: "Paths", passphrase: str | None = None) -> "Store":
