@@ -385,3 +385,25 @@ def test_word_grades_follow_how_common_a_word_is():
 
     assert word_grade("history") <= word_grade("discharge") <= 8 < word_grade("pneumonia")
     assert word_grade("cellulitis") == RARE_WORD_GRADE
+
+
+def test_the_parsed_glossary_file_is_kept_in_the_cache_and_follows_the_file(tmp_path):
+    """A cold command reads Lumen's glossary from the profile's cache (core/derived_cache.py)
+    instead of parsing the TOML again: the same entries, a damaged cache file is written
+    again, and an edited glossary file is read anew (its hash is in the cache's name)."""
+    from desktop_app.core.glossary.entries import builtin_file, load_builtin
+
+    cache = tmp_path / "cache"
+    parsed = load_builtin()
+    assert load_builtin(cache_dir=cache) == parsed  # built and written
+    [written] = list((cache / "glossary").glob("glossary-*.marshal"))
+    assert load_builtin(cache_dir=cache) == parsed  # read back
+    written.write_bytes(b"\x00 not marshal")
+    assert load_builtin(cache_dir=cache) == parsed
+    assert written.read_bytes() != b"\x00 not marshal"
+
+    edited = tmp_path / "glossary.toml"
+    edited.write_text(builtin_file().read_text(encoding="utf-8").replace(
+        parsed[0].definition, "An edited definition.", 1), encoding="utf-8")
+    assert load_builtin(edited, cache_dir=cache)[0].definition == "An edited definition."
+    assert len(list((cache / "glossary").glob("glossary-*.marshal"))) == 2

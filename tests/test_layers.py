@@ -15,7 +15,8 @@ from helpers import ROOT
 LAYERS: list[tuple[str, ...]] = [
     ("core.errors", "core.hashing", "core.choices"),
     ("core.config", "core.offline", "core.progress", "core.textfiles", "core.tabular", "core.locks",
-     "core.logs", "core.prompts", "core.templates", "core.readability", "core.documents"),
+     "core.logs", "core.prompts", "core.templates", "core.readability", "core.documents",
+     "core.derived_cache"),
     ("core.store", "core.models"),
     ("core.glossary",),
     ("core.pipelines",),

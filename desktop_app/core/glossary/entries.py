@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import getpass
+import hashlib
 import json
 import re
 import tomllib
@@ -19,6 +20,7 @@ from pathlib import Path
 import tomli_w
 
 from ..config import resource_root
+from ..derived_cache import cache_file, load_or_build
 from ..errors import LumenError
 from ..store import Store
 
@@ -65,11 +67,20 @@ def builtin_file() -> Path:
     return resource_root() / "glossary" / "glossary.toml"
 
 
-def load_builtin(path: Path | None = None) -> list[GlossaryEntry]:
+def load_builtin(path: Path | None = None, cache_dir: Path | None = None) -> list[GlossaryEntry]:
+    """Lumen's own entries.  With `cache_dir`, the parsed file is kept there (parsing the
+    TOML is most of a cold `lumen facts`), under a name with the file's hash."""
     path = path or builtin_file()
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+        source = path.read_bytes()
+        if cache_dir is None:
+            data = tomllib.loads(source.decode("utf-8"))
+        else:
+            digest = hashlib.sha256(source).hexdigest()[:16]
+            data = load_or_build(cache_file(cache_dir, "glossary", f"{path.stem}-{digest}"),
+                                 lambda: tomllib.loads(source.decode("utf-8")),
+                                 lambda value: isinstance(value, dict))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise GlossaryError(f"Lumen's glossary {path} cannot be read: {exc}.",
                             "Reinstall Lumen; the glossary ships with it.") from exc
     entries = []

@@ -198,10 +198,12 @@ def _ranked(entries: list[GlossaryEntry]) -> list[GlossaryEntry]:
     return sorted(entries, key=lambda e: order.get(e.source, 9))
 
 
-def load_glossary(store: Store | None, settings: Settings | None = None) -> Glossary:
-    """Lumen's glossary, plus imported topics and staff entries when the store is open."""
+def load_glossary(store: Store | None, settings: Settings | None = None,
+                  cache_dir: Path | None = None) -> Glossary:
+    """Lumen's glossary, plus imported topics and staff entries when the store is open;
+    `cache_dir` keeps the parsed glossary file for the next process."""
     settings = settings or Settings()
-    builtin = load_builtin()
+    builtin = load_builtin(cache_dir=cache_dir)
     if store is None:
         return Glossary(builtin, plain_grade=settings.glossary_plain_grade)
     return Glossary(merge(builtin, load_imported(store, settings.glossary_language), load_local(store)),

@@ -15,6 +15,8 @@ before "depression") is dropped, and so is one inside a person's name or initial
 
 from __future__ import annotations
 
+import functools
+
 import re
 import tomllib
 from dataclasses import dataclass
@@ -88,11 +90,14 @@ def _word_variants(word: str) -> set[str]:
     return forms
 
 
-def term_variants(form: str) -> set[str]:
+@functools.lru_cache(maxsize=32768)
+def term_variants(form: str) -> frozenset[str]:
+    """The written forms of a glossary name (its last word inflected).  Kept per name:
+    the glossary and its matcher both ask for every name's, each time one is built."""
     words = normalise_form(form).split(" ")
     if not words or not words[-1]:
-        return set()
-    return {" ".join([*words[:-1], last]) for last in _word_variants(words[-1])}
+        return frozenset()
+    return frozenset(" ".join([*words[:-1], last]) for last in _word_variants(words[-1]))
 
 
 def abbreviation_variants(abbreviation: str) -> set[str]:
