@@ -708,9 +708,10 @@ class GlossaryActions:
 
     def lookup(self, term: str, *, semantic: bool = True, limit: int = 5) -> list[Any]:
         """Entries for a word: exact, other names, fuzzy and (with `semantic`) by meaning,
-        with the session's embedder (loaded once, closed with the session)."""
+        with the session's embedder (loaded only when the search by meaning runs, once,
+        closed with the session)."""
         session = self._session
-        embedder = session.runtime.embedder() if semantic else None
+        embedder = session.runtime.embedder if semantic else None
         return session.glossary.lookup(term, settings=session.settings, embedder=embedder,
                                        cache_dir=session.paths.cache_dir, limit=limit)
 

@@ -143,6 +143,8 @@ class Glossary:
 
     def lookup(self, query: str, *, settings: Settings | None = None, embedder=None,
                cache_dir: Path | None = None, limit: int = 5) -> list[LookupResult]:
+        """`embedder` is the embedder, or a function that gives it: then it is loaded only
+        when no name matches and the search by meaning runs."""
         settings = settings or Settings()
         form = normalise_form(query)
         if not form:
@@ -166,6 +168,8 @@ class Glossary:
             return results[:limit]
         import numpy as np  # only here: reading a summary's terms needs none of it
 
+        if callable(embedder) and not hasattr(embedder, "embed_one"):
+            embedder = embedder()
         vectors = self.entry_vectors(embedder, cache_dir)
         similarity = vectors @ embedder.embed_one(query)
         for index in np.argsort(-similarity)[:limit]:
