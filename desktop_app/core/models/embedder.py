@@ -43,10 +43,14 @@ class Embedder:
         options.log_severity_level = 3
         # Constant folding turns the int8 model's quantised weights into float32 copies at
         # load: 120 MB more memory and 0.2 s more to start, to save about 15 ms on each
-        # call (bench/bench_startup.py, docs/BENCHMARKS.md).  A workstation runs few calls
-        # and shares its memory, so the weights stay as shipped.
+        # call.  A workstation runs few calls and shares its memory, so the weights stay as
+        # shipped.  Unfolded, each call widens them into temporary buffers, which
+        # onnxruntime's arena would keep for the life of the process: without the arena
+        # they go back at once (a cold `lumen ask` peaks 40 MB lower with the model, 75 MB
+        # without: docs/BENCHMARKS.md).
         options.add_session_config_entry("optimization.disable_specified_optimizers",
                                          "ConstantFolding")
+        options.enable_cpu_mem_arena = False
         try:
             self.session = onnxruntime.InferenceSession(
                 str(self.model_path), sess_options=options, providers=["CPUExecutionProvider"])
