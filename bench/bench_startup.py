@@ -9,7 +9,9 @@ reported as the median and the fastest:
 - `lumen --version`: parsing the command line and printing the version;
 - the window: the offscreen main window built and shown over a throw-away encrypted
   database (made by the first start, opened by the others), with the installed models;
-  the start-up checks that run after it is shown are left out.
+  the start-up checks that run after it is shown are left out;
+- the window with a summary opened in the Ask tab and one question answered by the tab's
+  default method (its peak memory is issue #35's "window with a summary and one answer").
 
 - commands as IT scripts call them (issue #35), each a fresh `python -m desktop_app`
   over one throw-away encrypted profile (LUMEN_PASSPHRASE) with the installed models:
@@ -73,6 +75,24 @@ sys.stdout.flush()
 os._exit(0)
 """
 
+# The window as a ward nurse uses it (issue #35's "the window with a summary open and one
+# answer"): WINDOW, then a summary opened in the Ask tab and one question answered by the
+# tab's default method, the process's peak memory being what the workstation must hold.
+WINDOW_ANSWER = WINDOW.replace("sys.stdout.flush()\nos._exit(0)\n", """import time
+from pathlib import Path
+page = window.ask_page
+window.tabs.setCurrentWidget(page)
+assert page.summary.open_file(Path(sys.argv[4]))
+page.question.setText(sys.argv[5])
+page.ask_button.click()
+deadline = time.monotonic() + 600
+while page.result is None and time.monotonic() < deadline:
+    app.processEvents()
+    time.sleep(0.01)
+assert page.result is not None, "no answer within 10 minutes"
+sys.stdout.flush()
+os._exit(0)
+""")
 
 SUMMARY = ROOT / "tests" / "data" / "layouts" / "30-caps_colon-ed-kidney-stone.txt"
 QUESTION = "What should I take for the pain?"
@@ -162,6 +182,8 @@ def main() -> int:
                 "version": timed([python, "-c", VERSION, str(tree)], tree, args.repeat),
                 "window": timed([python, "-c", WINDOW, str(tree), str(home), models], tree,
                                 args.repeat),
+                "window_answer": timed([python, "-c", WINDOW_ANSWER, str(tree), str(home), models,
+                                        str(SUMMARY), QUESTION], tree, args.repeat),
                 **command_runs(tree, models, args.repeat)}
             shutil.rmtree(home, ignore_errors=True)
         finally:
@@ -176,7 +198,8 @@ def main() -> int:
     print("| start-up | before: median (fastest) | after: median (fastest) | after ÷ before "
           "| after ÷ bare Python | peak memory before → after |")
     print("|---|---|---|---|---|---|")
-    rows = [("version", "`lumen --version`"), ("window", "main window shown")] + [
+    rows = [("version", "`lumen --version`"), ("window", "main window shown"),
+            ("window_answer", "window: a summary opened and one answer")] + [
         (key, label) for key, label, _arguments in COMMANDS]
     for key, label in rows:
         (before, before_kb), (after, after_kb) = results["before"][key], results["after"][key]
