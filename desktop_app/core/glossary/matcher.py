@@ -16,7 +16,6 @@ before "depression") is dropped, and so is one inside a person's name or initial
 from __future__ import annotations
 
 import functools
-
 import re
 import tomllib
 from dataclasses import dataclass
