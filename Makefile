@@ -14,6 +14,10 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.lumen-installed
 PYTEST_ARGS ?=
+# Test files run in parallel, one worker per core (pytest-xdist; each worker and the processes
+# it starts are pinned to their own cores by tests/conftest.py); WORKERS=0 runs them in one.
+WORKERS ?= auto
+PYTEST_PARALLEL = -n $(WORKERS) --dist loadfile
 DIST_ARGS ?=
 LLAMA_CPU ?= portable
 LLAMA_STAMP := $(VENV)/.llama-$(LLAMA_CPU)
@@ -54,10 +58,10 @@ lint: install
 	$(BIN)/ruff check desktop_app tests bench packaging
 
 test: provision lint
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest $(PYTEST_ARGS)
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest $(PYTEST_PARALLEL) $(PYTEST_ARGS)
 
 check: provision lint
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -m "not slow and not subprocess" $(PYTEST_ARGS)
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest $(PYTEST_PARALLEL) -m "not slow and not subprocess" $(PYTEST_ARGS)
 
 bench: provision
 	$(BIN)/python bench/bench_runtime.py

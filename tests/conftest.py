@@ -16,6 +16,25 @@ from keyring.backend import KeyringBackend  # noqa: E402
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+
+def _pin_xdist_worker() -> None:
+    """With `-n N` (pytest-xdist), each worker runs on its own share of the cores, and so
+    does every `lumen` it starts: llama.cpp and onnxruntime size their thread pools by the
+    cores a process may use (config.usable_cores), and two workers each spinning a thread
+    per core of the machine spend their time waiting on each other."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if not worker.startswith("gw") or count < 2 or not hasattr(os, "sched_setaffinity"):
+        return
+    cores = sorted(os.sched_getaffinity(0))
+    if len(cores) < count:
+        return
+    index = int(worker[2:])
+    os.sched_setaffinity(0, cores[index::count])
+
+
+_pin_xdist_worker()
+
 from desktop_app.core.config import Paths, Settings, private_files  # noqa: E402
 
 # As `lumen` and the window do before anything else: files Lumen writes in this process

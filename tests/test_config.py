@@ -152,3 +152,18 @@ def test_doctor_names_files_other_accounts_may_read_and_the_command_fixes_them(p
     fixed = run_lumen("doctor", "--no-speed", "--json", "--fix-permissions")
     finding = next(f for f in json.loads(fixed.stdout)["findings"] if f["check"] == "Private files")
     assert finding["status"] == "ok" and "Made private" in fixed.stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="CPU affinity is Linux's")
+def test_threads_by_default_are_the_cores_the_process_may_run_on(monkeypatch):
+    # A workstation (or the parallel test runner) may pin Lumen to some cores; one thread
+    # per core of the whole machine would then make llama.cpp's threads wait on each other.
+    monkeypatch.setattr(os, "cpu_count", lambda: 64)
+    allowed = os.sched_getaffinity(0)
+    try:
+        os.sched_setaffinity(0, {min(allowed)})
+        assert Settings().effective_threads() == 1
+        assert Settings(threads=3).effective_threads() == 3
+    finally:
+        os.sched_setaffinity(0, allowed)
+    assert Settings().effective_threads() == len(allowed)

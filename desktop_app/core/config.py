@@ -65,6 +65,16 @@ def make_private(paths: "Paths") -> list[Path]:
 log = logging.getLogger(__name__)
 
 
+def usable_cores() -> int:
+    """The cores this process may run on: a workstation (or a test runner) that pins Lumen
+    to some cores with taskset or a cgroup gets that many threads, not one per core of the
+    machine, since more threads than cores make llama.cpp's spinning threads wait on each
+    other."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
+
 def resource_root() -> Path:
     """The folder holding models/catalog.toml, resources/ and glossary/.
 
@@ -211,7 +221,8 @@ class Settings:
         group="Generation", minimum=512, maximum=131072, technical="context size in tokens, n_ctx")
     threads: int = _setting(
         0, "Processor cores to use", "How many of the processor's cores the models use. 0 "
-        "means one per CPU core.", group="Generation", minimum=0, maximum=256,
+        "means one per core Lumen may run on (all of them, unless the workstation limits "
+        "it).", group="Generation", minimum=0, maximum=256,
         technical="threads for generation and embedding")
     batch_size: int = _setting(
         512, "Word pieces read per step", "How many word pieces of the text the model reads "
@@ -559,7 +570,7 @@ class Settings:
         return Path(self.models_dir).expanduser() if self.models_dir else paths.default_models_dir
 
     def effective_threads(self) -> int:
-        return self.threads or max(1, os.cpu_count() or 1)
+        return self.threads or usable_cores()
 
     def role(self, role: str) -> str:
         try:
