@@ -4,6 +4,7 @@ sentence-transformers MiniLM models were trained with)."""
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -14,13 +15,39 @@ from ..errors import ModelError
 from ..progress import CancelToken, ProgressCallback, report
 
 REQUIRED_INPUTS = {"input_ids", "attention_mask"}
+# Sentences of different lengths and kinds, run through a rewritten copy of the model and
+# the original once, when the copy is made: the copy is used only if every vector is the
+# same to the bit (onnx_rows).
+PROBES = ("Take one tablet twice a day with food.",
+          "Call 999 if you have chest pain, trouble breathing or weakness on one side.",
+          "Metoprolol succinate 25 mg PO daily; furosemide 40 mg IV BID x2 days, then PO.",
+          "a")
 RECENT_TEXTS = 4096  # vectors kept by embed_recent (about 6 MB at 384 dimensions)
+M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
+LARGE_BUFFER = 128 * 1024
+
+
+def give_large_buffers_back() -> None:
+    """Each embedding call allocates and frees buffers of megabytes.  glibc's malloc, after
+    the first such buffer is freed, raises its threshold for giving memory straight back
+    to the system and keeps later ones in the process heap, where they stay after the
+    call (about 45 MB held after a cold `lumen ask`, docs/BENCHMARKS.md).  Fixing the
+    threshold at glibc's own starting value keeps every large buffer its own mapping,
+    returned when freed.  Elsewhere (another C library, Windows) this does nothing."""
+    import ctypes
+
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        ctypes.CDLL("libc.so.6").mallopt(M_MMAP_THRESHOLD, LARGE_BUFFER)
+    except (OSError, AttributeError):  # not glibc (ctypes.util.find_library would start ldconfig)
+        pass
 
 
 class Embedder:
     def __init__(self, model_path: Path, tokenizer_path: Path, *, threads: int = 0,
-                 batch_size: int = 64, max_length: int = 256,
-                 expected_dimensions: int | None = None) -> None:
+                 batch_size: int = 64, max_length: int = 256, tokens_per_step: int = 2048,
+                 expected_dimensions: int | None = None, cache_dir: Path | None = None) -> None:
         import onnxruntime
         from tokenizers import Tokenizer
 
@@ -30,8 +57,10 @@ class Embedder:
         disable_events = getattr(onnxruntime, "disable_telemetry_events", None)
         if disable_events is not None:
             disable_events()
+        give_large_buffers_back()
         self.model_path = Path(model_path)
         self.batch_size = max(1, batch_size)
+        self.tokens_per_step = max(1, tokens_per_step)
         self._lock = threading.Lock()
         self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
         self._recent_lock = threading.Lock()
@@ -52,10 +81,29 @@ class Embedder:
                                          "ConstantFolding")
         options.enable_cpu_mem_arena = False
         try:
-            self.session = onnxruntime.InferenceSession(
-                str(self.model_path), sess_options=options, providers=["CPUExecutionProvider"])
-        except Exception as exc:  # onnxruntime raises its own exception types for bad files
-            raise ModelError(f"{self.model_path.name} is not a valid ONNX model ({exc}).", fix) from exc
+            self.tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        except Exception as exc:
+            raise ModelError(f"The tokenizer file {Path(tokenizer_path).name} cannot be read ({exc}).",
+                             fix) from exc
+        self.tokenizer.enable_truncation(max_length=max_length)
+        self.tokenizer.no_padding()  # each step is padded to its own longest text (_run)
+        # A rows-first copy checked when it was made is loaded instead of the original;
+        # one made now is checked against the original first (onnx_rows).
+        copy, made_now = self._rows_first_copy(cache_dir)
+        self.session = None
+        self.session_path = self.model_path  # the file the session runs: the model or its copy
+        if copy is not None and not made_now:
+            self.session = self._load_copy(onnxruntime, options, copy)
+            if self.session is not None:
+                self.session_path = copy
+        if self.session is None:
+            try:
+                self.session = onnxruntime.InferenceSession(
+                    str(self.model_path), sess_options=options,
+                    providers=["CPUExecutionProvider"])
+            except Exception as exc:  # onnxruntime raises its own exception types
+                raise ModelError(f"{self.model_path.name} is not a valid ONNX model ({exc}).",
+                                 fix) from exc
         inputs = {i.name for i in self.session.get_inputs()}
         outputs = self.session.get_outputs()
         if not REQUIRED_INPUTS <= inputs or not outputs or len(outputs[0].shape) != 3:
@@ -67,45 +115,97 @@ class Embedder:
         if expected_dimensions and self.dimensions and self.dimensions != expected_dimensions:
             raise ModelError(f"{self.model_path.name} makes {self.dimensions}-dimensional vectors, "
                              f"not the {expected_dimensions} expected.", fix)
-        try:
-            self.tokenizer = Tokenizer.from_file(str(tokenizer_path))
-        except Exception as exc:
-            raise ModelError(f"The tokenizer file {Path(tokenizer_path).name} cannot be read ({exc}).",
-                             fix) from exc
-        self.tokenizer.enable_truncation(max_length=max_length)
-        self.tokenizer.enable_padding()
+        if copy is not None and made_now:
+            checked = self._load_copy(onnxruntime, options, copy)
+            if checked is not None and self._same_vectors(checked):
+                self.session, self.session_path = checked, copy
+            else:
+                from . import onnx_rows
 
-    def _run_batch(self, texts: list[str]) -> np.ndarray:
-        encodings = self.tokenizer.encode_batch(texts)
-        ids = np.asarray([e.ids for e in encodings], dtype=np.int64)
-        mask = np.asarray([e.attention_mask for e in encodings], dtype=np.int64)
+                onnx_rows.refuse(copy)
+
+    def _rows_first_copy(self, cache_dir: Path | None) -> tuple[Path | None, bool]:
+        if cache_dir is None:
+            return None, False
+        from . import onnx_rows
+
+        try:
+            return onnx_rows.rows_first_copy(self.model_path, Path(cache_dir))
+        except (OSError, onnx_rows.WireFormatError):
+            return None, False  # the original still loads, or says what is wrong with it
+
+    @staticmethod
+    def _load_copy(onnxruntime, options, copy: Path):
+        try:
+            return onnxruntime.InferenceSession(str(copy), sess_options=options,
+                                                providers=["CPUExecutionProvider"])
+        except Exception:  # onnxruntime's own exception types: a damaged copy
+            from . import onnx_rows
+
+            onnx_rows.refuse(copy)
+            return None
+
+    def _same_vectors(self, session) -> bool:
+        try:
+            return all(np.array_equal(self._run([encoding], session), self._run([encoding]))
+                       for encoding in self.tokenizer.encode_batch(list(PROBES)))
+        except Exception:  # onnxruntime's own exception types
+            return False
+
+    def _run(self, encodings: list, session=None) -> np.ndarray:
+        """Unit vectors for tokenised texts, padded with [PAD] (id 0) to the longest."""
+        length = max(len(e.ids) for e in encodings)
+        ids = np.zeros((len(encodings), length), dtype=np.int64)
+        mask = np.zeros_like(ids)
+        types = np.zeros_like(ids)
+        for row, encoding in enumerate(encodings):
+            used = len(encoding.ids)
+            ids[row, :used] = encoding.ids
+            mask[row, :used] = encoding.attention_mask
+            types[row, :used] = encoding.type_ids
         feed = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._input_names:
-            feed["token_type_ids"] = np.asarray([e.type_ids for e in encodings], dtype=np.int64)
+            feed["token_type_ids"] = types
         with self._lock:
-            hidden = self.session.run(None, feed)[0]
+            hidden = (session or self.session).run(None, feed)[0]
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+
+    def steps(self, lengths: list[int]) -> list[list[int]]:
+        """The texts' indices grouped into steps: texts of similar length together (less
+        padding), at most `batch_size` texts and `tokens_per_step` padded word pieces a step.
+        A step's memory grows with its padded size (attention with its square), so a
+        batch of long texts is cut into several where one of short texts is not."""
+        order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+        groups: list[list[int]] = []
+        for index in order:
+            group = groups[-1] if groups else None
+            if (group is None or len(group) >= self.batch_size
+                    or (len(group) + 1) * lengths[index] > self.tokens_per_step):
+                groups.append([index])
+            else:
+                group.append(index)
+        return groups
 
     def embed(self, texts: list[str], progress: ProgressCallback = None,
               cancel: CancelToken | None = None) -> np.ndarray:
         """Unit vectors, one row per text, in the order given."""
         if not texts:
             return np.zeros((0, self.dimensions or 0), dtype=np.float32)
-        # Batching texts of similar length wastes less work on padding.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        encodings = self.tokenizer.encode_batch(texts)
         result: np.ndarray | None = None
-        for start in range(0, len(order), self.batch_size):
+        done = 0
+        for group in self.steps([len(e.ids) for e in encodings]):
             if cancel is not None:
                 cancel.raise_if_cancelled()
-            chunk = order[start:start + self.batch_size]
-            vectors = self._run_batch([texts[i] for i in chunk])
+            vectors = self._run([encodings[i] for i in group])
             if result is None:
                 result = np.empty((len(texts), vectors.shape[1]), dtype=np.float32)
-            result[chunk] = vectors
-            report(progress, min(start + self.batch_size, len(texts)), len(texts), "Embedding")
+            result[group] = vectors
+            done += len(group)
+            report(progress, done, len(texts), "Embedding")
         assert result is not None
         return result
 

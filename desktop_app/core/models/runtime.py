@@ -500,8 +500,10 @@ class ModelRuntime:
                     model_path, self.registry.file_path(spec, spec.file("tokenizer.json")),
                     threads=self.settings.effective_threads(),
                     batch_size=self.settings.embedding_batch_size,
+                    tokens_per_step=self.settings.embedding_tokens_per_step,
                     max_length=spec.max_sequence_length or 256,
-                    expected_dimensions=spec.dimensions or None)
+                    expected_dimensions=spec.dimensions or None,
+                    cache_dir=self.paths.cache_dir)
             return self._embedders[model_path]
 
     def loaded(self) -> list[LlamaModel]:
