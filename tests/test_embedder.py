@@ -58,11 +58,11 @@ def test_file_that_is_not_onnx_is_refused(runtime, tmp_path):
 
 def test_long_texts_go_in_smaller_steps_than_short_ones(runtime):
     embedder = runtime.embedder()
-    assert (embedder.batch_size, embedder.tokens_per_step) == (64, 2048)  # the defaults
-    lengths = [256] * 20 + [10] * 100
+    assert (embedder.batch_size, embedder.tokens_per_step) == (64, 512)  # the defaults
+    lengths = [256] * 20 + [4] * 100
     steps = embedder.steps(lengths)
-    assert [len(step) for step in steps] == [64, 36, 8, 8, 4]
-    assert all(len(step) * max(lengths[i] for i in step) <= 2048 for step in steps)
+    assert [len(step) for step in steps] == [64, 36] + [2] * 10
+    assert all(len(step) * max(lengths[i] for i in step) <= 512 for step in steps)
     assert sorted(i for step in steps for i in step) == list(range(120))
     # What each step reads is what one text alone reads.
     texts = ["a much longer sentence " * 60] * 9 + ["short"] * 3

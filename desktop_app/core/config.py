@@ -294,7 +294,7 @@ class Settings:
         "once; more is faster and uses more memory.",
         group="Embedding", minimum=1, maximum=1024, technical="embedding batch size (ONNX)")
     embedding_tokens_per_step: int = _setting(
-        2048, "Word pieces compared per step", "The most word pieces (about three quarters of "
+        512, "Word pieces compared per step", "The most word pieces (about three quarters of "
         "a word each, counting the padding of shorter sentences) the meaning model reads at "
         "once; long sentences go in smaller steps. More is faster and uses more memory.",
         group="Embedding", minimum=256, maximum=262144,

@@ -46,7 +46,7 @@ def give_large_buffers_back() -> None:
 
 class Embedder:
     def __init__(self, model_path: Path, tokenizer_path: Path, *, threads: int = 0,
-                 batch_size: int = 64, max_length: int = 256, tokens_per_step: int = 2048,
+                 batch_size: int = 64, max_length: int = 256, tokens_per_step: int = 512,
                  expected_dimensions: int | None = None, cache_dir: Path | None = None) -> None:
         import onnxruntime
         from tokenizers import Tokenizer
