@@ -74,3 +74,8 @@ def test_each_command_imports_only_the_heavy_libraries_it_uses(profile, passphra
         assert found <= allowed, f"lumen {' '.join(arguments)} imports {sorted(found - allowed)}"
     # The check sees what is imported: the evidence answer needs the embedder and textstat.
     assert {"onnxruntime", "textstat"} <= imported["ask"]
+    # Once the profile's cache holds the word-grade table, wordfreq (with langcodes and
+    # ftfy, a third of a second) is no longer imported to answer.
+    evidence = next(arguments for arguments in MAY_IMPORT if "evidence" in arguments)
+    code, again = imported_by(evidence)
+    assert code in (0, None) and "onnxruntime" in again and "wordfreq" not in again

@@ -83,3 +83,26 @@ def test_the_table_file_is_written_once_and_rebuilt_when_damaged(tmp_path):
     with pytest.raises(KeyError):
         first["notaword"]
     assert first["hello"] == [("1", "1")] and len(first) == len(first.counts)
+
+
+def test_word_grades_from_the_table_are_wordfreq_s_for_every_word(tmp_path):
+    """Every word of wordfreq's list, every word of the test texts, and words no list
+    holds get the grade wordfreq itself gives (readability.word_grade_table)."""
+    import re
+
+    from wordfreq import get_frequency_dict, zipf_frequency
+
+    from desktop_app.core.readability import RARE_WORD_GRADE, WORD_GRADES, word_grade
+
+    def by_wordfreq(word: str) -> int:
+        zipf = zipf_frequency(word, "en", wordlist="small")
+        return next((grade for least, grade in WORD_GRADES if zipf >= least), RARE_WORD_GRADE)
+
+    words = {w for w in get_frequency_dict("en", wordlist="small") if re.fullmatch("[a-z]+", w)}
+    words |= {w.lower() for text in _texts() for w in re.findall(r"[A-Za-z]+", text)}
+    words |= {"cellulitis", "sepsis", "zzqx", "history", "normal", "the"}
+    differing = [w for w in sorted(words) if word_grade(w, tmp_path) != by_wordfreq(w)]
+    assert differing == []
+    assert {by_wordfreq(w) for w in words} == {4, 6, 8, 10, 12, RARE_WORD_GRADE}
+    # A word that is not plain letters is asked of wordfreq itself.
+    assert word_grade("follow-up", tmp_path) == by_wordfreq("follow-up")

@@ -14,6 +14,8 @@ textstat's module that would import NLTK for the dictionary is given a stand-in,
 from __future__ import annotations
 
 import functools
+import hashlib
+import re
 import sys
 import threading
 import types
@@ -129,10 +131,48 @@ WORD_GRADES = ((5.0, 4), (4.5, 6), (3.9, 8), (3.4, 10), (3.0, 12))
 RARE_WORD_GRADE = 14
 
 
+PLAIN_WORD = re.compile("[a-z]+")
+
+
+def _grade(zipf: float) -> int:
+    return next((grade for least, grade in WORD_GRADES if zipf >= least), RARE_WORD_GRADE)
+
+
+def word_grades_from_wordfreq() -> dict[str, int]:
+    """The grade of every plain word (lower-case letters only) in wordfreq's small English
+    list that is below RARE_WORD_GRADE; any other plain word is rare."""
+    from wordfreq import get_frequency_dict, zipf_frequency
+
+    table = {}
+    for word in get_frequency_dict("en", wordlist="small"):
+        if PLAIN_WORD.fullmatch(word):
+            grade = _grade(zipf_frequency(word, "en", wordlist="small"))
+            if grade < RARE_WORD_GRADE:
+                table[word] = grade
+    return table
+
+
+@functools.lru_cache(maxsize=4)
+def word_grade_table(cache_dir: Path) -> dict[str, int]:
+    """Word grades from their file in the cache, written on first use: importing wordfreq
+    (with langcodes and ftfy) took a third of a second of every cold command that judged
+    a word's grade; the table loads in milliseconds (core/derived_cache.py)."""
+    from importlib.metadata import version
+
+    steps = hashlib.sha256(repr((WORD_GRADES, RARE_WORD_GRADE)).encode()).hexdigest()[:8]
+    path = cache_file(cache_dir, "readability",
+                      f"word-grades-wordfreq-{version('wordfreq')}-{steps}")
+    return load_or_build(path, word_grades_from_wordfreq,
+                         lambda value: isinstance(value, dict) and bool(value))
+
+
 @functools.lru_cache(maxsize=65536)
-def word_grade(word: str) -> int:
-    """The school grade at which `word` is a familiar word (WORD_GRADES)."""
+def word_grade(word: str, cache_dir: Path | None = None) -> int:
+    """The school grade at which `word` is a familiar word (WORD_GRADES). With a cache
+    folder, a plain word is looked up in the table made from wordfreq's list once; other
+    words, or no cache folder, ask wordfreq itself (the same grade: test_readability.py)."""
+    if cache_dir is not None and PLAIN_WORD.fullmatch(word):
+        return word_grade_table(cache_dir).get(word, RARE_WORD_GRADE)
     from wordfreq import zipf_frequency
 
-    zipf = zipf_frequency(word, "en", wordlist="small")
-    return next((grade for least, grade in WORD_GRADES if zipf >= least), RARE_WORD_GRADE)
+    return _grade(zipf_frequency(word, "en", wordlist="small"))

@@ -244,19 +244,12 @@ def sbert_cosine(prediction: str, reference: str, embedder: SentenceEmbedder, *,
 def token_embeddings(embedder: Any, texts: list[str]) -> list[np.ndarray]:
     """Contextual token vectors from the embedder's ONNX session, one (tokens x dims)
     array per text, without [CLS], [SEP] and padding (BERTScore drops [CLS] and [SEP]
-    too). Uses `embedder.session` and `embedder.tokenizer` as `Embedder` sets them up:
-    same truncation, same inputs. The session's last hidden state is used: the ONNX
-    export exposes no other layer."""
+    too). `Embedder.hidden_states` reads them as it reads sentences: same truncation,
+    same inputs. The session's last hidden state is used: the ONNX export exposes no
+    other layer."""
     if not texts:
         return []
-    encodings = embedder.tokenizer.encode_batch(texts)
-    ids = np.asarray([e.ids for e in encodings], dtype=np.int64)
-    mask = np.asarray([e.attention_mask for e in encodings], dtype=np.int64)
-    feed = {"input_ids": ids, "attention_mask": mask}
-    if "token_type_ids" in {i.name for i in embedder.session.get_inputs()}:
-        feed["token_type_ids"] = np.asarray([e.type_ids for e in encodings], dtype=np.int64)
-    # onnxruntime's Run is thread-safe, so no lock is taken here.
-    hidden = embedder.session.run(None, feed)[0]
+    hidden, encodings = embedder.hidden_states(texts)
     vectors = []
     for row, encoding in enumerate(encodings):
         keep = [i for i, (attended, special) in

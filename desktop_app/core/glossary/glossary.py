@@ -36,11 +36,13 @@ class LookupResult:
 
 
 class Glossary:
-    def __init__(self, entries: list[GlossaryEntry], *, plain_grade: int = 8) -> None:
+    def __init__(self, entries: list[GlossaryEntry], *, plain_grade: int = 8,
+                 cache_dir: Path | None = None) -> None:
         self.entries = entries
         # Words familiar at or below this school grade are plain English: not highlighted
         # or explained (Settings.glossary_plain_grade).
         self.plain_grade = plain_grade
+        self.cache_dir = cache_dir  # where the word-grade table is kept (readability)
         self.by_key = {entry.key: entry for entry in entries}
         self._matcher: JargonMatcher | None = None
         self._terms: dict[str, list[GlossaryEntry]] = {}
@@ -79,7 +81,7 @@ class Glossary:
             return False
         if form == "abbreviation" or not words:
             return True
-        plain = all(word_grade(w) <= self.plain_grade for w in words)
+        plain = all(word_grade(w, self.cache_dir) <= self.plain_grade for w in words)
         if len(words) > 1:
             return not (plain and category in ("care", "abbreviation"))
         return not plain
@@ -205,10 +207,11 @@ def _ranked(entries: list[GlossaryEntry]) -> list[GlossaryEntry]:
 def load_glossary(store: Store | None, settings: Settings | None = None,
                   cache_dir: Path | None = None) -> Glossary:
     """Lumen's glossary, plus imported topics and staff entries when the store is open;
-    `cache_dir` keeps the parsed glossary file for the next process."""
+    `cache_dir` keeps the parsed glossary file and the word-grade table for the next
+    process."""
     settings = settings or Settings()
     builtin = load_builtin(cache_dir=cache_dir)
     if store is None:
-        return Glossary(builtin, plain_grade=settings.glossary_plain_grade)
+        return Glossary(builtin, plain_grade=settings.glossary_plain_grade, cache_dir=cache_dir)
     return Glossary(merge(builtin, load_imported(store, settings.glossary_language), load_local(store)),
-                    plain_grade=settings.glossary_plain_grade)
+                    plain_grade=settings.glossary_plain_grade, cache_dir=cache_dir)

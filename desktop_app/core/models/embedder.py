@@ -152,8 +152,8 @@ class Embedder:
         except Exception:  # onnxruntime's own exception types
             return False
 
-    def _run(self, encodings: list, session=None) -> np.ndarray:
-        """Unit vectors for tokenised texts, padded with [PAD] (id 0) to the longest."""
+    def _feed(self, encodings: list) -> dict[str, np.ndarray]:
+        """The session's inputs for tokenised texts, padded with [PAD] (id 0) to the longest."""
         length = max(len(e.ids) for e in encodings)
         ids = np.zeros((len(encodings), length), dtype=np.int64)
         mask = np.zeros_like(ids)
@@ -166,8 +166,22 @@ class Embedder:
         feed = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._input_names:
             feed["token_type_ids"] = types
+        return feed
+
+    def hidden_states(self, texts: list[str]) -> tuple[np.ndarray, list]:
+        """The model's last hidden state for `texts` read in one step (texts × longest ×
+        dimensions, padding rows past each text's own length), and their encodings."""
+        encodings = self.tokenizer.encode_batch(texts)
+        feed = self._feed(encodings)
+        with self._lock:
+            return self.session.run(None, feed)[0], encodings
+
+    def _run(self, encodings: list, session=None) -> np.ndarray:
+        """Unit vectors for tokenised texts: mean-pooled over their tokens, L2-normalised."""
+        feed = self._feed(encodings)
         with self._lock:
             hidden = (session or self.session).run(None, feed)[0]
+        mask = feed["attention_mask"]
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
