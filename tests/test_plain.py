@@ -10,9 +10,8 @@ import pytest
 from desktop_app.core.pipelines import plain
 from desktop_app.core.pipelines.evidence import Explainer
 from desktop_app.core.pipelines.plain import (Reader, lay_words, lexicon, list_items, lost_facts,
-                                              negations, read_lexicon, record_shorthand,
-                                              shorter_sentences)
-from desktop_app.core.pipelines.grounding import missing_facts
+                                              negations, read_lexicon, shorter_sentences)
+from desktop_app.core.pipelines.grounding import missing_facts, record_shorthand, unsupported_facts
 from desktop_app.core.pipelines.simplify import handout_without_model
 
 DATA = Path(__file__).parent / "data"
@@ -165,6 +164,17 @@ def test_record_shorthand_and_semicolons():
         "Transferred to bed #4 with a #NOF"  # a bed number, and UK shorthand for a fracture
     assert shorter_sentences("Walked with physio; stairs done (with rail; supervised).") == \
         "Walked with physio. stairs done (with rail; supervised)."
+
+
+def test_a_count_written_out_is_supported_by_the_line_it_came_from():
+    """"#8" written out as "8 tablets" is the summary's own count, not a fact to check; a
+    count the summary does not give is still flagged."""
+    summary = ("PRESCRIPTIONS\nRx: Oxycodone-acetaminophen 5/325 mg 1 tab PO q6h PRN severe pain. "
+               "#8, no refills\nRx: Ondansetron 4 mg PO q8h PRN nausea\n")
+    shown = "Oxycodone-acetaminophen 5/325 mg 1 tab by mouth. 8 tablets, no refills."
+    assert unsupported_facts(shown, summary, None) == []
+    wrong = unsupported_facts(shown.replace("8 tablets", "12 tablets"), summary, None)
+    assert [f.text for f in wrong] == ["12 tablets"]
 
 
 @pytest.mark.parametrize("sentence, lead, items", [

@@ -42,8 +42,8 @@ from ..config import Settings
 from ..glossary.glossary import Glossary
 from ..glossary.names import ends_no_sentence
 from .answer_rules import content_words
-from .grounding import unsupported_facts
-from .plain import Reader, lay_words, lost_facts, record_shorthand, shorter_sentences
+from .grounding import record_shorthand, unsupported_facts
+from .plain import Reader, lay_words, lost_facts, shorter_sentences
 from .question import Question, medicine_words, retrieval_tokens
 from .safety import reads_like_instruction
 from .summary_facts import (Medication, SummaryFacts, medicine_kinds, medicine_names,

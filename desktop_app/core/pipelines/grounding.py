@@ -112,12 +112,37 @@ def _doses_of_medicines(text: str, facts: list[Fact]) -> list[tuple[Fact, Fact]]
     return pairs
 
 
+# Record shorthand, written out by plain.py's step 3 (and so supported by the line it
+# came from: "#8" in a line naming tablets is "8 tablets").
+_DISPENSED = re.compile(r"\b(?:dispensed|disp|qty|quantity|supply|refills?)\b", re.IGNORECASE)
+_COUNT = re.compile(r"(?<![\w&])#\s?(\d+)\b")
+_FORMS = (("capsules", re.compile(r"\bcap(?:s|sule|sules)?\b", re.IGNORECASE)),
+          ("tablets", re.compile(r"\b(?:tab|tabs|tablet|tablets|pills?)\b", re.IGNORECASE)))
+
+
+def record_shorthand(text: str) -> str:
+    """"Dispensed #20" -> "Dispensed 20 tablets" (the form the line names; "a supply of 20"
+    when it names none).  A "#" elsewhere (a bed number, UK shorthand for a fracture) stays."""
+    if not _DISPENSED.search(text):
+        return text
+    form = next((name for name, pattern in _FORMS if pattern.search(text)), "")
+
+    def count(m: re.Match) -> str:
+        if any(p.match(text, m.end() + 1) for _name, p in _FORMS):
+            return m.group(1)  # "#20 tabs"
+        return f"{m.group(1)} {form}" if form else f"a supply of {m.group(1)}"
+    return _COUNT.sub(count, text)
+
+
 @functools.lru_cache(maxsize=8)
 def _source_facts(source: str, glossary: Glossary | None
                   ) -> tuple[list[Fact], set[str], str, set[tuple[str, str]]]:
     """A source's facts, numbers, lower-case text and the doses it gives each medicine (in
     any line that names both), read once however many answers are checked against it."""
     facts = extract_facts(source, glossary)
+    written_out = "\n".join(record_shorthand(line) for line in source.splitlines())
+    if written_out != source:
+        facts += [f for f in extract_facts(written_out, glossary) if f.kind == "quantity"]
     doses = set()
     for line in _CLAUSE.split(source):
         line_facts = extract_facts(line, glossary, date_order="mdy")  # doses only

@@ -339,26 +339,6 @@ def lay_words(text: str, glossary: Glossary | None, protected: list[tuple[int, i
 
 # ---- 3. record shorthand, 4. shorter sentences ---------------------------------------------
 
-_DISPENSED = re.compile(r"\b(?:dispensed|disp|qty|quantity|supply|refills?)\b", re.IGNORECASE)
-_COUNT = re.compile(r"(?<![\w&])#\s?(\d+)\b")
-_FORMS = (("capsules", re.compile(r"\bcap(?:s|sule|sules)?\b", re.IGNORECASE)),
-          ("tablets", re.compile(r"\b(?:tab|tabs|tablet|tablets|pills?)\b", re.IGNORECASE)))
-
-
-def record_shorthand(text: str) -> str:
-    """"Dispensed #20" -> "Dispensed 20 tablets" (the form the line names; "a supply of 20"
-    when it names none).  A "#" elsewhere (a bed number, UK shorthand for a fracture) stays."""
-    if not _DISPENSED.search(text):
-        return text
-    form = next((name for name, pattern in _FORMS if pattern.search(text)), "")
-
-    def count(m: re.Match) -> str:
-        if any(p.match(text, m.end() + 1) for _name, p in _FORMS):
-            return m.group(1)  # "#20 tabs"
-        return f"{m.group(1)} {form}" if form else f"a supply of {m.group(1)}"
-    return _COUNT.sub(count, text)
-
-
 def shorter_sentences(text: str) -> str:
     """A sentence cut at its semicolons, outside brackets ("Worked with physio; walking 150
     feet" -> two sentences)."""
