@@ -106,3 +106,33 @@ def test_word_grades_from_the_table_are_wordfreq_s_for_every_word(tmp_path):
     assert {by_wordfreq(w) for w in words} == {4, 6, 8, 10, 12, RARE_WORD_GRADE}
     # A word that is not plain letters is asked of wordfreq itself.
     assert word_grade("follow-up", tmp_path) == by_wordfreq("follow-up")
+
+
+def test_hyphenation_patterns_from_the_cache_give_pyphen_s_positions(tmp_path):
+    """textstat's fallback for words cmudict lacks: pyphen's patterns read from Lumen's
+    cache (readability.load_hyphenation) hyphenate every word as pyphen's own parse does."""
+    import re
+
+    import pyphen
+    from wordfreq import get_frequency_dict
+
+    from desktop_app.core.readability import load_hyphenation
+
+    path = pyphen.LANGUAGES[pyphen.language_fallback("en")]
+    fresh = pyphen.HyphDict(path)
+    saved = pyphen.hdcache.pop(path, None)
+    try:
+        load_hyphenation(tmp_path)  # parses and writes the cache file
+        assert list((tmp_path / "readability").glob("hyphenation-*"))
+        pyphen.hdcache.pop(path)
+        load_hyphenation(tmp_path)  # reads it
+        cached = pyphen.hdcache[path]
+        assert cached is not fresh and cached.patterns == fresh.patterns
+        words = set(get_frequency_dict("en", wordlist="small"))
+        words |= {w.lower() for text in _texts() for w in re.findall(r"[A-Za-z]+", text)}
+        differing = [w for w in sorted(words) if cached.positions(w) != fresh.positions(w)]
+        assert differing == [] and len(words) > 20000
+    finally:
+        pyphen.hdcache.pop(path, None)
+        if saved is not None:
+            pyphen.hdcache[path] = saved

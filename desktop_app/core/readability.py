@@ -82,6 +82,41 @@ def syllable_table(cache_dir: Path) -> SyllableTable:
 TEXTSTAT_DICTIONARY_MODULE = "textstat.backend.utils._get_cmudict"
 
 
+def hyphenation_patterns(path: Path) -> dict | None:
+    """pyphen's parsed patterns of a hyph_*.dic as marshal can hold them, or None where a
+    pattern carries a nonstandard hyphenation (English has none)."""
+    import pyphen
+
+    parsed = pyphen.HyphDict(path)
+    patterns = {key: (start, tuple(values)) for key, (start, values) in parsed.patterns.items()}
+    if not all(type(value) is int for _start, values in patterns.values() for value in values):
+        return None
+    return {"patterns": patterns, "maxlen": parsed.maxlen}
+
+
+def load_hyphenation(cache_dir: Path) -> None:
+    """textstat counts the syllables of a word cmudict lacks with pyphen, which parses its
+    whole English hyphenation file (0.16 s) in every process; its parsed patterns are
+    kept in the cache and handed to pyphen's own cache of parsed files, so the same
+    words get the same positions (tests/test_readability.py)."""
+    import pyphen
+
+    path = pyphen.LANGUAGES[pyphen.language_fallback("en")]
+    if path in pyphen.hdcache:
+        return
+    stem = f"hyphenation-pyphen-{pyphen.VERSION}-{path.stem}"
+    held = load_or_build(cache_file(cache_dir, "readability", stem),
+                         lambda: hyphenation_patterns(path) or {},
+                         lambda value: isinstance(value, dict))
+    if not held:
+        return  # pyphen parses the file itself
+    patterns = pyphen.HyphDict.__new__(pyphen.HyphDict)
+    patterns.patterns = held["patterns"]
+    patterns.cache = {}
+    patterns.maxlen = held["maxlen"]
+    pyphen.hdcache[path] = patterns
+
+
 def _textstat(cache_dir: Path):
     global _ready_for
     with _ready_lock:
@@ -102,6 +137,7 @@ def _textstat(cache_dir: Path):
             # `get_cmudict` keeps its own dictionary, which tests/test_readability.py reports.
             if hasattr(syllables, "get_cmudict"):
                 syllables.get_cmudict = get_cmudict
+            load_hyphenation(cache_dir)
             _ready_for = cache_dir
     import textstat
 
