@@ -68,3 +68,13 @@ def test_long_texts_go_in_smaller_steps_than_short_ones(runtime):
     texts = ["a much longer sentence " * 60] * 9 + ["short"] * 3
     assert np.allclose(embedder.embed(texts), np.stack([embedder.embed_one(t) for t in texts]),
                        atol=1e-4)
+
+
+def test_a_long_list_is_embedded_window_by_window_in_its_own_order(runtime, monkeypatch):
+    from desktop_app.core.models import embedder as module
+
+    embedder = runtime.embedder()
+    texts = [f"line {i} " + "word " * (i % 7) for i in range(25)]
+    whole = embedder.embed(texts)
+    monkeypatch.setattr(module, "TOKENISED_AT_ONCE", 4)  # seven windows, the last of one
+    assert np.allclose(embedder.embed(texts), whole, atol=1e-5)

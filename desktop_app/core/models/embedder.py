@@ -23,6 +23,7 @@ PROBES = ("Take one tablet twice a day with food.",
           "Metoprolol succinate 25 mg PO daily; furosemide 40 mg IV BID x2 days, then PO.",
           "a")
 RECENT_TEXTS = 4096  # vectors kept by embed_recent (about 6 MB at 384 dimensions)
+TOKENISED_AT_ONCE = 2048  # texts; the steps are grouped by length within each window
 M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
 LARGE_BUFFER = 128 * 1024
 
@@ -208,18 +209,23 @@ class Embedder:
         """Unit vectors, one row per text, in the order given."""
         if not texts:
             return np.zeros((0, self.dimensions or 0), dtype=np.float32)
-        encodings = self.tokenizer.encode_batch(texts)
         result: np.ndarray | None = None
         done = 0
-        for group in self.steps([len(e.ids) for e in encodings]):
+        # Tokenised a window at a time, so a library of 100,000 passages is never held as
+        # encodings all at once, and a cancel is heard before the next window.
+        for window in range(0, len(texts), TOKENISED_AT_ONCE):
             if cancel is not None:
                 cancel.raise_if_cancelled()
-            vectors = self._run([encodings[i] for i in group])
-            if result is None:
-                result = np.empty((len(texts), vectors.shape[1]), dtype=np.float32)
-            result[group] = vectors
-            done += len(group)
-            report(progress, done, len(texts), "Embedding")
+            encodings = self.tokenizer.encode_batch(texts[window:window + TOKENISED_AT_ONCE])
+            for group in self.steps([len(e.ids) for e in encodings]):
+                if cancel is not None:
+                    cancel.raise_if_cancelled()
+                vectors = self._run([encodings[i] for i in group])
+                if result is None:
+                    result = np.empty((len(texts), vectors.shape[1]), dtype=np.float32)
+                result[[window + i for i in group]] = vectors
+                done += len(group)
+                report(progress, done, len(texts), "Embedding")
         assert result is not None
         return result
 
