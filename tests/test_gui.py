@@ -139,7 +139,7 @@ def test_settings_dialog_edits_the_settings_object(qtbot, window, profile):
     dialog.editors["temperature"].setValue(0.4)
     assert dialog.editors["threads"].toolTip().startswith("How many of the processor's cores")
     assert "threads for generation and embedding" in dialog.editors["threads"].toolTip()
-    assert "Default: one per CPU core." in dialog.descriptions["threads"].text()
+    assert "Default: one per core Lumen may use." in dialog.descriptions["threads"].text()
     dialog.accept()
     saved = Settings.load(profile)
     assert saved.threads == 3 and abs(saved.temperature - 0.4) < 1e-9
@@ -383,7 +383,7 @@ def test_settings_speak_plainly_with_defaults_and_technical_names_in_tooltips(qt
     assert method.currentText() == "Full pipeline (recommended)" and method.currentData() == "lamp"
     assert "Default: Full pipeline (recommended)." in dialog.descriptions["ask_system"].text()
     assert "τ" in dialog.editors["relevance_threshold"].toolTip()
-    assert "Default: one per CPU core." in dialog.descriptions["threads"].text()
+    assert "Default: one per core Lumen may use." in dialog.descriptions["threads"].text()
     dialog.reject()
 
 

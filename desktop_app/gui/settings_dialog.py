@@ -191,7 +191,7 @@ def shown_default(f: dataclasses.Field) -> str:
     if f.metadata.get("choice_labels"):
         return f.metadata["choice_labels"].get(value, value)
     if f.name == "threads" and value == 0:
-        return "one per CPU core"
+        return "one per core Lumen may use"
     if f.name == "models_dir" and not value:
         return "Lumen's own folder"
     return str(value) if value != "" else "none"
