@@ -132,6 +132,14 @@ def test_hyphenation_patterns_from_the_cache_give_pyphen_s_positions(tmp_path):
         words |= {w.lower() for text in _texts() for w in re.findall(r"[A-Za-z]+", text)}
         differing = [w for w in sorted(words) if cached.positions(w) != fresh.positions(w)]
         assert differing == [] and len(words) > 20000
+        # A cache file that holds something else is parsed again, not trusted.
+        import marshal
+
+        file = next((tmp_path / "readability").glob("hyphenation-*"))
+        file.write_bytes(marshal.dumps({"patterns": {}}))
+        pyphen.hdcache.pop(path)
+        load_hyphenation(tmp_path)
+        assert pyphen.hdcache[path].patterns == fresh.patterns
     finally:
         pyphen.hdcache.pop(path, None)
         if saved is not None:

@@ -107,7 +107,8 @@ def load_hyphenation(cache_dir: Path) -> None:
     stem = f"hyphenation-pyphen-{pyphen.VERSION}-{path.stem}"
     held = load_or_build(cache_file(cache_dir, "readability", stem),
                          lambda: hyphenation_patterns(path) or {},
-                         lambda value: isinstance(value, dict))
+                         lambda value: isinstance(value, dict) and (
+                             not value or {"patterns", "maxlen"} <= value.keys()))
     if not held:
         return  # pyphen parses the file itself
     patterns = pyphen.HyphDict.__new__(pyphen.HyphDict)
