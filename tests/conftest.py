@@ -260,13 +260,21 @@ _SPAWNS = ("run_lumen(", "subprocess.", "Popen(", "multiprocessing", "run_watche
            "sys.executable")
 
 
+_SOURCES: dict = {}  # function -> its source: collection meets the same fixtures and helpers
+# in thousands of tests, and each xdist worker collects the whole suite
+
+
 def _source(function) -> str:
     import inspect
 
+    if function in _SOURCES:
+        return _SOURCES[function]
     try:
-        return inspect.getsource(function)
+        source = inspect.getsource(function)
     except (OSError, TypeError, AttributeError):
-        return ""
+        source = ""
+    _SOURCES[function] = source
+    return source
 
 
 def _test_source(item) -> str:
@@ -295,6 +303,11 @@ def _test_source(item) -> str:
     return "\n".join(parts)
 
 
+def _starts_a_process(item) -> bool:
+    source = _test_source(item)
+    return any(spawn in source for spawn in _SPAWNS)
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
@@ -302,6 +315,5 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.gui)
         if "runtime" in fixtures:
             item.add_marker(pytest.mark.model)
-        if item.get_closest_marker("quick") is None and any(
-                spawn in _test_source(item) for spawn in _SPAWNS):
+        if item.get_closest_marker("quick") is None and _starts_a_process(item):
             item.add_marker(pytest.mark.subprocess)

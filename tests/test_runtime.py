@@ -64,6 +64,17 @@ def test_cancel_stops_generation(runtime, monkeypatch):
     assert len(pieces) == 1
 
 
+def _just_over_one_batch(llama) -> str:
+    """A prompt a little longer than one of llama.cpp's batches: long enough to be
+    evaluated in two, short enough that the cancel tests stay quick (each evaluates it
+    three times)."""
+    sentence = "The patient was admitted with chest pain. "
+    per_sentence = len(llama.tokenize(sentence.encode("utf-8"), add_bos=False))
+    prompt = sentence * (llama.n_batch // per_sentence + 8)
+    assert len(llama.tokenize(prompt.encode("utf-8"))) > llama.n_batch
+    return prompt
+
+
 def test_a_cancel_stops_a_long_prompt_between_batches(runtime, monkeypatch):
     """Issue #33: Ctrl+Q during Simplify held the window while a long prompt was evaluated.
     The prompt is evaluated a batch at a time and a cancel stops it at the next batch; the
@@ -79,7 +90,7 @@ def test_a_cancel_stops_a_long_prompt_between_batches(runtime, monkeypatch):
         real_eval(tokens)
         token.cancel()  # as the window's closing would, while the prompt is evaluated
     monkeypatch.setattr(llama, "eval", eval_and_cancel)
-    long_prompt = "The patient was admitted with chest pain. " * 150  # over one batch
+    long_prompt = _just_over_one_batch(llama)
     llama.reset()
     with pytest.raises(Cancelled):
         model.generate([{"role": "user", "content": long_prompt}], max_tokens=8, cancel=token)
@@ -100,7 +111,7 @@ def test_a_cancel_stops_the_prompt_batch_being_evaluated(runtime, monkeypatch):
     model = runtime.for_role("generator")
     llama = model.llama
     monkeypatch.setattr(llama, "cache", None)  # every call evaluates its prompt
-    long_prompt = "The patient was admitted with chest pain. " * 150
+    long_prompt = _just_over_one_batch(llama)
     llama.reset()
     fresh = model.generate([{"role": "user", "content": long_prompt}], max_tokens=8,
                            temperature=0.0).text
