@@ -175,6 +175,12 @@ def test_a_count_written_out_is_supported_by_the_line_it_came_from():
     assert unsupported_facts(shown, summary, None) == []
     wrong = unsupported_facts(shown.replace("8 tablets", "12 tablets"), summary, None)
     assert [f.text for f in wrong] == ["12 tablets"]
+    # The same item wrapped onto a second line, as summaries are typed (the evidence line
+    # joins the two, so its count is written out from both).
+    wrapped = summary.replace("PRN severe pain. ", "PRN severe pain\nnot relieved by ibuprofen. ")
+    assert unsupported_facts(shown, wrapped, None) == []
+    assert [f.text for f in unsupported_facts(shown.replace("8 tablets", "12 tablets"), wrapped,
+                                              None)] == ["12 tablets"]
 
 
 @pytest.mark.parametrize("sentence, lead, items", [

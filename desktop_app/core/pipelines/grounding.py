@@ -140,8 +140,13 @@ def _source_facts(source: str, glossary: Glossary | None
     """A source's facts, numbers, lower-case text and the doses it gives each medicine (in
     any line that names both), read once however many answers are checked against it."""
     facts = extract_facts(source, glossary)
-    written_out = "\n".join(record_shorthand(line) for line in source.splitlines())
-    if written_out != source:
+    # A count is written out from its item, and an item may wrap onto the next line ("... 1
+    # tab PO q6h PRN severe pain not relieved\nby ibuprofen. #8, no refills"): each line is
+    # read with the one before it too.
+    lines = source.splitlines()
+    items = lines + [f"{before} {line}" for before, line in zip(lines, lines[1:]) if "#" in line]
+    written_out = "\n".join(record_shorthand(item) for item in items)
+    if written_out != "\n".join(items):
         facts += [f for f in extract_facts(written_out, glossary) if f.kind == "quantity"]
     doses = set()
     for line in _CLAUSE.split(source):
