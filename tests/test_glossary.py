@@ -407,3 +407,69 @@ def test_the_parsed_glossary_file_is_kept_in_the_cache_and_follows_the_file(tmp_
         parsed[0].definition, "An edited definition.", 1), encoding="utf-8")
     assert load_builtin(edited, cache_dir=cache)[0].definition == "An edited definition."
     assert len(list((cache / "glossary").glob("glossary-*.marshal"))) == 2
+
+
+def test_the_glossary_tables_are_kept_in_the_cache_and_follow_the_entries(builtin, tmp_path):
+    """The name tables and the matcher's are read from the profile's cache by a cold
+    command: the same matches, lookups and searches as tables built anew; a damaged file is
+    written again; a staff entry added makes a new table (a stale one would not match the
+    new name) and the old table is removed."""
+    from desktop_app.core.glossary.entries import GlossaryEntry
+
+    cache = tmp_path / "cache"
+
+    def answers(glossary):
+        return ([m.to_dict() for m in glossary.match(SUMMARY)],
+                [r.to_dict() for q in ("HTN", "heart failure", "furosemid") for r in glossary.lookup(q)],
+                [e.key for q in ("hyp", "emboli", "bid") for e in glossary.search(q)])
+
+    built = answers(Glossary(builtin))
+    assert answers(Glossary(builtin, cache_dir=cache)) == built  # built and written
+    [written] = list((cache / "glossary").glob("tables-*.marshal"))
+    assert answers(Glossary(builtin, cache_dir=cache)) == built  # read back
+    written.write_bytes(b"\x00 not marshal")
+    assert answers(Glossary(builtin, cache_dir=cache)) == built
+    assert written.read_bytes() != b"\x00 not marshal"
+
+    staff = GlossaryEntry(key="local:1", term="glimmerfoot", definition="A pretend foot problem.",
+                          category="condition", source="local", abbreviations=("GMF",))
+    grown = Glossary([staff, *builtin], cache_dir=cache)
+    assert {m.text for m in grown.match("Seen for glimmerfoots and GMF.")} == {"glimmerfoots", "GMF"}
+    assert [r.entry.key for r in grown.lookup("GMF")] == ["local:1"]
+    [newer] = list((cache / "glossary").glob("tables-*.marshal"))
+    assert newer != written
+
+
+FINGERPRINTED = '''
+import sys
+sys.path.insert(0, sys.argv[1])
+from desktop_app.core.derived_cache import code_fingerprint
+
+def first(word):
+    return word in {"alpha", "beta", "gamma", "delta"} and len(word) > 2
+
+def second(word):
+    return word in {"alpha", "beta", "gamma", "delta"} and len(word) > 3
+
+print(code_fingerprint(first), code_fingerprint(second))
+'''
+
+
+def test_a_cache_fingerprint_follows_the_code_and_not_the_process(tmp_path):
+    """The tables' file name carries a digest of the code that builds them: different for
+    code that differs in one constant, the same in every process (a set constant's order
+    changes with Python's string hashing, so it is read sorted)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = tmp_path / "fingerprint.py"
+    script.write_text(FINGERPRINTED, encoding="utf-8")
+    root = str(Path(__file__).resolve().parents[1])
+    printed = {subprocess.run([sys.executable, str(script), root], capture_output=True, text=True,
+                              check=True, env={**os.environ, "PYTHONHASHSEED": seed}).stdout
+               for seed in ("1", "2", "3", "4")}
+    [both] = printed
+    first, second = both.split()
+    assert first != second

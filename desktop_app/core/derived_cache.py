@@ -11,11 +11,13 @@ place, so a reader never sees half of one.
 
 from __future__ import annotations
 
+import hashlib
 import marshal
 import os
 import sys
+import types
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Iterator, TypeVar
 
 T = TypeVar("T")
 
@@ -44,3 +46,29 @@ def load_or_build(path: Path, build: Callable[[], T], is_valid: Callable[[Any], 
     except (OSError, ValueError):  # not writable, or not something marshal can hold
         pass
     return value
+
+
+def _code_parts(code: types.CodeType) -> Iterator[bytes]:
+    yield code.co_code
+    yield repr(code.co_names).encode()
+    for constant in code.co_consts:
+        if isinstance(constant, types.CodeType):
+            yield from _code_parts(constant)
+        elif isinstance(constant, frozenset):  # its order changes with string hashing
+            yield repr(sorted(map(repr, constant))).encode()
+        else:
+            yield repr(constant).encode()
+
+
+def code_fingerprint(*functions: Callable) -> str:
+    """A digest of what `functions` do (their bytecode, the names they call, their
+    constants), for a cache derived by them: changed code makes a new file instead of a
+    stale table.  Line numbers and file names are left out, so moving code about or
+    running from a bundle keeps the file; frozen-set constants are read in sorted order,
+    as their order changes from one process to the next."""
+    digest = hashlib.sha256()
+    for function in functions:
+        function = getattr(function, "__wrapped__", function)  # through functools caches
+        for part in _code_parts(function.__code__):
+            digest.update(part)
+    return digest.hexdigest()

@@ -7,6 +7,7 @@ nearest entries by meaning through the embedder.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import re
@@ -15,9 +16,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..config import Settings
+from ..derived_cache import PYTHON_TAG, cache_file, code_fingerprint, load_or_build
 from ..store import Store
 from .entries import GlossaryEntry, load_builtin, load_imported, load_local, merge
-from .matcher import GlossaryMatch, JargonMatcher, load_senses, normalise_form, term_variants
+from .matcher import (FOLDED_AS_SPACE, MIN_WORD_FORM, SOURCE_PRIORITY, GlossaryMatch,
+                      JargonMatcher, abbreviation_variants, fold, load_senses, matcher_tables,
+                      normalise_form, term_variants, word_variants)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -45,24 +49,35 @@ class Glossary:
         self.cache_dir = cache_dir  # where the word-grade table is kept (readability)
         self.by_key = {entry.key: entry for entry in entries}
         self._matcher: JargonMatcher | None = None
-        self._terms: dict[str, list[GlossaryEntry]] = {}
-        self._synonyms: dict[str, list[GlossaryEntry]] = {}
-        for entry in entries:
-            for variant in term_variants(entry.term):
-                self._terms.setdefault(variant, []).append(entry)
-            for other in (*entry.aliases, *entry.abbreviations):
-                for variant in term_variants(other) | {normalise_form(other)}:
-                    self._synonyms.setdefault(variant, []).append(entry)
-        self._forms = sorted(set(self._terms) | set(self._synonyms))
+        self._tables = derived_tables(entries, cache_dir)
+        self._vectors: np.ndarray | None = None
+
+    # The name tables are for lookup and search; reading a summary needs only the matcher.
+    @functools.cached_property
+    def _terms(self) -> dict[str, list[GlossaryEntry]]:
+        return {form: [self.entries[n] for n in numbers]
+                for form, numbers in self._tables["terms"].items()}
+
+    @functools.cached_property
+    def _synonyms(self) -> dict[str, list[GlossaryEntry]]:
+        return {form: [self.entries[n] for n in numbers]
+                for form, numbers in self._tables["synonyms"].items()}
+
+    @functools.cached_property
+    def _forms(self) -> list[str]:
+        return sorted(set(self._tables["terms"]) | set(self._tables["synonyms"]))
+
+    @functools.cached_property
+    def _fuzzy_forms(self) -> list[str]:
         # Misspellings are compared with whole names of some length; short forms ("ue",
         # "bid") would otherwise look close to anything.
-        self._fuzzy_forms = [form for form in self._forms if len(form) >= 4]
-        self._vectors: np.ndarray | None = None
+        return [form for form in self._forms if len(form) >= 4]
 
     @property
     def matcher(self) -> JargonMatcher:
         if self._matcher is None:
-            self._matcher = JargonMatcher(self.entries, load_senses())
+            self._matcher = JargonMatcher(self.entries, load_senses(),
+                                          (self._tables["words"], self._tables["abbreviations"]))
         return self._matcher
 
     def match(self, text: str) -> list[GlossaryMatch]:
@@ -136,9 +151,8 @@ class Glossary:
                                                    score_cutoff=80, limit=limit):
                 for entry in self._terms.get(form, []) + self._synonyms.get(form, []):
                     ranked.setdefault(entry.key, (3, entry))
-        order = {"local": 0, "lumen": 1, "medlineplus": 2}
         return [entry for _rank, entry in sorted(
-            ranked.values(), key=lambda item: (item[0], order.get(item[1].source, 9),
+            ranked.values(), key=lambda item: (item[0], SOURCE_PRIORITY.get(item[1].source, 9),
                                                item[1].term.lower()))][:limit]
 
     # ---- lookup ----
@@ -199,9 +213,55 @@ class Glossary:
         return self._vectors
 
 
+def name_tables(entries: list[GlossaryEntry]) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+    """Each written form of an entry's term, and of its other names, -> the numbers of the
+    entries it names (lookup and search as you type)."""
+    terms: dict[str, list[int]] = {}
+    synonyms: dict[str, list[int]] = {}
+    for number, entry in enumerate(entries):
+        for variant in term_variants(entry.term):
+            terms.setdefault(variant, []).append(number)
+        for other in (*entry.aliases, *entry.abbreviations):
+            for variant in term_variants(other) | {normalise_form(other)}:
+                synonyms.setdefault(variant, []).append(number)
+    return terms, synonyms
+
+
+def _built_tables(entries: list[GlossaryEntry]) -> dict[str, dict]:
+    terms, synonyms = name_tables(entries)
+    words, abbreviations = matcher_tables(entries)
+    return {"terms": terms, "synonyms": synonyms, "words": words, "abbreviations": abbreviations}
+
+
+_TABLE_CODE = (name_tables, matcher_tables, _built_tables, term_variants, abbreviation_variants,
+               normalise_form, fold, word_variants)
+_TABLE_DATA = repr((SOURCE_PRIORITY, MIN_WORD_FORM, sorted(FOLDED_AS_SPACE.items())))
+
+
+def derived_tables(entries: list[GlossaryEntry], cache_dir: Path | None) -> dict[str, dict]:
+    """The name tables and the matcher's, which take a cold command longer to build than
+    to read: kept in the profile's cache under a digest of the entries' names and of the
+    code that builds them.  A table made for another glossary is removed when its
+    successor is written (a staff entry added makes a new one)."""
+    if cache_dir is None:
+        return _built_tables(entries)
+    digest = hashlib.sha256(code_fingerprint(*_TABLE_CODE).encode() + _TABLE_DATA.encode())
+    for entry in entries:
+        digest.update("\x1e".join((entry.source, entry.term, "\x1f".join(entry.aliases),
+                                   "\x1f".join(entry.abbreviations), "\x1d")).encode())
+    path = cache_file(cache_dir, "glossary", f"tables-{digest.hexdigest()[:20]}")
+
+    def build() -> dict[str, dict]:
+        for stale in path.parent.glob(f"tables-*-{PYTHON_TAG}.marshal"):
+            if stale != path:
+                stale.unlink(missing_ok=True)
+        return _built_tables(entries)
+    return load_or_build(path, build, lambda held: isinstance(held, dict) and set(held) == {
+        "terms", "synonyms", "words", "abbreviations"})
+
+
 def _ranked(entries: list[GlossaryEntry]) -> list[GlossaryEntry]:
-    order = {"local": 0, "lumen": 1, "medlineplus": 2}
-    return sorted(entries, key=lambda e: order.get(e.source, 9))
+    return sorted(entries, key=lambda e: SOURCE_PRIORITY.get(e.source, 9))
 
 
 def load_glossary(store: Store | None, settings: Settings | None = None,

@@ -20,7 +20,7 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Sequence
 
 import ahocorasick
 
@@ -28,8 +28,8 @@ from ..config import resource_root
 from .entries import GlossaryEntry, GlossaryError
 from .names import in_name, name_spans
 
-_SPACES = str.maketrans({c: " " for c in "-\u2010\u2011\u2012\u2013\u00ad\t\n\r\f\v\u00a0"})
-_SOURCE_PRIORITY = {"local": 0, "lumen": 1, "medlineplus": 2}
+FOLDED_AS_SPACE = str.maketrans({c: " " for c in "-\u2010\u2011\u2012\u2013\u00ad\t\n\r\f\v\u00a0"})
+SOURCE_PRIORITY = {"local": 0, "lumen": 1, "medlineplus": 2}
 MIN_WORD_FORM = 3  # shorter case-insensitive forms ("is", "ms") match too much
 
 
@@ -50,18 +50,18 @@ class GlossaryMatch:
 
 def fold(text: str) -> str:
     """Lower case, with hyphens and whitespace as plain spaces; same length as `text`."""
-    folded = text.translate(_SPACES).lower()
+    folded = text.translate(FOLDED_AS_SPACE).lower()
     if len(folded) == len(text):
         return folded
     # A few characters lower-case to two (e.g. 'İ'); keep those as they are.
-    return "".join(c if len(c.lower()) != 1 else c.lower() for c in text.translate(_SPACES))
+    return "".join(c if len(c.lower()) != 1 else c.lower() for c in text.translate(FOLDED_AS_SPACE))
 
 
 def normalise_form(form: str) -> str:
     return re.sub(r" +", " ", fold(form).strip())
 
 
-def _word_variants(word: str) -> set[str]:
+def word_variants(word: str) -> set[str]:
     """Plural and simple inflected forms of one (lower-case) word."""
     forms = {word}
     if not word.isalpha() or len(word) < 3:
@@ -96,7 +96,7 @@ def term_variants(form: str) -> frozenset[str]:
     words = normalise_form(form).split(" ")
     if not words or not words[-1]:
         return frozenset()
-    return frozenset(" ".join([*words[:-1], last]) for last in _word_variants(words[-1]))
+    return frozenset(" ".join([*words[:-1], last]) for last in word_variants(words[-1]))
 
 
 def abbreviation_variants(abbreviation: str) -> set[str]:
@@ -127,42 +127,58 @@ def other_sense(text: str, start: int, end: int, sense: Sense) -> bool:
             or any(after == w or after.startswith(w + " ") for w in sense.after))
 
 
-class JargonMatcher:
-    def __init__(self, entries: Iterable[GlossaryEntry], senses: Iterable[Sense] = ()) -> None:
-        self._senses = {sense.term: sense for sense in senses}
-        words: dict[str, tuple[int, GlossaryEntry, str]] = {}
-        abbreviations: dict[str, tuple[int, GlossaryEntry, str]] = {}
+# form -> (the entry's number in the glossary's list, which name matched: "term", "alias"
+# or "abbreviation"); plain data, so the glossary can keep it in its cache.
+MatcherTable = dict[str, tuple[int, str]]
 
-        def offer(table, form, entry, kind):
-            # Local > Lumen > MedlinePlus, so Lumen's plain definitions win over imported
-            # summaries; within a source a term beats another entry's alias.
-            rank = (_SOURCE_PRIORITY.get(entry.source, 9), kind != "term")
-            if form not in table or rank < table[form][0]:
-                table[form] = (rank, entry, kind)
-        for entry in entries:
-            # An alias in capitals ("CHF" among MedlinePlus's also-called names) is an
-            # abbreviation: matched with its capitals, so "chf" in prose is not taken.
-            shouty = [a for a in entry.aliases if a.isupper() and " " not in a.strip()]
-            for kind, forms in (("term", (entry.term,)),
-                                ("alias", [a for a in entry.aliases if a not in shouty])):
-                for form in forms:
-                    for variant in term_variants(form):
-                        if len(variant) >= MIN_WORD_FORM:
-                            offer(words, variant, entry, kind)
-            for abbreviation in (*entry.abbreviations, *shouty):
-                for variant in abbreviation_variants(abbreviation):
-                    if variant:
-                        offer(abbreviations, variant, entry, "abbreviation")
+
+def matcher_tables(entries: Sequence[GlossaryEntry]) -> tuple[MatcherTable, MatcherTable]:
+    """The forms the two automata look for: names matched case-insensitively, and
+    abbreviations matched as written."""
+    words: dict[str, tuple[tuple, int, str]] = {}
+    abbreviations: dict[str, tuple[tuple, int, str]] = {}
+
+    def offer(table, form, number, entry, kind):
+        # Local > Lumen > MedlinePlus, so Lumen's plain definitions win over imported
+        # summaries; within a source a term beats another entry's alias.
+        rank = (SOURCE_PRIORITY.get(entry.source, 9), kind != "term")
+        if form not in table or rank < table[form][0]:
+            table[form] = (rank, number, kind)
+    for number, entry in enumerate(entries):
+        # An alias in capitals ("CHF" among MedlinePlus's also-called names) is an
+        # abbreviation: matched with its capitals, so "chf" in prose is not taken.
+        shouty = [a for a in entry.aliases if a.isupper() and " " not in a.strip()]
+        for kind, forms in (("term", (entry.term,)),
+                            ("alias", [a for a in entry.aliases if a not in shouty])):
+            for form in forms:
+                for variant in term_variants(form):
+                    if len(variant) >= MIN_WORD_FORM:
+                        offer(words, variant, number, entry, kind)
+        for abbreviation in (*entry.abbreviations, *shouty):
+            for variant in abbreviation_variants(abbreviation):
+                if variant:
+                    offer(abbreviations, variant, number, entry, "abbreviation")
+    return ({form: (number, kind) for form, (_rank, number, kind) in words.items()},
+            {form: (number, kind) for form, (_rank, number, kind) in abbreviations.items()})
+
+
+class JargonMatcher:
+    def __init__(self, entries: Iterable[GlossaryEntry], senses: Iterable[Sense] = (),
+                 tables: tuple[MatcherTable, MatcherTable] | None = None) -> None:
+        """`tables`: matcher_tables(entries), when the caller kept them."""
+        entries = list(entries)
+        self._senses = {sense.term: sense for sense in senses}
+        words, abbreviations = tables if tables is not None else matcher_tables(entries)
         self.word_forms = len(words)
         self.abbreviation_forms = len(abbreviations)
-        self._words = self._automaton(words)
-        self._abbreviations = self._automaton(abbreviations)
+        self._words = self._automaton(words, entries)
+        self._abbreviations = self._automaton(abbreviations, entries)
 
     @staticmethod
-    def _automaton(table: dict[str, tuple[tuple, GlossaryEntry, str]]):
+    def _automaton(table: MatcherTable, entries: list[GlossaryEntry]):
         automaton = ahocorasick.Automaton()
-        for form, (_rank, entry, kind) in table.items():
-            automaton.add_word(form, (len(form), entry, kind))
+        for form, (number, kind) in table.items():
+            automaton.add_word(form, (len(form), entries[number], kind))
         if len(automaton):
             automaton.make_automaton()
         return automaton
@@ -185,7 +201,7 @@ class JargonMatcher:
         candidates += self._candidates(self._abbreviations, text, text)
         # Longest first, then leftmost; the same span found by both automata goes to the
         # higher-priority source (local > Lumen > MedlinePlus).
-        candidates.sort(key=lambda c: (c[0] - c[1], c[0], _SOURCE_PRIORITY.get(c[2].source, 9)))
+        candidates.sort(key=lambda c: (c[0] - c[1], c[0], SOURCE_PRIORITY.get(c[2].source, 9)))
         taken = bytearray(len(text))
         chosen = []
         names = name_spans(text) if candidates else []
