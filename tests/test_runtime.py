@@ -327,6 +327,53 @@ def test_prompt_state_reuse_can_be_turned_off(profile, runtime_settings):
         fresh.close()
 
 
+def test_the_context_starts_small_and_grows_when_a_prompt_needs_it(profile, runtime_settings):
+    """Issue #35: llama.cpp allocates a context's key-value memory whole, so a model loads
+    with room for context_start_size tokens and doubles it when a prompt and its answer
+    need more.  The reply is the one a model loaded with its whole context gives, and the
+    prompt limit stays the context size."""
+    import dataclasses
+
+    from desktop_app.core.errors import ModelError
+    from desktop_app.core.models.runtime import ModelRuntime
+
+    growing = ModelRuntime(profile, dataclasses.replace(runtime_settings, context_start_size=512))
+    whole = ModelRuntime(profile, dataclasses.replace(runtime_settings, context_start_size=0))
+    try:
+        model = growing.for_role("generator")
+        assert (model.llama.n_ctx(), model.n_ctx) == (512, runtime_settings.context_size)
+        short = model.generate(QUESTION, max_tokens=8, temperature=0.0)
+        assert model.llama.n_ctx() == 512
+        sentence = "She was admitted with chest pain and went home on aspirin 81 mg daily. "
+        long = [{"role": "user", "content": sentence * 40 + "What dose of aspirin?"}]
+        # A larger context that cannot be made (memory): the old one stays, and the error
+        # says what to do.
+        load = model._load
+
+        def no_memory(n_ctx):
+            if n_ctx > 512:
+                raise ModelError("llama.cpp could not load the model file (failed to allocate).")
+            return load(n_ctx)
+        model._load = no_memory
+        with pytest.raises(ModelError, match="could not make room") as refused:
+            model.generate(long, max_tokens=16, temperature=0.0)
+        assert "Longest text a model reads at once" in refused.value.fix
+        assert model.generate(QUESTION, max_tokens=8, temperature=0.0).text == short.text
+        del model._load
+        grown = model.generate(long, max_tokens=16, temperature=0.0)
+        assert 512 < grown.prompt_tokens + 16 <= model.llama.n_ctx() == 1024
+        reference = whole.for_role("generator")
+        assert reference.llama.n_ctx() == runtime_settings.context_size
+        assert grown.text == reference.generate(long, max_tokens=16, temperature=0.0).text
+        assert model.generate(QUESTION, max_tokens=8, temperature=0.0).text == short.text
+        with pytest.raises(ContextOverflowError):
+            model.generate([{"role": "user", "content": sentence * 200}], max_tokens=16)
+        assert model.llama.n_ctx() == 1024  # a refused prompt makes no room
+    finally:
+        growing.close()
+        whole.close()
+
+
 def test_unloading_while_generating_finishes_the_call_then_refuses(profile, runtime_settings,
                                                                    monkeypatch):
     """Settings changed while a background task generates: no crash, a clear error after."""

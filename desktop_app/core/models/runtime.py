@@ -160,45 +160,11 @@ class LlamaModel:
         self._closed = False
         self._grammars: dict[str, Any] = {}
         self._llama_cpp = llama_cpp
-        n_ctx = settings.context_size
+        self.n_ctx = settings.context_size  # what a prompt and its answer may fill
         if spec.context_length:
-            n_ctx = min(n_ctx, spec.context_length)
-        threads = settings.effective_threads()
-        build = require_runnable_build()
-        draft = _draft_model(settings)
-        try:
-            with _model_params(llama_cpp, use_extra_bufts=not build.avoid_amx_repacking):
-                self.llama = llama_cpp.Llama(
-                    model_path=str(path), n_ctx=n_ctx, n_batch=min(settings.batch_size, n_ctx),
-                    n_threads=threads, n_threads_batch=threads, seed=settings.seed,
-                    n_gpu_layers=settings.gpu_layers, draft_model=draft,
-                    # A draft model needs every position's scores; llama-cpp-python 0.3.36
-                    # switches that on but sizes the scores for one batch unless told.
-                    logits_all=draft is not None, verbose=False)
-        except (ValueError, RuntimeError, OSError) as exc:
-            raise ModelError(
-                f"llama.cpp could not load the model file {path.name} ({exc}).",
-                "The file may be damaged or of a newer format than this Lumen supports; "
-                "run 'lumen models verify', or copy the file again.") from exc
-        self.n_ctx = self.llama.n_ctx()
-        if draft is None:
-            # llama-cpp-python 0.3.36 samples inside llama.cpp and writes `scores` (batch size
-            # × vocabulary floats: 100 MB for SmolLM2) only with logits_all, for logprobs and
-            # prompt lookup; every saved prompt state copied the unused array whole, and a
-            # restored one filled it.  One row serves its bookkeeping (Lumen evaluates a
-            # prompt's last token again after a restore, so no saved logits are read).
-            import numpy as np
-
-            self.llama.scores = np.zeros((1, self.llama.n_vocab()), dtype=np.single)
-        # llama.cpp asks the flag between the steps of its computation, so a cancel stops a
-        # prompt batch in milliseconds rather than at its end (a 512-token batch takes 2 s
-        # on a 2-core workstation); the KV entries of the stopped batch are removed by
-        # llama.cpp, and the next call is what it would have been.
+            self.n_ctx = min(self.n_ctx, spec.context_length)
         self.abort_flag = AbortFlag(llama_cpp)
-        llama_cpp.llama_set_abort_callback(self.llama.ctx, self.abort_flag.callback,
-                                           self.abort_flag.data)
-        if settings.state_cache_mb and settings.reuse_prompt_state:
-            self.llama.set_cache(_counted_ram_cache(llama_cpp, settings.state_cache_mb << 20))
+        self.llama = self._load(self._start_size())
         try:
             template = resolve_chat_template(self.llama.metadata.get("tokenizer.chat_template"),
                                              spec.chat_format or None, model_label=path.name,
@@ -209,6 +175,76 @@ class LlamaModel:
         except BaseException:
             self.llama.close()
             raise
+
+    def _start_size(self) -> int:
+        """The context llama.cpp is created with: room for context_start_size tokens (never
+        less than one prompt batch, so batches split as they would in the full context)."""
+        start = self.settings.context_start_size
+        if not start:
+            return self.n_ctx
+        return min(self.n_ctx, max(start, self.settings.batch_size))
+
+    def _load(self, n_ctx: int) -> Any:
+        """A llama.cpp context of `n_ctx` tokens over the model file.  The key-value cache
+        (about 23 kB a token for the 135M model) is allocated whole when a context is made,
+        so the context starts small and _make_room replaces it with a larger one when a
+        prompt needs it; a text that fits gives the same tokens in either."""
+        llama_cpp, settings, path = self._llama_cpp, self.settings, self.path
+        threads = settings.effective_threads()
+        build = require_runnable_build()
+        draft = _draft_model(settings)
+        try:
+            with _model_params(llama_cpp, use_extra_bufts=not build.avoid_amx_repacking):
+                llama = llama_cpp.Llama(
+                    model_path=str(path), n_ctx=n_ctx, n_batch=min(settings.batch_size, self.n_ctx),
+                    n_threads=threads, n_threads_batch=threads, seed=settings.seed,
+                    n_gpu_layers=settings.gpu_layers, draft_model=draft,
+                    # A draft model needs every position's scores; llama-cpp-python 0.3.36
+                    # switches that on but sizes the scores for one batch unless told.
+                    logits_all=draft is not None, verbose=False)
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise ModelError(
+                f"llama.cpp could not load the model file {path.name} ({exc}).",
+                "The file may be damaged or of a newer format than this Lumen supports; "
+                "run 'lumen models verify', or copy the file again.") from exc
+        if draft is None:
+            # llama-cpp-python 0.3.36 samples inside llama.cpp and writes `scores` (batch size
+            # × vocabulary floats: 100 MB for SmolLM2) only with logits_all, for logprobs and
+            # prompt lookup; every saved prompt state copied the unused array whole, and a
+            # restored one filled it.  One row serves its bookkeeping (Lumen evaluates a
+            # prompt's last token again after a restore, so no saved logits are read).
+            import numpy as np
+
+            llama.scores = np.zeros((1, llama.n_vocab()), dtype=np.single)
+        # llama.cpp asks the flag between the steps of its computation, so a cancel stops a
+        # prompt batch in milliseconds rather than at its end (a 512-token batch takes 2 s
+        # on a 2-core workstation); the KV entries of the stopped batch are removed by
+        # llama.cpp, and the next call is what it would have been.
+        llama_cpp.llama_set_abort_callback(llama.ctx, self.abort_flag.callback,
+                                           self.abort_flag.data)
+        if settings.state_cache_mb and settings.reuse_prompt_state:
+            llama.set_cache(_counted_ram_cache(llama_cpp, settings.state_cache_mb << 20))
+        return llama
+
+    def _make_room(self, needed: int) -> None:
+        """A context of at least `needed` tokens (at most n_ctx): the context doubles until
+        it holds them.  The saved prompt states belong to the old context and go with it."""
+        held = size = self.llama.n_ctx()
+        if needed <= size:
+            return
+        while size < needed:
+            size *= 2
+        self.llama.close()
+        self.llama = None
+        try:
+            self.llama = self._load(min(size, self.n_ctx))
+        except ModelError as exc:
+            self.llama = self._load(held)
+            raise ModelError(
+                f"Lumen could not make room for {needed} word pieces at once with "
+                f"{self.spec.name}: {exc.message}",
+                "Close other programs, or lower 'Longest text a model reads at once' in "
+                "Settings so long texts are read in parts.") from exc
 
     def _token_text(self, token: int) -> str:
         if token < 0:
@@ -347,6 +383,7 @@ class LlamaModel:
         tokens = self._tokenize(self.render(messages))
         if len(tokens) + max_tokens > self.n_ctx:
             raise ContextOverflowError(len(tokens), max_tokens, self.n_ctx)
+        self._make_room(len(tokens) + max_tokens)
         grammar = self._grammar(json_schema) if json_schema is not None else None
         if cancel is not None:
             cancel.raise_if_cancelled()
