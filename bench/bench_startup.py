@@ -4,7 +4,9 @@ a change (issue #16), in one run.
 Each commit (`--before`, and `--after`, HEAD by default) is checked out into a temporary
 git worktree; each measurement is a fresh Python process with the tree first on its
 path, timed from the parent (interpreter start included), repeated `--repeat` times and
-reported as the median and the fastest:
+reported as the median and the fastest.  The two commits take turns start by start (which
+goes first alternating), so a machine whose speed drifts during the run (a shared virtual
+machine's does, by a third) weighs on both alike:
 
 - `lumen --version`: parsing the command line and printing the version;
 - the window: the offscreen main window built and shown over a throw-away encrypted
@@ -143,25 +145,18 @@ def timed(command: list[str], cwd: Path, repeat: int, env: dict[str, str] | None
     return times, peaks
 
 
-def command_runs(tree: Path, models: str, repeat: int) -> dict[str, tuple[list, list]]:
-    """Each of COMMANDS, cold (a new process), over one profile made for the tree."""
+def command_profile(tree: Path, models: str) -> tuple[Path, dict[str, str]]:
+    """A throw-away encrypted profile for the commands of `tree`, its database made by an
+    untimed `lumen facts`; its folder and the environment the commands run in."""
     home = Path(tempfile.mkdtemp(prefix="lumen-start-profile-"))
     env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "PYTHONPATH": str(tree),
            "LUMEN_HOME": str(home / "lumen"), "LUMEN_PASSPHRASE": "bench-start-up-passphrase",
            "QT_QPA_PLATFORM": "offscreen"}
     python = [sys.executable, "-m", "desktop_app"]
-    try:
-        subprocess.run(python + ["settings", "set", "models_dir", models], cwd=str(tree),
-                       env=env, check=True, capture_output=True)
-        timed(python + list(COMMANDS[0][2]), tree, 1, env)  # makes the database: untimed
-        runs = {}
-        for key, _label, arguments in COMMANDS:
-            # The first start on a profile fills its cache (FIRST_START); then the timed ones.
-            runs[f"{key}_first"] = timed(python + list(arguments), tree, 1, env)
-            runs[key] = timed(python + list(arguments), tree, repeat, env)
-        return runs
-    finally:
-        shutil.rmtree(home, ignore_errors=True)
+    subprocess.run(python + ["settings", "set", "models_dir", models], cwd=str(tree),
+                   env=env, check=True, capture_output=True)
+    timed(python + list(COMMANDS[0][2]), tree, 1, env)  # makes the database: untimed
+    return home, env
 
 
 def main() -> int:
@@ -178,33 +173,61 @@ def main() -> int:
     models = args.models or str(Settings().models_path(Paths.resolve()))
     python = sys.executable
     bare, _ = timed([python, "-c", "pass"], ROOT, args.repeat)
-    results = {}
-    for name, commit in (("before", args.before), ("after", args.after)):
-        tree = Path(tempfile.mkdtemp(prefix=f"lumen-start-{name}-")) / "tree"
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), commit],
-                       check=True, capture_output=True)
-        try:
-            short = subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", "HEAD"],
-                                   capture_output=True, text=True).stdout.strip()
-            home = Path(tempfile.mkdtemp(prefix="lumen-start-home-"))
-            results[name] = {
-                "commit": short,
-                "version": timed([python, "-c", VERSION, str(tree)], tree, args.repeat),
-                "window": timed([python, "-c", WINDOW, str(tree), str(home), models], tree,
-                                args.repeat),
-                "window_answer_first": timed([python, "-c", WINDOW_ANSWER, str(tree), str(home),
-                                              models, str(SUMMARY), QUESTION], tree, 1),
-                "window_answer": timed([python, "-c", WINDOW_ANSWER, str(tree), str(home), models,
-                                        str(SUMMARY), QUESTION], tree, args.repeat),
-                **command_runs(tree, models, args.repeat)}
-            shutil.rmtree(home, ignore_errors=True)
-        finally:
+    names = ("before", "after")
+    trees, homes, envs, commits, scratch = {}, {}, {}, {}, []
+    results: dict[str, dict] = {name: {} for name in names}
+    try:
+        for name, commit in (("before", args.before), ("after", args.after)):
+            tree = Path(tempfile.mkdtemp(prefix=f"lumen-start-{name}-")) / "tree"
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree),
+                            commit], check=True, capture_output=True)
+            trees[name] = tree
+            commits[name] = subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", "HEAD"],
+                                           capture_output=True, text=True).stdout.strip()
+            homes[name] = Path(tempfile.mkdtemp(prefix="lumen-start-home-"))
+            profile, envs[name] = command_profile(tree, models)
+            scratch += [homes[name], profile]
+
+        def command(key: str, name: str) -> tuple[list[str], dict[str, str] | None]:
+            tree, home = trees[name], homes[name]
+            if key == "version":
+                return [python, "-c", VERSION, str(tree)], None
+            if key == "window":
+                return [python, "-c", WINDOW, str(tree), str(home), models], None
+            if key == "window_answer":
+                return [python, "-c", WINDOW_ANSWER, str(tree), str(home), models, str(SUMMARY),
+                        QUESTION], None
+            arguments = next(a for k, _label, a in COMMANDS if k == key)
+            return [python, "-m", "desktop_app", *arguments], envs[name]
+
+        # The two trees take turns, start by start (the one to go first alternating), so
+        # a machine that slows down or speeds up during the run weighs on both alike.
+        firsts = ("window_answer", *(key for key, _label, _arguments in COMMANDS))
+        for key in ("version", "window", "window_answer", *(k for k, _l, _a in COMMANDS)):
+            if key in firsts:  # FIRST_START, untimed
+                for name in names:
+                    argv, env = command(key, name)
+                    results[name][f"{key}_first"] = timed(argv, trees[name], 1, env)
+            for name in names:
+                results[name][key] = ([], [])
+            for turn in range(args.repeat):
+                for name in (names if turn % 2 == 0 else names[::-1]):
+                    argv, env = command(key, name)
+                    seconds, peaks = timed(argv, trees[name], 1, env)
+                    results[name][key][0].extend(seconds)
+                    results[name][key][1].extend(peaks)
+    finally:
+        for tree in trees.values():
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)],
                            check=False, capture_output=True)
             shutil.rmtree(tree.parent, ignore_errors=True)
+        for folder in scratch:
+            shutil.rmtree(folder, ignore_errors=True)
+    for name in names:
+        results[name]["commit"] = commits[name]
     print(f"Machine: {machine()}")
     print(f"Commits: before {results['before']['commit']}, after {results['after']['commit']}; "
-          f"{args.repeat} starts each")
+          f"{args.repeat} starts each, the two taking turns")
     base = statistics.median(bare)
     print(f"Raw: a bare `python -c pass` starts in {base:.3f} s (median)\n")
     print("| start-up | before: median (fastest) | after: median (fastest) | after ÷ before "
