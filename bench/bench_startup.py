@@ -15,6 +15,9 @@ machine's does, by a third) weighs on both alike:
 - the window with a summary opened in the Ask tab and one question answered by the tab's
   default method (its peak memory is issue #35's "window with a summary and one answer").
 
+- long jobs, one start per commit (issue #35's peak memory per command): `lumen simplify`
+  of the same summary with the model, and `lumen evaluate run` of 10 demo samples
+  (imported when the profile is made);
 - commands as IT scripts call them (issue #35), each a fresh `python -m desktop_app`
   over one throw-away encrypted profile (LUMEN_PASSPHRASE) with the installed models:
   `lumen facts` on a discharge summary, `lumen ask --method evidence` (no model) and
@@ -112,6 +115,14 @@ COMMANDS = (
      ("ask", "--summary", str(SUMMARY), "--question", QUESTION)),
 )
 
+DEMO = ROOT / "resources" / "benchmarks" / "lumen-demo.jsonl"
+# Long jobs (issue #35 item 3: peak memory per command), one start per commit each: a
+# handout written by the model, and a benchmark run of 10 samples of the demo set.
+LONG_COMMANDS = (
+    ("simplify", "`lumen simplify` (embedded model)", ("simplify", str(SUMMARY))),
+    ("evaluate", "`lumen evaluate run`, 10 demo samples (lamp:glossary)",
+     ("evaluate", "run", "lumen-demo", "--limit", "10")),
+)
 
 GNU_TIME = Path("/usr/bin/time")
 
@@ -156,6 +167,9 @@ def command_profile(tree: Path, models: str) -> tuple[Path, dict[str, str]]:
     subprocess.run(python + ["settings", "set", "models_dir", models], cwd=str(tree),
                    env=env, check=True, capture_output=True)
     timed(python + list(COMMANDS[0][2]), tree, 1, env)  # makes the database: untimed
+    subprocess.run(python + ["evaluate", "import", str(DEMO), "--format", "medisumqa",
+                             "--name", "lumen-demo"], cwd=str(tree), env=env, check=True,
+                   capture_output=True)
     return home, env
 
 
@@ -197,7 +211,7 @@ def main() -> int:
             if key == "window_answer":
                 return [python, "-c", WINDOW_ANSWER, str(tree), str(home), models, str(SUMMARY),
                         QUESTION], None
-            arguments = next(a for k, _label, a in COMMANDS if k == key)
+            arguments = next(a for k, _label, a in COMMANDS + LONG_COMMANDS if k == key)
             return [python, "-m", "desktop_app", *arguments], envs[name]
 
         # The two trees take turns, start by start (the one to go first alternating), so
@@ -216,6 +230,10 @@ def main() -> int:
                     seconds, peaks = timed(argv, trees[name], 1, env)
                     results[name][key][0].extend(seconds)
                     results[name][key][1].extend(peaks)
+        for key, _label, _arguments in LONG_COMMANDS:
+            for name in names:
+                argv, env = command(key, name)
+                results[name][key] = timed(argv, trees[name], 1, env)
     finally:
         for tree in trees.values():
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)],
@@ -243,6 +261,13 @@ def main() -> int:
               f"{statistics.median(after) / statistics.median(before):.2f} | "
               f"{statistics.median(after) / base:.1f} | "
               f"{max(before_kb) / 1024:.0f} → {max(after_kb) / 1024:.0f} MB |")
+    print("\nLong jobs, one start each (the same profile as the commands):\n")
+    print("| job | before: seconds | after: seconds | after ÷ before | peak memory before → after |")
+    print("|---|---|---|---|---|")
+    for key, label, _arguments in LONG_COMMANDS:
+        (before, before_kb), (after, after_kb) = results["before"][key], results["after"][key]
+        print(f"| {label} | {before[0]:.1f} | {after[0]:.1f} | {after[0] / before[0]:.2f} | "
+              f"{before_kb[0] / 1024:.0f} → {after_kb[0] / 1024:.0f} MB |")
     print("\nThe first start on a new profile, untimed above (FIRST_START), peak memory:")
     for key, label in rows:
         if f"{key}_first" in results["before"]:
