@@ -183,6 +183,24 @@ def test_a_count_written_out_is_supported_by_the_line_it_came_from():
                                               None)] == ["12 tablets"]
 
 
+def test_lumens_own_reading_of_a_medicine_line_is_supported_and_a_wrong_fact_is_not():
+    """What the facts parser reads from a line, written as Lumen writes it (a maximum per
+    day, "4-hourly" as "every 4 hours", a wrapped item joined, a count written out), is the
+    summary's own; a dose given to the wrong medicine, or a maximum it does not say, is
+    still flagged."""
+    summary = ("DISCHARGE MEDICATIONS:\n"
+               "- Paracetamol 1000 mg PO q8h x 5 days (NEW). Max 3000 mg/24 hrs from all sources\n"
+               "- Oxycodone IR 5 mg tab, 1 tab oral 4-hourly PRN severe pain not relieved by\n"
+               "  paracetamol (NEW). Disp #10, no refills\n")
+    shown = ("Take paracetamol 1000 mg by mouth every 8 hours for 5 days. Take no more than "
+             "3000 mg in 24 hours. Oxycodone 5 mg, 1 tab by mouth every 4 hours only when needed "
+             "for severe pain not relieved by paracetamol. 10 tablets, no refills.")
+    assert unsupported_facts(shown, summary, None) == []
+    wrong = unsupported_facts(shown.replace("3000 mg in", "4000 mg in")
+                              .replace("Oxycodone 5 mg", "Oxycodone 1000 mg"), summary, None)
+    assert sorted(f.text for f in wrong) == ["4000 mg", "Oxycodone 1000 mg"]
+
+
 @pytest.mark.parametrize("sentence, lead, items", [
     ("Go back to the emergency department right away for a temperature of 38.5 C or more, "
      "new chest pain, a cough with blood in it, or feeling faint when you stand.",

@@ -19,7 +19,7 @@ import re
 from dataclasses import asdict, dataclass
 
 from ..glossary.glossary import Glossary
-from .summary_facts import medicine_names
+from .summary_facts import medicine_names, read_summary, section_items, split_summary
 from .vocabulary import DATE, date_order_of, date_value, number_value, same_date, vocabulary
 
 
@@ -138,18 +138,23 @@ def record_shorthand(text: str) -> str:
 def _source_facts(source: str, glossary: Glossary | None
                   ) -> tuple[list[Fact], set[str], str, set[tuple[str, str]]]:
     """A source's facts, numbers, lower-case text and the doses it gives each medicine (in
-    any line that names both), read once however many answers are checked against it."""
+    any line or item that names both), read once however many answers are checked
+    against it.  Lumen's own text quotes a summary's items as the facts parser reads
+    them (an item wrapped onto the next line joined again, a count written out: "#8" ->
+    "8 tablets"), so the items are read as well as the lines."""
     facts = extract_facts(source, glossary)
-    # A count is written out from its item, and an item may wrap onto the next line ("... 1
-    # tab PO q6h PRN severe pain not relieved\nby ibuprofen. #8, no refills"): each line is
-    # read with the one before it too.
-    lines = source.splitlines()
-    items = lines + [f"{before} {line}" for before, line in zip(lines, lines[1:]) if "#" in line]
-    written_out = "\n".join(record_shorthand(item) for item in items)
-    if written_out != "\n".join(items):
-        facts += [f for f in extract_facts(written_out, glossary) if f.kind == "quantity"]
+    items = [" ".join(source[start:end].split()) for section in split_summary(source)
+             for start, end in section_items(source, section)]
+    written_out = [record_shorthand(text) for text in [*source.splitlines(), *items]]
+    facts += [f for f in extract_facts("\n".join(written_out), glossary) if f.kind == "quantity"]
+    # The fields the facts parser read from a medicine's line, as Lumen writes them
+    # ("Max 3000 mg/24 hrs" -> "3000 mg per day", "4-hourly" -> "every 4 hours"): support
+    # for what they say, not for pairing a dose with another medicine.
+    fields = "\n".join(" ".join((m.count, m.frequency, m.maximum, m.duration))
+                       for m in read_summary(source, glossary).medications)
+    facts += [f for f in extract_facts(fields, glossary) if f.kind in ("quantity", "frequency")]
     doses = set()
-    for line in _CLAUSE.split(source):
+    for line in [*_CLAUSE.split(source), *(c for text in written_out for c in _CLAUSE.split(text))]:
         line_facts = extract_facts(line, glossary, date_order="mdy")  # doses only
         medicines = [f.value for f in line_facts if f.kind == "medicine"]
         quantities = [f.value for f in line_facts if f.kind == "quantity"]
@@ -170,8 +175,13 @@ def unsupported_facts(answer: str, source: str, glossary: Glossary | None) -> li
     known, source_numbers, lowered_source, source_doses = _source_facts(source, glossary)
     order = date_order_of(source)
     flags = []
-    for fact in extract_facts(answer, glossary, bare_numbers=True, date_order=order):
+    answer_facts = extract_facts(answer, glossary, bare_numbers=True, date_order=order)
+    # "every 4 hours" is one timing: its "4 hours" is no length of time of its own.
+    timings = [(f.start, f.end) for f in answer_facts if f.kind == "frequency" and _known(f, known)]
+    for fact in answer_facts:
         if _known(fact, known) or (fact.kind == "number" and fact.value in source_numbers):
+            continue
+        if fact.kind == "quantity" and any(a <= fact.start and fact.end <= b for a, b in timings):
             continue
         if fact.kind == "medicine" and fact.text.lower() in lowered_source:
             continue
