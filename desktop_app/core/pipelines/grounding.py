@@ -148,7 +148,7 @@ def _source_facts(source: str, glossary: Glossary | None
     written_out = [record_shorthand(text) for text in [*source.splitlines(), *items]]
     facts += [f for f in extract_facts("\n".join(written_out), glossary) if f.kind == "quantity"]
     # The fields the facts parser read from a medicine's line, as Lumen writes them
-    # ("Max 3000 mg/24 hrs" -> "3000 mg per day", "4-hourly" -> "every 4 hours"): support
+    # ("Max 3000 mg/24 hrs" -> "3000 mg in 24 hours", "4-hourly" -> "every 4 hours"): support
     # for what they say, not for pairing a dose with another medicine.
     fields = "\n".join(" ".join((m.count, m.frequency, m.maximum, m.duration))
                        for m in read_summary(source, glossary).medications)
