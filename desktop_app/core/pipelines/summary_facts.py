@@ -176,8 +176,11 @@ def _heading(line: str, vocab: Vocabulary, inside: str, *, shouting: bool = Fals
         title = match.group("title").strip()
         return title, vocab.section_kind(title), len(line)
     aside = re.match(r"^(?P<head>[^()]+?)\s*\([^()]{2,80}\)\s*:?\s*$", line)
-    if aside and _CAPS.match(aside.group("head")) and vocab.section_kind(aside.group("head")) != "other":
-        # "MEDICATIONS ON DISCHARGE (14 days supplied; dosette by community pharmacy)"
+    if aside and (_CAPS.match(aside.group("head")) and vocab.section_kind(aside.group("head")) != "other"
+                  or _SHAPED.match(aside.group("head"))
+                  and vocab.section_kind(aside.group("head"), exact=True) != "other"):
+        # "MEDICATIONS ON DISCHARGE (14 days supplied; dosette by community pharmacy)",
+        # "Return precautions (reviewed with the patient, teach-back done):"
         return line.strip().rstrip(":").strip(), vocab.section_kind(aside.group("head")), len(line)
     match = _CAPS.match(line)
     if match and (len(match.group("title").split()) <= 8 or len(match.group("title").split()) <= 12
@@ -221,7 +224,9 @@ def _heading(line: str, vocab: Vocabulary, inside: str, *, shouting: bool = Fals
         # and reads like one (few words, no number, no dose, no medicine).
         title = match.group("title").strip()
         kind = vocab.section_kind(title, exact=True)
-        if kind != "other" and len(title.split()) <= 8 and not _reads_as_item(title, vocab):
+        if kind != "other" and (len(title.split()) <= 8 or kind == "warning_signs" and after_blank
+                                and len(title.split()) <= 14) and not _reads_as_item(title, vocab):
+            # "Call your doctor or go to the emergency department for" over its list
             return title, kind, len(line)
         if kind == "medications" and after_blank and re.search(
                 r"\b(?:plan|schedule|taper|dosing|regimen)$", title, re.IGNORECASE):
@@ -606,7 +611,8 @@ _STOPPED_BECAUSE = re.compile(r"\b(?:do not take|don't take|stop(?:ped)?|discont
                               r"|\b(?:stop(?:ped)?|ceased|discontinued|do not restart|don't restart|d/c|"
                               r"held|hold)\s*:\s*(?P<why2>[^.;|()]{3,80})"
                               # "Naproxen - STOP (kidney and bleeding risk after heart surgery)"
-                              r"|\b(?:stop(?:ped)?|ceased|discontinued?|d/c|held|hold)\s*\((?P<why3>[^()]{3,80})\)",
+                              r"|\b(?:stop(?:ped)?|ceased|discontinued?|d/c|held|hold|do not restart|"
+                              r"don't restart)\s*\((?P<why3>[^()]{3,80})\)",
                               re.IGNORECASE)
 # "-- CONTINUE, viral prophylaxis while on chemo"
 _STATUS_THEN_WHY = re.compile(r"\b(?:continue|new|start(?:ed)?|changed?|stop(?:ped)?|hold|held|resume)\s*[,:;]\s*"
@@ -800,6 +806,13 @@ def table_header(summary: str, section: SummarySection, position: int,
 _LABELLED_LINE = re.compile(r"\s*[A-Z][A-Za-z]+(?: [A-Za-z]+){0,2}:\s+\S")
 
 
+def _is_status_label(text: str, vocab: Vocabulary) -> bool:
+    """"Not yet - restart on 04/25/2025" over the lines it labels: a status, no medicine, no dose."""
+    return (len(text.split()) <= 8 and "\n" not in text.strip() and bool(_status(text, vocab))
+            and not _quantities(text, vocab)
+            and not any(vocab.is_medicine_word(m.group(0)) for m in vocab.stem_word.finditer(text)))
+
+
 def section_items(summary: str, section: SummarySection) -> list[tuple[int, int]]:
     """The items of a section: each line of a list (with the lines it wraps onto), and the
     sentences of a paragraph, its lines wrapped at a fixed width joined again.  A table's
@@ -825,7 +838,7 @@ def section_items(summary: str, section: SummarySection) -> list[tuple[int, int]
         previous = blocks[-1] if blocks else None
         indent = len(line) - len(line.lstrip())
         if previous is not None and not bulleted and indent > previous[3] and \
-                "\n" in summary[previous[1]:a]:
+                "\n" in summary[previous[1]:a] and not _is_status_label(summary[previous[0]:previous[1]], vocab):
             previous[1] = b  # an indented line goes on with the item above it
             continue
         if previous is not None and not bulleted and not (
@@ -1107,6 +1120,10 @@ _NOT_A_STATUS = re.compile(r"\badded\s+to\s+(?:her|his|their|the|your|this|that|
                            r"(?:dose|dosage|to\b|from\b|by\b|\d))|"
                            # "reducing and then stopping": the end of a taper's last step
                            r"\b(?:and\s+)?then\s+stop(?:ping|s)?\b|"
+                           # "continue until your PCP tells you to stop": how long, not a stop
+                           r"\b(?:continue\s+(?:(?:it|this|them|taking)\s+)?)?until\b[^.;()]{0,40}?\b"
+                           r"(?:tells?|told|says?|asks?|advises?|advised)\s+"
+                           r"(?:(?:you|her|him|them)\s+)?(?:to\s+)?(?:stop|change)\b|"
                            # "RESTARTED 08/02 after being held": what happened before
                            r"\bafter\s+being\s+(?:held|withheld|stopped|paused|omitted)\b|"
                            # "no supplement started"; "do not give aspart if she is not eating"
@@ -1228,7 +1245,8 @@ def _reason(text: str, vocab: Vocabulary, *, brackets: bool = True) -> str:
     purpose = _PURPOSE.search(text) or _IT_DOES.search(text)
     if purpose:
         found.append((purpose.start(), (purpose.group("why") or purpose.group("why2")).strip()))
-    found = [(position, why) for position, why in found if why]
+    # "- 06:00, 10:00, 14:00" after a dash gives the times, not a reason
+    found = [(position, why) for position, why in found if re.search(r"[A-Za-z]{3}", why)]
     return min(found)[1] if found else ""
 
 
@@ -1424,7 +1442,10 @@ def _own_medicines(named: str, names: list[tuple[int, int, str, str]],
                                                  before, re.IGNORECASE) \
                 or re.search(r"\bto\s*$", before) and re.search(
                 r"\b(?:switch|change|swap|convert)", named[:name[0]], re.IGNORECASE) or (
-                dose and re.search(r"(?:\band|[,;+&]|\bplus)\s*$", before)):
+                dose and re.search(r"(?:\band|[,;+&]|\bplus)\s*$", before)) or (
+                # "Naproxen ... - D/C. Avoid all NSAIDs. Use acetaminophen 650 mg every 6 hours"
+                dose and re.search(r"[.!?]\s+(?:instead\s*,?\s*)?(?:use|take|start|give|try)\s*$", before,
+                                   re.IGNORECASE)):
             kept.append(name)
     return sorted(kept)
 
@@ -1684,6 +1705,12 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
                 or _status(owns[index], vocab)):
             for key in ("until", "duration", "reason"):
                 setattr(medication, key, getattr(medication, key) or getattr(found[-1], key))
+    # "Amoxicillin 1 g bid and clarithromycin 500 mg bid, both for 14 days, for H. pylori":
+    # what is said of both is each one's.
+    if len(found) > 1 and not replaced and re.search(r",\s*(?:both|all|each)\b", owns[-1], re.IGNORECASE):
+        for medication in found[:-1]:
+            for key in ("duration", "until", "reason"):
+                setattr(medication, key, getattr(medication, key) or getattr(found[-1], key))
     trailing = named[parts[-1][1]:]
     plural = _status(trailing, vocab) if len(found) > 1 and _PLURAL_STATUS.search(trailing) else ""
     for index in range(len(found) - 2, -1, -1):
@@ -1725,15 +1752,22 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
 # "..., then 5 mg twice a day": the next step of a dose that changes on a schedule.
 _THEN_DOSE = re.compile(r"(?:[,;]\s*|\s+)(?:and\s+)?then\s+(?:take\s+|give\s+|(?:reduce|decrease|increase|"
                         r"go down|go up)\s+to\s+)?(?=\d)"
+                        # "x8 weeks, then decrease to once daily": a new timing, the dose kept
+                        r"|(?:[,;]\s*|\s+)(?:and\s+)?then\s+(?:reduce|decrease|increase|go down|go up|"
+                        r"change)\s+to\s+(?=(?:once|twice|three times|four times)\s+(?:a\s+)?(?:daily|day)\b|"
+                        r"(?:daily|nightly|bd|bid|od|qd|tds|tid)\b)"
                         # "1000 mg mane and 500 mg nocte", "10 units in the morning and 6 units
                         # at bedtime": a dose for each time of day
-                        r"|\s+and\s+(?=\d+(?:\.\d+)?\s*[a-z]+\s+(?:mane|nocte|at\b|in the|every|"
+                        # ("40 mg PO at 08:00 and 20 mg PO at 14:00")
+                        r"|\s+and\s+(?=\d+(?:\.\d+)?\s*[a-z]+\s+(?:(?:po|p\.o\.|by mouth|orally|oral|sc|subcut|sl|"
+                        r"inh|pr)\s+)?(?:mane|nocte|at\b|in the|every|"
                         r"with|before|after|qam|qpm|qhs|bd|tds|midday|noon))", re.IGNORECASE)
 
 
 def _steps(own: str, vocab: Vocabulary) -> list[tuple[int, int]]:
-    """The steps of a medicine's own words, each giving a dose of its own."""
-    cuts = [m for m in _THEN_DOSE.finditer(own) if _quantities(own[m.end():m.end() + 20], vocab)]
+    """The steps of a medicine's own words, each giving a dose or a timing of its own."""
+    cuts = [m for m in _THEN_DOSE.finditer(own) if _quantities(own[m.end():m.end() + 20], vocab)
+            or not own[m.end():m.end() + 1].isdigit() and vocab.timings(own[m.end():m.end() + 25])]
     if not cuts:
         return [(0, len(own))]
     bounds = [0] + [m.start() for m in cuts] + [len(own)]
@@ -1791,8 +1825,11 @@ def _dash_reason(own: str, vocab: Vocabulary, *, stopped: bool = False) -> str:
         if stopped and re.match(r"no\s", text, re.IGNORECASE) and not DATE.search(text):
             return _plain_space(text)
         if (_INSTRUCTION_START.match(text) or DATE.search(text) or _status(text.split(";")[0], vocab)
-                or vocab.timings(text) or _quantities(text, vocab)):
-            continue
+                or vocab.timings(text) or _quantities(text, vocab) or _CLOCK.match(text)
+                or not re.search(r"[A-Za-z]{3}", text)
+                or re.match(r"(?:long[- ]term|lifelong|for life|indefinitely|ongoing|permanent)\b",
+                            text, re.IGNORECASE)):
+            continue  # "- 06:00, 10:00, 14:00", "- long term": when and how long, not why
         return _plain_space(text)
     return ""
 
@@ -2193,6 +2230,11 @@ _NEVER_AGAIN = re.compile(r"\b(?:should not|must not|not to|do not|don't|never|c
                           r"\bfor good\b", re.IGNORECASE)
 
 
+# "Her home amlodipine was stopped for soft blood pressures", and the discharge list does not
+# bring it back: stopped after discharge too.
+_HOME_MEDICINE = re.compile(r"\b(?:her|his|their|your|the patient's)\s+(?:usual\s+)?home\b", re.IGNORECASE)
+
+
 _ADVISED = re.compile(r"\b(?:advised|asked|told|should|must|please|try to)\b", re.IGNORECASE)
 
 
@@ -2201,7 +2243,8 @@ def _from_the_course(summary: str, facts: SummaryFacts, glossary: Glossary | Non
     """What the hospital course says that holds after discharge: a medicine of the
     discharge list the list gives no status was started in hospital ("She was commenced on
     bisoprolol"), so it is new to the patient; a medicine stopped in hospital "and it should
-    not be restarted" is stopped, listed or not.  Any other status in the course is what
+    not be restarted" is stopped, listed or not, and so is a home medicine stopped there
+    that the list does not bring back.  Any other status in the course is what
     was done on the ward."""
     for section in facts.sections:
         if section.effective_kind != "hospital_course" or not section.is_content:
@@ -2214,7 +2257,8 @@ def _from_the_course(summary: str, facts: SummaryFacts, glossary: Glossary | Non
                                or m.key and m.key == medication.key), None)
                 if medication.status == "new" and listed is not None and not listed.status:
                     listed.status, listed.said_elsewhere = "new", f"… {_plain_space(text)}"
-                elif medication.status == "stopped" and _NEVER_AGAIN.search(text):
+                elif medication.status == "stopped" and (_NEVER_AGAIN.search(_plain_space(text)) or (
+                        listed is None and _HOME_MEDICINE.search(text))):
                     if listed is None:
                         facts.medications.append(medication)
                     elif not listed.status:
@@ -2223,7 +2267,7 @@ def _from_the_course(summary: str, facts: SummaryFacts, glossary: Glossary | Non
 
 
 def _fill_steps(facts: SummaryFacts, vocab: Vocabulary) -> None:
-    """A later step takes the route, timing and status of its first step when it gives
+    """A later step takes the route, timing, status and reason of its first step when it gives
     none, even when the two were read from different lines (a table row, a taper below);
     a status taken from another line comes with its word, so a quote of this line says it."""
     for medication in facts.medications:
@@ -2235,7 +2279,7 @@ def _fill_steps(facts: SummaryFacts, vocab: Vocabulary) -> None:
             if not medication.status and first.status and first.text != medication.text:
                 medication.label = medication.label or next(
                     plain for value, plain, _forms in vocab.statuses if value == first.status)
-            for key in ("route", "frequency", "status"):
+            for key in ("route", "frequency", "status", "reason"):
                 setattr(medication, key, getattr(medication, key) or getattr(first, key))
 
 

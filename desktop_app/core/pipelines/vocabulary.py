@@ -216,7 +216,7 @@ class Vocabulary:
                 return best[1]
         # "Call the pediatrician or come back to the ER if", "Signs of dehydration - call
         # your doctor if you see": a heading that says when to get help.
-        if re.search(r"\b(?:call|return|come back|seek|go to|get help|contact|phone|ring)\b.*\b(?:if|for|when)"
+        if re.search(r"\b(?:call|return|come back|seek|go to|get help|contact|phone|ring|notify|transfer to)\b.*\b(?:if|for|when)"
                      r"(?:\s+(?:you|she|he|they)\s+(?:see|notice|have|get))?$", name):
             return "warning_signs"
         # "Requests for GP", "Suggested actions for the family doctor": what the writer asks
