@@ -171,6 +171,12 @@ def _heading(line: str, vocab: Vocabulary, inside: str, *, shouting: bool = Fals
             # problem of the stay, whatever its title's words would name elsewhere.
             kind = "problem"
         return title, kind if kind != "other" else "problem", match.start("rest")
+    match = re.match(r"^\s*#(?P<title>[A-Z][^\n:]{1,60}?)\s*$", line)
+    if match and inside in ("instructions", "problem", "hospital_course") and _BULLET.match(next_line):
+        # "#Tobacco use, 1 ppd" over its plan's "- ..." lines: a problem of a plan by problems
+        title = match.group("title").strip()
+        kind = vocab.section_kind(title)
+        return title, kind if kind != "other" else "problem", len(line)
     match = _MARKDOWN.match(line)
     if match:
         title = match.group("title").strip()
@@ -693,9 +699,9 @@ _NAME_END = re.compile(r"\s+\d|\s*(?:\(|\[|[-–—:,;|]\s|\bx\s*\d)")
 _CLOCK = re.compile(r"(?<![\w:/.])(?P<h>1[0-2]|0?[1-9])(?::(?P<m>[0-5]\d))?\s*(?P<ap>[ap])\.?\s?m\b\.?"
                     r"|(?<![\w:/.])(?P<h24>[01]\d|2[0-3]):(?P<m24>[0-5]\d)(?![\w:])", re.IGNORECASE)
 # A ceiling on the doses of a day: "max 3,000 mg per day", "no more than 4 doses in 24 hours".
-_MAXIMUM_LEAD = (r"\b(?:max(?:imum)?\.?(?:\s+(?:dose|total|daily dose|of))?|no more than|not more than|"
-                 r"(?:do not|don't|never)\s+(?:give|take|use|have)\s+more\s+than|"
-                 r"not to exceed|do not exceed|don't exceed|never more than|up to|at most)\s*:?\s*")
+_MAXIMUM_LEAD = (r"\b(?:max(?:imum)?\.?(?:\s+(?:dose|total|daily\s+dose|of))?|no\s+more\s+than|not\s+more\s+than|"
+                 r"(?:do\s+not|don't|never)\s+(?:give|take|use|have)\s+more\s+than|"
+                 r"not\s+to\s+exceed|do\s+not\s+exceed|don't\s+exceed|never\s+more\s+than|up\s+to|at\s+most)\s*:?\s*")
 _PER_DAY = (r"\s*(?:(?:in|per|/|a|each|every|within|in any|over)\s*(?:one\s+|a\s+|any\s+)?"
             r"(?:(?P<hours>24\s*-?\s*h(?:ours?|rs?|r)?)|(?P<day>day|d))\b|(?P<daily>daily))")
 # Words of a list line that say what to do, not what the medicine is called.
@@ -892,6 +898,16 @@ def medicine_names(text: str, glossary: Glossary | None, vocab: Vocabulary | Non
     # "Coloxyl with Senna" is one product: a name inside a longer one is part of it.
     found = [f for f in found if not any(o[0] <= f[0] and f[1] <= o[1] and o[1] - o[0] > f[1] - f[0]
                                          for o in found)]
+    # "Tiotropium/olodaterol", "Lisinopril-HCTZ": a combination is one product, another
+    # than either of its parts (its own key, so a stop of plain tiotropium is not its stop).
+    joined: list[tuple[int, int, str, str]] = []
+    for start, end, name, key in sorted(found):
+        if joined and text[joined[-1][1]:start] in ("/", "-"):
+            start = joined.pop()[0]
+            name = text[start:end]
+            key = name.lower()
+        joined.append((start, end, name, key))
+    found = joined
     # "Tylenol #3" (with codeine) is another product than Tylenol: its own name and key.
     numbered = []
     for start, end, name, key in found:
@@ -1128,6 +1144,9 @@ _NOT_A_STATUS = re.compile(r"\badded\s+to\s+(?:her|his|their|the|your|this|that|
                            r"\bafter\s+being\s+(?:held|withheld|stopped|paused|omitted)\b|"
                            # "no supplement started"; "do not give aspart if she is not eating"
                            r"\b(?:no|not|never)\s+(?:\w+\s+)?(?:started|commenced|initiated|added)\b|"
+                           # "hold for loose stools", "hold if SBP < 100": when to skip a dose
+                           r"\b(?:hold|skip|omit)\s+(?:(?:it|them|this|the dose|dose|doses)\s+)?(?:if|when|for\s+"
+                           r"(?!\d|\w+\s+(?:days?|weeks?|doses?|months?)\b|(?:a|one|two|three|now|the)\b))|"
                            r"\b(?:do not|don't|never)\s+(?:give|take|use)\s+(?:[\w-]+\s+){0,3}?(?:if|when|unless)\b",
                            re.IGNORECASE)
 
@@ -1150,6 +1169,8 @@ def _status(text: str, vocab: Vocabulary, *, marks: bool = True) -> str:
                  for m in pattern.finditer(candidate)]
         kept = [f for f in found if not any(o[0] <= f[0] and f[1] <= o[1] and o[1] - o[0] > f[1] - f[0]
                                             for o in found)]
+        if any(f[3] == "stopped" and any(r[3] == "resume" and r[0] > f[0] for r in kept) for f in kept):
+            return "held"  # "do NOT take while on celecoxib; may resume 06/18": a pause
         if kept:
             return min(kept, key=lambda f: f[2])[3]
     return ""
@@ -1315,7 +1336,10 @@ def _fields(medication: Medication, part: str, vocab: Vocabulary, order: str) ->
                   if not any(a <= q.start < b for a, b in skip)]
     dose, count = _dose_and_count(quantities, vocab)
     route = vocab.route.search(part)
-    frequency, as_needed = _frequency(part, vocab)
+    # "Do not exceed 3000 mg per day" is a ceiling, not "once a day"
+    timed = part if maximum_span is None else (part[:maximum_span[0]] + " " * (maximum_span[1] - maximum_span[0])
+                                               + part[maximum_span[1]:])
+    frequency, as_needed = _frequency(timed, vocab)
     if changed and vocab.timings(part[changed.start("to"):]):
         # "reduced from 300 mg daily to 100 mg every other day": the new regimen's timing
         frequency = _frequency(part[changed.start("to"):], vocab)[0]
@@ -1606,7 +1630,7 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
         leads.append(said_of[lead_start:part_start])
         owns.append(own[:cut])
         lead_start = part_start + cut
-    shared = _status(leads[0], vocab) or (status_column if in_list else "")
+    shared = prefix_status or _status(leads[0], vocab) or (status_column if in_list else "")
     found: list[Medication] = []  # one for each of `parts` (its last step, if it has steps)
     earlier_steps: dict[int, list[Medication]] = {}
     for index, (name, part_start, part_end) in enumerate(parts):
@@ -1645,7 +1669,9 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
         # The medicine's own sentence says its status; one after it ("The dose will likely
         # be lowered as prednisolone is tapered") only when the first says none.
         first_end = re.search(r"[.!?](?=\s+[A-Z])", said[name[1] - part_start:])
-        if first_end and _status(said[:name[1] - part_start + first_end.end()], vocab):
+        # ("START naltrexone 50 mg daily. ... do NOT take any opioid while on this": the lead
+        # says it)
+        if first_end and _status(f"{lead} {said[:name[1] - part_start + first_end.end()]}", vocab):
             said = said[:name[1] - part_start + first_end.end()]
         status = _status(f"{lead if index else ''} {said}", vocab)
         if index == 0 and (prefix_status or in_list and status_column):
@@ -1759,6 +1785,8 @@ _THEN_DOSE = re.compile(r"(?:[,;]\s*|\s+)(?:and\s+)?then\s+(?:take\s+|give\s+|(?
                         # "1000 mg mane and 500 mg nocte", "10 units in the morning and 6 units
                         # at bedtime": a dose for each time of day
                         # ("40 mg PO at 08:00 and 20 mg PO at 14:00")
+                        # "q8h scheduled for 2 weeks, then as needed"
+                        r"|(?:[,;]\s*|\s+)then\s+(?=(?:only\s+)?(?:as needed|prn|when needed|if needed)\b)"
                         r"|\s+and\s+(?=\d+(?:\.\d+)?\s*[a-z]+\s+(?:(?:po|p\.o\.|by mouth|orally|oral|sc|subcut|sl|"
                         r"inh|pr)\s+)?(?:mane|nocte|at\b|in the|every|"
                         r"with|before|after|qam|qpm|qhs|bd|tds|midday|noon))", re.IGNORECASE)
