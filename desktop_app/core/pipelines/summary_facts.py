@@ -1144,6 +1144,9 @@ _NOT_A_STATUS = re.compile(r"\badded\s+to\s+(?:her|his|their|the|your|this|that|
                            r"\bafter\s+being\s+(?:held|withheld|stopped|paused|omitted)\b|"
                            # "no supplement started"; "do not give aspart if she is not eating"
                            r"\b(?:no|not|never)\s+(?:\w+\s+)?(?:started|commenced|initiated|added)\b|"
+                           # "decide whether to restart cilazapril": a question for the doctor
+                           r"\b(?:decide|deciding|consider|considering|whether)\s+(?:(?:to|or not to|if|on)\s+)?"
+                           r"(?:re-?start|resum|start|stop|increas|decreas|reduc|chang|continu)\w*|"
                            # "hold for loose stools", "hold if SBP < 100": when to skip a dose
                            r"\b(?:hold|skip|omit)\s+(?:(?:it|them|this|the dose|dose|doses)\s+)?(?:if|when|for\s+"
                            r"(?!\d|\w+\s+(?:days?|weeks?|doses?|months?)\b|(?:a|one|two|three|now|the)\b))|"
@@ -1289,6 +1292,9 @@ def _reason_in_brackets(inside: str, vocab: Vocabulary) -> bool:
                 or _status(inside, vocab) and len(inside.split()) <= 3 or _CLOCK.search(inside)
                 or lowered in NUMBER_WORDS
                 or lowered.startswith(("until", "through", "x ", "see ", "e.g", "i.e", "or ", "and "))
+                # "(chew)", "(with food)": how to take it
+                or re.match(r"(?:chew|crush|dissolve|swallow|disperse|with food|after food|before food|"
+                            r"with meals|on an empty stomach|with water)\w*\b", lowered)
                 or re.fullmatch(r"(?:on\s+)?(?:mon|tues|wednes|thurs|fri|satur|sun)days?", lowered)
                 or re.fullmatch(r"[A-Za-z][A-Za-z0-9]{0,6}\s*[<>=]?\s*\d[\d.,/]*\s*\S*", inside.strip())
                 or _names_a_medicine(inside, vocab) or not re.search(r"[A-Za-z]{3}", inside)
@@ -1933,6 +1939,13 @@ _RELEASE = re.compile(r"\s+(?:" + "|".join(sorted((f.upper() if len(f) <= 3 else
                                                    for f in _RELEASE_FORMS)) + r")(?![\w-])")
 
 
+def _named_as(known: Medication, new: Medication) -> bool:
+    """"Insulin isophane (Protaphane) 16 units ..." and, in the next list, "Protaphane 16
+    units mane": the other name one line gives in brackets right after its own."""
+    return any(re.search(rf"(?<!\w){re.escape(a.name)}\s*\(\s*{re.escape(b.name)}\s*\)", a.text, re.IGNORECASE)
+               for a, b in ((known, new), (new, known)) if a.name and b.name)
+
+
 def _merge(medications: list[Medication], new: Medication) -> Medication:
     """Add `new`, or fill what an earlier mention of the same medicine left unsaid; the
     medication it went into."""
@@ -1945,7 +1958,8 @@ def _merge(medications: list[Medication], new: Medication) -> Medication:
         two_products = bool((set(known.name.lower().split()) ^ set(new.name.lower().split()))
                             & _RELEASE_FORMS and known.dose and new.dose)
         if (known.name.lower() == new.name.lower() or known.key and known.key == new.key
-                and _same_medicine(known.name, new.name)) and same_step and not two_products:
+                and _same_medicine(known.name, new.name) or _named_as(known, new)) \
+                and same_step and not two_products:
             known.step = known.step or new.step
             if known.said_in_hospital and new.status and not new.said_in_hospital:
                 known.status, known.said_in_hospital = new.status, False
@@ -2258,6 +2272,8 @@ _NEVER_AGAIN = re.compile(r"\b(?:should not|must not|not to|do not|don't|never|c
                           r"\bfor good\b", re.IGNORECASE)
 
 
+_NOT_YET_BACK = re.compile(r"\b(?:not|n't)\s+(?:yet\s+)?(?:been\s+)?(?:restarted|resumed)\b|"
+                           r"\bremains?\s+(?:on hold|withheld|held)\b", re.IGNORECASE)
 # "Her home amlodipine was stopped for soft blood pressures", and the discharge list does not
 # bring it back: stopped after discharge too.
 _HOME_MEDICINE = re.compile(r"\b(?:her|his|their|your|the patient's)\s+(?:usual\s+)?home\b", re.IGNORECASE)
@@ -2285,6 +2301,8 @@ def _from_the_course(summary: str, facts: SummaryFacts, glossary: Glossary | Non
                                or m.key and m.key == medication.key), None)
                 if medication.status == "new" and listed is not None and not listed.status:
                     listed.status, listed.said_elsewhere = "new", f"… {_plain_space(text)}"
+                elif medication.status == "held" and listed is None and _NOT_YET_BACK.search(_plain_space(text)):
+                    facts.medications.append(medication)  # "withheld ..., and we have not restarted it"
                 elif medication.status == "stopped" and (_NEVER_AGAIN.search(_plain_space(text)) or (
                         listed is None and _HOME_MEDICINE.search(text))):
                     if listed is None:
@@ -2406,6 +2424,11 @@ def _read_medication_list(summary: str, section: SummarySection, items: list[tup
         condition_for = None
         last = []
         for medication in medications:
+            if (listed_status == "new" and medication.status == "changed" and not medication.changed_from
+                    and not medication.doubt):
+                # Under "STARTED:", "Dose reduced for age >= 80" says why the dose is low: a
+                # change needs a dose it changed from.
+                medication.status, medication.changed_to = "", ""
             if not medication.status and listed_status:
                 medication.status, medication.label = listed_status, label
                 if medication.status in ("stopped", "held") and not medication.reason:
