@@ -859,6 +859,9 @@ def section_items(summary: str, section: SummarySection) -> list[tuple[int, int]
             if not re.search(r"[.!?:;]$", so_far) and "\n" in summary[previous[1]:a] and not \
                     _LABELLED_LINE.match(line) and (
                     line.lstrip()[:1].islower() or line.lstrip()[:1] == "("
+                    # "..., atorvastatin\n20 mg at night": a dose wrapped away from its name
+                    or vocab.quantity.match(line.lstrip()) and re.search(r"[A-Za-z]{4,}$", so_far)
+                    and vocab.is_medicine_word(so_far.split()[-1])
                     or (prose and len(last_line) >= 50)
                     or (previous[2] and line[:1].isspace())):
                 previous[1] = b
@@ -1494,7 +1497,8 @@ def _list_name(named: str, found: tuple[int, int, str, str] | None) -> str:
     if release:
         found = (found[0], release.end(), named[found[0]:release.end()], found[3])
     if lead.strip() and found[0] <= len(before_dose) and len(words) <= 3 and words[0][:1].isupper() \
-            and not {w.lower().strip(":,") for w in words} & (_INSTRUCTION_WORDS - {"with", "and"}) \
+            and not {w.lower().strip(":,") for w in words} & (_INSTRUCTION_WORDS - {"with", "and"}) - (
+                {"plus"} if words[0].lower() != "plus" else set()) \
             and words[0].lower() not in ("her", "his", "their", "my", "our", "its", "a", "an", "this",
                                          "that", "these", "those", "usual", "regular", "current") \
             and not re.search(r"[(\[:;,]|\s[-–—]\s|medic", lead, re.IGNORECASE):
@@ -1968,6 +1972,12 @@ def _merge(medications: list[Medication], new: Medication) -> Medication:
                 # The status another line gives ("Started this admission: Entresto, ...")
                 # travels with this line's quote, in that line's words.
                 known.said_elsewhere = f"… {new.quote}"
+            if (new.status == "changed" and new.dose and known.dose and new.dose != known.dose
+                    and new.changed_from.split()[:1] == known.dose.split()[:1] and known.status in ("", "new")):
+                # "X 30 mg daily was started ... She will take X 60 mg daily (increased from
+                # 30 mg)": the later change is the dose to take.
+                known.dose, known.status = new.dose, "changed"
+                known.changed_from, known.changed_to = new.changed_from, new.changed_to
             for key in ("dose", "count", "route", "frequency", "time", "maximum", "duration",
                         "until", "status", "changed_from", "changed_to", "reason", "label"):
                 if not getattr(known, key) and getattr(new, key):
@@ -2184,6 +2194,7 @@ def read_summary(summary: str, glossary: Glossary | None = None,
         if kind not in _FACT_SECTIONS:
             continue  # history, course, results: what happened, not what to do now
         before: list[Medication] = []  # what the sentence before named, in its paragraph
+        signs_below = -1  # the column of a "Call 911 ... if:" line whose list below gives the signs
         for index, (a, b) in enumerate(items):
             text = summary[a:b]
             if index and "\n\n" in summary[items[index - 1][1]:a]:
@@ -2192,8 +2203,13 @@ def read_summary(summary: str, glossary: Glossary | None = None,
                 continue  # "PATIENT: ... MRN: ... VISIT DATE: 06/14/2025" is the record, no visit
             if _TABLE_ROW.match(text) and _medication_table(table_header(summary, section, a, vocab)):
                 continue
+            column = a - (summary.rfind("\n", 0, a) + 1)
+            listed_sign = signs_below >= 0 and column > signs_below and bool(_BULLET.match(text))
+            signs_below = column if (_CALL_IF.search(text) or _CALL_NOW.search(text)) \
+                and text.rstrip().endswith(":") else \
+                signs_below if listed_sign else -1
             warning = bool(vocab.warning_cue.search(text) or _CALL_IF.search(text)
-                           or _IF_DEVELOPS.search(text))
+                           or _IF_DEVELOPS.search(text)) or listed_sign
             if warning:
                 facts.warning_signs.append(_warning(text, a, b, False))
             elif kind == "for_doctor" and (DATE.search(text) or _IN_TIME.search(text)
@@ -2272,6 +2288,8 @@ _NEVER_AGAIN = re.compile(r"\b(?:should not|must not|not to|do not|don't|never|c
                           r"\bfor good\b", re.IGNORECASE)
 
 
+# "YELLOW - call CF clinic 555-0142 the same day:", "RED - go to the ER or call 911:"
+_CALL_NOW = re.compile(r"\b(?:call|phone|ring|go to|come to|return to|seek)\b", re.IGNORECASE)
 _NOT_YET_BACK = re.compile(r"\b(?:not|n't)\s+(?:yet\s+)?(?:been\s+)?(?:restarted|resumed)\b|"
                            r"\bremains?\s+(?:on hold|withheld|held)\b", re.IGNORECASE)
 # "Her home amlodipine was stopped for soft blood pressures", and the discharge list does not

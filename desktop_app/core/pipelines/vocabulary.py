@@ -114,9 +114,11 @@ class Vocabulary:
 
     @functools.cached_property
     def quantity(self) -> re.Pattern:
-        """A number (or a dose like 5/325) with its unit: '40 mg', '2 tabs', 'three days'."""
-        number = r"\d+(?:[.,]\d+)?(?:/\d+(?:[.,]\d+)?)?|" + "|".join(NUMBER_WORDS)
-        return re.compile(rf"(?<![\w.])({number})\s*-?\s*({self.unit_pattern})(?![\w/])",
+        """A number (or a dose like 5/325, 100/50/75) with its unit: '40 mg', '2 tabs', 'three days'."""
+        number = r"\d+(?:[.,]\d+)?(?:/\d+(?:[.,]\d+)?){0,2}|" + "|".join(NUMBER_WORDS)
+        # "2 orange tablets": a colour or size between the count and its form
+        described = r"(?:(?:white|orange|blue|yellow|pink|green|red|purple|brown|grey|gray|small|large|big)\s+)?"
+        return re.compile(rf"(?<![\w.])({number})\s*-?\s*{described}({self.unit_pattern})(?![\w/])",
                           re.IGNORECASE)
 
     @functools.cached_property
@@ -219,6 +221,8 @@ class Vocabulary:
         if re.search(r"\b(?:call|return|come back|seek|go to|get help|contact|phone|ring|notify|transfer to)\b.*\b(?:if|for|when)"
                      r"(?:\s+(?:you|she|he|they)\s+(?:see|notice|have|get))?$", name):
             return "warning_signs"
+        if re.search(r"\baction plan$", name):
+            return "instructions"  # "CF Action Plan", "Eczema action plan"
         # "Requests for GP", "Suggested actions for the family doctor": what the writer asks
         # the family doctor to do.
         if re.search(r"\b(?:gp|pcp|primary care|family doctor|general practitioner)\b", name) \
