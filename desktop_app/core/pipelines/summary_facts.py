@@ -326,6 +326,8 @@ def patient_text(text: str, vocab: Vocabulary | None = None) -> str:
                   r"|(?i:\bpage\s+\d+\s+of\s+\d+\b)"
                   r"|(?i:[^.;]*\b(?:teach[- ]back|verbali[sz]ed (?:good )?understanding)\b[^.]*\.?)",
                   " ", text)
+    # A transcriptionist's initials after the dictation's time ("21:02,mt/xx")
+    text = re.sub(r"(?<=\d)\s*,\s*[a-z]{2,3}/[a-z]{2,3}\s*$", "", text)
     return re.sub(r"\s{2,}", " ", re.sub(r"\s+([,.;])", r"\1", text)).strip(" ,;")
 
 
@@ -392,7 +394,8 @@ def split_summary(summary: str, vocab: Vocabulary | None = None) -> list[Summary
         found = _heading(line, vocab, current.kind if current else "", shouting=shouting,
                          next_line=next_line, after_blank=after_blank)
         one_line = False
-        if found is None and line.strip() and (_is_greeting(line, vocab) or _is_signature(line, vocab)):
+        if line.strip() and (_is_greeting(line, vocab) or found is None and _is_signature(line, vocab)):
+            # ("Dear Dr Whitfield" with no comma reads like a short heading too)
             found, one_line = (line.strip(), "letter", end - start), True
         elif found is None and line.strip() and _is_record_line(line, vocab):
             found, one_line = (line.strip(), "identifier", end - start), True
