@@ -1949,8 +1949,17 @@ _RELEASE = re.compile(r"\s+(?:" + "|".join(sorted((f.upper() if len(f) <= 3 else
 def _named_as(known: Medication, new: Medication) -> bool:
     """"Insulin isophane (Protaphane) 16 units ..." and, in the next list, "Protaphane 16
     units mane": the other name one line gives in brackets right after its own."""
-    return any(re.search(rf"(?<!\w){re.escape(a.name)}\s*\(\s*{re.escape(b.name)}\s*\)", a.text, re.IGNORECASE)
-               for a, b in ((known, new), (new, known)) if a.name and b.name)
+    # (string search, not a pattern per pair: those would crowd out re's cache of compiled ones)
+    for a, b in ((known, new), (new, known)):
+        name, other, text = a.name.lower(), b.name.lower(), a.text.lower()
+        at = text.find(name) if name and other else -1
+        while at >= 0:
+            rest = text[at + len(name):].lstrip()
+            if rest.startswith("(") and rest[1:].lstrip().startswith(other) \
+                    and rest[1:].lstrip()[len(other):].lstrip().startswith(")"):
+                return True
+            at = text.find(name, at + 1)
+    return False
 
 
 def _merge(medications: list[Medication], new: Medication) -> Medication:

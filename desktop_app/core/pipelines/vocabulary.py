@@ -200,22 +200,31 @@ class Vocabulary:
         return [kind for kind in self.procedure_kinds
                 if kind.entries & named or kind.cue.search(text)]
 
+    @functools.cached_property
+    def _heading_kinds(self) -> dict[str, str]:
+        """Each section heading's kind (the first kind that lists it)."""
+        table: dict[str, str] = {}
+        for kind, _plain, headings in self.sections:
+            for heading in headings:
+                table.setdefault(heading, kind)
+        return table
+
     def section_kind(self, title: str, exact: bool = False) -> str:
         """The kind of section a heading names ('other' when none): a heading of the
         vocabulary, or (unless `exact`) one followed by more words ("Diet: low salt")."""
         name = re.sub(r"[^a-z0-9/& -]+", " ", title.lower())
         name = re.sub(r"\s+", " ", name).strip()
+        table = self._heading_kinds
         for candidate in (name, re.sub(r"^(?:discharge|brief|your|final|the)\s+", "", name)):
-            best = ("", "other")
-            for kind, _plain, headings in self.sections:
-                for heading in headings:
-                    # One letter ("A:" of a progress note) is a heading only on its own.
-                    if (candidate == heading or not exact and len(heading) > 2
-                            and candidate.startswith(heading + " ")) \
-                            and len(heading) > len(best[0]):
-                        best = (heading, kind)
-            if best[1] != "other":
-                return best[1]
+            if candidate in table:
+                return table[candidate]
+            words = candidate.split(" ")
+            for count in range(len(words) - 1, 0, -1) if not exact else ():
+                # The longest heading the title starts with; one letter ("A:" of a progress
+                # note) is a heading only on its own.
+                heading = " ".join(words[:count])
+                if len(heading) > 2 and heading in table:
+                    return table[heading]
         # "Call the pediatrician or come back to the ER if", "Signs of dehydration - call
         # your doctor if you see": a heading that says when to get help.
         if re.search(r"\b(?:call|return|come back|seek|go to|get help|contact|phone|ring|notify|transfer to)\b.*\b(?:if|for|when)"
