@@ -316,3 +316,66 @@ def test_a_sign_to_call_under_the_medicine_list_is_no_medicine(glossary):
     assert [m.name for m in facts.medications] == ["Albuterol inhaler"] or \
         [m.name.split()[0] for m in facts.medications] == ["Albuterol"]
     assert [w.text for w in facts.warning_signs] == ["Call 911 at once if he is too breathless to talk."]
+
+
+# Readings the fifth tuning round added (session 43), each shown with its wrong reading's
+# cause: a status never moves to the medicine of another clause or question.
+@pytest.mark.parametrize("summary, name, status", [
+    # the note after the start says what not to take with it: naltrexone is still new
+    ("A/P:\n#Alcohol use disorder\n- START naltrexone 50 mg PO daily for cravings. LFTs fine. Pt\n"
+     "  counseled: do NOT take any opioid pain meds while on this.\n", "naltrexone", "new"),
+    # how long, not a stop
+    ("Discharge medications\n\nNew:\n1. Aspirin 81 mg PO daily for thrombocytosis - continue until\n"
+     "   your PCP tells you to stop.\n", "Aspirin", "new"),
+    # a stop with a planned restart is a pause
+    ("DISCHARGE MEDICATIONS:\nHOLD:\n- Meloxicam 15 mg daily - do NOT take while on celecoxib; may\n"
+     "  resume 06/18/2025.\n", "Meloxicam", "held"),
+    # ... and the medicine it is taken beside is given no status of it, list or not
+    ("Plan:\n- Meloxicam 15 mg daily - do NOT take while on celecoxib; may resume 06/18/2025.\n",
+     "celecoxib", None),
+    # when to skip a dose is no hold
+    ("NEW:\n- Senna 8.6 mg 2 tabs qHS and docusate 100 mg BID were prescribed to prevent\n"
+     "  constipation while taking oxycodone; hold for loose stools.\n", "Senna", "new"),
+])
+def test_a_status_stays_with_what_its_line_says_of_the_medicine(summary, name, status, glossary):
+    facts = read_summary(summary, glossary)
+    assert [m.status for m in facts.medications if m.name == name] == ([status] if status else [])
+
+
+def test_a_question_for_the_doctor_is_no_instruction_and_a_withheld_medicine_stays_on_hold(glossary):
+    summary = ("Summary of admission\nHis cilazapril 5 mg daily was withheld on admission because of the\n"
+               "kidney injury, and since then we have not restarted it.\n\nActions for GP\n"
+               "1. Please recheck his creatinine and decide whether to restart cilazapril.\n")
+    facts = read_summary(summary, glossary, "dmy")
+    assert [(m.name, m.status) for m in facts.medications] == [("cilazapril", "held")]
+
+
+def test_a_combination_is_another_product_than_its_part(glossary):
+    summary = ("DISCHARGE MEDICATIONS:\n1. Tiotropium/olodaterol 2.5/2.5 mcg inhaler: 2 puffs once daily - NEW\n"
+               "2. Tiotropium 18 mcg inhaled daily - D/C, replaced by the combination inhaler above\n")
+    facts = read_summary(summary, glossary)
+    assert [(m.name, m.status) for m in facts.medications] == [
+        ("Tiotropium/olodaterol", "new"), ("Tiotropium", "stopped")]
+
+
+def test_another_name_in_brackets_is_the_same_medicine(glossary):
+    summary = ("Changes to medication\nNEW - Insulin isophane (Protaphane) 16 units subcutaneously each morning\n\n"
+               "Medication on discharge\nProtaphane 16 units mane, subcut\n")
+    facts = read_summary(summary, glossary, "dmy")
+    assert [(m.name, m.status, m.dose) for m in facts.medications] == [("Insulin isophane", "new", "16 units")]
+
+
+def test_a_home_medicine_stopped_in_hospital_and_not_listed_is_stopped(glossary):
+    summary = ("HOSPITAL COURSE:\nHer home amlodipine 5 mg daily was stopped for soft blood pressures.\n\n"
+               "DISCHARGE MEDICATIONS:\nFUROSEMIDE 40 MG PO DAILY - NEW\n")
+    facts = read_summary(summary, glossary)
+    assert [(m.name.lower(), m.status) for m in facts.medications] == [("furosemide", "new"),
+                                                                        ("amlodipine", "stopped")]
+
+
+def test_a_greeting_without_a_comma_and_the_letter_head_before_it_are_the_letter_s(glossary):
+    summary = ("CITY HOSPITAL\nPrivate Bag 99999, Valley 0000\nPh (09) 000 0000\n\n10/09/2024\n\n"
+               "Dear Dr Whitfield\n\nDiagnoses\n1. Pneumonia\n")
+    sections = read_summary(summary, glossary, "dmy").sections
+    assert all(s.kind == "letter" for s in sections if "Private Bag" in summary[s.start:s.end])
+    assert any(s.kind == "letter" and s.title.startswith("Dear") for s in sections)

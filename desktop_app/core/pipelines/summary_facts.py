@@ -1551,6 +1551,8 @@ def _unnamed_medicine(named: str, vocab: Vocabulary, *, in_list: bool) -> tuple[
     return None
 
 
+_WHILE_ON = re.compile(r"\bwhile\s+(?:(?:you|she|he|they)\s+(?:are|is)\s+|(?:still\s+)?)(?:on|taking|using)\s+"
+                       r"(?:the\s+|her\s+|his\s+|your\s+|their\s+)?$", re.IGNORECASE)
 _TREATS = re.compile(r"\b(?:for|treat|treats|prevent|replace|because of|due to)\s+(?:the\s+|her\s+|his\s+|their\s+|"
                      r"your\s+|a\s+|an\s+)?(?:low|high|raised|lack of|deficient|deficiency of)\s+$",
                      re.IGNORECASE)
@@ -1613,7 +1615,9 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
     # a medicine named as what another treats.
     treated = [n for n in names[1:] if _TREATS.search(named[:n[0]])
                and not _quantities(named[n[1]:n[1] + 20], vocab)]
-    names = [n for n in names if n not in passing and n not in treated]
+    # "do NOT take while on celecoxib": the medicine it is taken beside, not one to take.
+    beside = [n for n in names[1:] if _WHILE_ON.search(named[:n[0]])]
+    names = [n for n in names if n not in passing and n not in treated and n not in beside]
     parts = _named_parts(named, _own_medicines(named, names, vocab) if in_list else names)
     if not parts:
         span = _unnamed_medicine(named, vocab, in_list=in_list) if (
@@ -1795,11 +1799,11 @@ _THEN_DOSE = re.compile(r"(?:[,;]\s*|\s+)(?:and\s+)?then\s+(?:take\s+|give\s+|(?
                         r"|(?:[,;]\s*|\s+)(?:and\s+)?then\s+(?:reduce|decrease|increase|go down|go up|"
                         r"change)\s+to\s+(?=(?:once|twice|three times|four times)\s+(?:a\s+)?(?:daily|day)\b|"
                         r"(?:daily|nightly|bd|bid|od|qd|tds|tid)\b)"
-                        # "1000 mg mane and 500 mg nocte", "10 units in the morning and 6 units
-                        # at bedtime": a dose for each time of day
-                        # ("40 mg PO at 08:00 and 20 mg PO at 14:00")
                         # "q8h scheduled for 2 weeks, then as needed"
                         r"|(?:[,;]\s*|\s+)then\s+(?=(?:only\s+)?(?:as needed|prn|when needed|if needed)\b)"
+                        # "1000 mg mane and 500 mg nocte", "10 units in the morning and 6 units
+                        # at bedtime", "40 mg PO at 08:00 and 20 mg PO at 14:00": a dose for
+                        # each time of day
                         r"|\s+and\s+(?=\d+(?:\.\d+)?\s*[a-z]+\s+(?:(?:po|p\.o\.|by mouth|orally|oral|sc|subcut|sl|"
                         r"inh|pr)\s+)?(?:mane|nocte|at\b|in the|every|"
                         r"with|before|after|qam|qpm|qhs|bd|tds|midday|noon))", re.IGNORECASE)
@@ -2318,8 +2322,8 @@ def _from_the_course(summary: str, facts: SummaryFacts, glossary: Glossary | Non
     discharge list the list gives no status was started in hospital ("She was commenced on
     bisoprolol"), so it is new to the patient; a medicine stopped in hospital "and it should
     not be restarted" is stopped, listed or not, and so is a home medicine stopped there
-    that the list does not bring back.  Any other status in the course is what
-    was done on the ward."""
+    that the list does not bring back; one withheld there and "not restarted" is on hold.
+    Any other status in the course is what was done on the ward."""
     for section in facts.sections:
         if section.effective_kind != "hospital_course" or not section.is_content:
             continue
