@@ -2383,6 +2383,20 @@ def _continued(facts: SummaryFacts, medication: Medication, sentence: str, vocab
     facts.medications[position:position] = later
 
 
+def _labelled(medication: Medication, status: str, label: str, line: str, vocab: Vocabulary) -> None:
+    """Give a list line's medicine the status of the label it sits under ("Stopped:") when
+    its own words give none."""
+    if status == "new" and medication.status == "changed" and not medication.changed_from \
+            and not medication.doubt:
+        # Under "STARTED:", "Dose reduced for age >= 80" says why the dose is low: a change
+        # needs a dose it changed from.
+        medication.status, medication.changed_to = "", ""
+    if not medication.status and status:
+        medication.status, medication.label = status, label
+        if medication.status in ("stopped", "held") and not medication.reason:
+            medication.reason = _dash_reason(_plain_space(line), vocab, stopped=True)
+
+
 def _read_medication_list(summary: str, section: SummarySection, items: list[tuple[int, int]],
                           glossary: Glossary | None, vocab: Vocabulary, facts: SummaryFacts) -> None:
     """The medicines of a list or table: each line's, with the status of the sub-heading or
@@ -2458,13 +2472,5 @@ def _read_medication_list(summary: str, section: SummarySection, items: list[tup
         condition_for = None
         last = []
         for medication in medications:
-            if (listed_status == "new" and medication.status == "changed" and not medication.changed_from
-                    and not medication.doubt):
-                # Under "STARTED:", "Dose reduced for age >= 80" says why the dose is low: a
-                # change needs a dose it changed from.
-                medication.status, medication.changed_to = "", ""
-            if not medication.status and listed_status:
-                medication.status, medication.label = listed_status, label
-                if medication.status in ("stopped", "held") and not medication.reason:
-                    medication.reason = _dash_reason(_plain_space(line), vocab, stopped=True)
+            _labelled(medication, listed_status, label, line, vocab)
             last.append(_merge(facts.medications, medication))
