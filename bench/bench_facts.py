@@ -19,7 +19,8 @@ and the share of summaries in which every medicine is found; then the share of e
 follow-ups, warning signs and restrictions found.  Speed is reported as milliseconds per
 summary for each commit (the parser uses no model, so there is no raw engine to compare).
 
-    python bench/bench_facts.py [--before 6b3e806] [--after HEAD] [--newer-than 69] [--json out.json]
+    python bench/bench_facts.py [--before 6b3e806] [--after HEAD] [--newer-than 69] [--batch DIR]
+                                [--json out.json]
 """
 
 from __future__ import annotations
@@ -126,6 +127,9 @@ def main() -> int:
     parser.add_argument("--newer-than", type=int, default=0,
                         help="also score apart the held-out summaries numbered above this one "
                              "(a set written after the last tuning round, measured once)")
+    parser.add_argument("--batch", type=Path,
+                        help="also score this folder apart (summaries with facts files): a new "
+                             "batch, read by both commits before it is tuned on")
     parser.add_argument("--child")
     parser.add_argument("--out")
     parser.add_argument("folders", nargs="*")
@@ -136,7 +140,7 @@ def main() -> int:
     sys.path.insert(0, str(ROOT / "tests"))
     from layout_corpus import CORPUS, HELD_OUT
 
-    folders = [CORPUS, HELD_OUT]
+    folders = [CORPUS, HELD_OUT] + ([args.batch.resolve()] if args.batch else [])
     results = {}
     with tempfile.TemporaryDirectory(prefix="lumen-bench-facts-") as scratch:
         trees = {}
@@ -160,6 +164,10 @@ def main() -> int:
         scores = {name: score(HELD_OUT, results[name], args.newer_than) for name in ("before", "after")}
         print_table(f"Held out, numbered above {args.newer_than}", scores["before"], scores["after"])
         report[f"{HELD_OUT.name}-above-{args.newer_than}"] = scores
+    if args.batch:
+        scores = {name: score(args.batch.resolve(), results[name]) for name in ("before", "after")}
+        print_table(f"Batch ({args.batch})", scores["before"], scores["after"])
+        report[f"batch-{args.batch.name}"] = scores
     for name in ("before", "after"):
         run = results[name]
         print(f"\n{name}: {1000 * run['seconds'] / run['summaries']:.1f} ms per summary "
