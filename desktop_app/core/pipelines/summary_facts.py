@@ -188,6 +188,11 @@ def _heading(line: str, vocab: Vocabulary, inside: str, *, shouting: bool = Fals
         # "MEDICATIONS ON DISCHARGE (14 days supplied; dosette by community pharmacy)",
         # "Return precautions (reviewed with the patient, teach-back done):"
         return line.strip().rstrip(":").strip(), vocab.section_kind(aside.group("head")), len(line)
+    bracketed = re.sub(r"\s*\([^()]{2,60}\)", "", line)
+    if bracketed != line and _CAPS.match(bracketed) and vocab.section_kind(bracketed.strip().rstrip(":")) \
+            == "warning_signs" and line.rstrip().endswith(":"):
+        # "RETURN TO ED OR RING THE IBD ADVICE LINE (01632 960742, Mon-Fri 9-5) IF:"
+        return line.strip().rstrip(":").strip(), "warning_signs", len(line)
     match = _CAPS.match(line)
     if match and (len(match.group("title").split()) <= 8 or len(match.group("title").split()) <= 12
                   and vocab.section_kind(match.group("title")) != "other") \
@@ -1533,12 +1538,15 @@ def _unnamed_medicine(named: str, vocab: Vocabulary, *, in_list: bool) -> tuple[
     name = rest[:cut].strip()
     words = name.split()
     if (not name or len(words) > 4 or not re.search(r"[A-Za-z]{3}", name) or not name[0].isalpha()
+            or words[-1].lower() in vocab.not_medicines  # "Wear your CPAP every night"
             or {w.lower().strip(":,") for w in words} & _INSTRUCTION_WORDS
             or words[0].lower() in ("taking", "using", "giving", "of", "pill", "pills", "tablet",
                                     "tablets", "dose", "doses",
                                     "more", "less", "than", "about", "approximately", "up", "at", "a",
                                     "an", "one", "two", "each", "every", "then", "after", "before",
-                                    "these", "this", "those", "medications", "medicines", "meds")):
+                                    "these", "this", "those", "medications", "medicines", "meds",
+                                    # "Max 4 tablets in 24 hours.", "Do not take until 14/10"
+                                    "max", "max.", "maximum", "until", "till", "only", "total", "in", "for")):
         return None
     after = rest[cut:]
     # "Florastor (Saccharomyces boulardii) 250 mg": the brackets hold its other name.
@@ -1607,6 +1615,13 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
         span = _unnamed_medicine(named[:names[0][0]], vocab, in_list=True)
         if span is not None:
             names = [(span[0], span[1], named[span[0]:span[1]], named[span[0]:span[1]].lower())] + names
+    brand = re.match(r"\s*([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,2})\s*\(\s*$", named[:names[0][0]]) \
+        if in_list and names else None
+    if brand and not _status(brand.group(1), vocab) and not {
+            w.lower() for w in brand.group(1).split()} & _INSTRUCTION_WORDS:
+        # "Pred Forte (prednisolone acetate 1%) eye drops": a brand the glossary does not
+        # know, its medicine in brackets after it
+        names = [(brand.start(1), brand.end(1), brand.group(1), names[0][3])] + names[1:]
     # "D/C glipizide 10 mg BID (hypoglycemia risk w/ insulin)": a medicine named inside the
     # brackets of another's line is why, not one to take; except one it replaces, one given
     # a status there, and another name right after the bracket ("apixaban (ELIQUIS)").
@@ -1799,6 +1814,9 @@ _THEN_DOSE = re.compile(r"(?:[,;]\s*|\s+)(?:and\s+)?then\s+(?:take\s+|give\s+|(?
                         r"|(?:[,;]\s*|\s+)(?:and\s+)?then\s+(?:reduce|decrease|increase|go down|go up|"
                         r"change)\s+to\s+(?=(?:once|twice|three times|four times)\s+(?:a\s+)?(?:daily|day)\b|"
                         r"(?:daily|nightly|bd|bid|od|qd|tds|tid)\b)"
+                        # "four times a day for 1 week, then twice a day for 1 week": a new timing
+                        r"|(?:[,;]\s*|\s+)then\s+(?=(?:once|twice|three times|four times|\d\s*(?:x|times))\s+"
+                        r"(?:a\s+|per\s+)?(?:day|daily)\b)"
                         # "q8h scheduled for 2 weeks, then as needed"
                         r"|(?:[,;]\s*|\s+)then\s+(?=(?:only\s+)?(?:as needed|prn|when needed|if needed)\b)"
                         # "1000 mg mane and 500 mg nocte", "10 units in the morning and 6 units
@@ -1812,7 +1830,8 @@ _THEN_DOSE = re.compile(r"(?:[,;]\s*|\s+)(?:and\s+)?then\s+(?:take\s+|give\s+|(?
 def _steps(own: str, vocab: Vocabulary) -> list[tuple[int, int]]:
     """The steps of a medicine's own words, each giving a dose or a timing of its own."""
     cuts = [m for m in _THEN_DOSE.finditer(own) if _quantities(own[m.end():m.end() + 20], vocab)
-            or not own[m.end():m.end() + 1].isdigit() and vocab.timings(own[m.end():m.end() + 25])]
+            or not re.match(r"\d(?!\s*(?:x|times)\b)", own[m.end():m.end() + 12])
+            and vocab.timings(own[m.end():m.end() + 25])]
     if not cuts:
         return [(0, len(own))]
     bounds = [0] + [m.start() for m in cuts] + [len(own)]
@@ -1833,7 +1852,9 @@ def _stepped(first: Medication, own: str, steps: list[tuple[int, int]], vocab: V
         step = Medication(first.name, key=first.key, text=first.text, start=first.start,
                           end=first.end, section=first.section, label=first.label, step=number)
         _fields(step, own[a:b], vocab, order)
-        for key in ("route", "frequency", "time", "status"):
+        # "..., then twice a day for 1 week": a step that changes only the timing keeps the dose
+        kept = ("dose", "count") if not step.dose and not step.count else ()
+        for key in ("route", "frequency", "time", "status") + kept:
             if not getattr(step, key):
                 setattr(step, key, getattr(made[0] if made else first, key))
         if not step.reason and step.as_needed and made and made[0].as_needed:
@@ -1929,6 +1950,8 @@ def _goes_on(medication: Medication, sentence: str, vocab: Vocabulary, order: st
         if not getattr(medication, key) and getattr(more, key):
             setattr(medication, key, getattr(more, key))
     medication.as_needed = medication.as_needed or more.as_needed
+    if not medication.status:  # "5 days only.      [NEW]": the line's mark, wrapped below it
+        medication.status = _marked_status(sentence, vocab)
     if not medication.reason and re.match(r"\s*(?:for|because|due to)\b", sentence, re.IGNORECASE):
         medication.reason = more.reason
 
@@ -1976,7 +1999,9 @@ def _merge(medications: list[Medication], new: Medication) -> Medication:
         # "Co-careldopa 25/100 mg" and "Co-careldopa CR 50/200 mg", each with its dose, are
         # two products; "metoprolol succinate" named again is "Metoprolol succinate ER".
         two_products = bool((set(known.name.lower().split()) ^ set(new.name.lower().split()))
-                            & _RELEASE_FORMS and known.dose and new.dose)
+                            & _RELEASE_FORMS and known.dose and new.dose) or bool(
+            # eye drops and tablets of one medicine are two things to take
+            known.route and new.route and known.route != new.route)
         if (known.name.lower() == new.name.lower() or known.key and known.key == new.key
                 and _same_medicine(known.name, new.name) or _named_as(known, new)) \
                 and same_step and not two_products:
@@ -2111,7 +2136,8 @@ def _status_cell(line: str, header: list[str], vocab: Vocabulary) -> str:
     cells = _cells(line)
     for name, cell in zip(header, cells):
         if name in vocab.status_columns:
-            return _status(cell, vocab)
+            # "SAME" alone in a change column says no change ("same" in a sentence need not)
+            return _status(cell, vocab) or ("unchanged" if cell.strip().lower() in ("same", "same.") else "")
     return ""
 
 
@@ -2419,6 +2445,7 @@ def _read_medication_list(summary: str, section: SummarySection, items: list[tup
             continue
         column = _status_cell(line, header, vocab) if header else ""
         if (len(line.split()) <= 8 and _status(line, vocab) and not _quantities(line, vocab)
+                and not re.search(r"[.;]\s+\S", line.strip())  # "5 days only.   [NEW]" goes on
                 and (line.rstrip().endswith(":") or not medicine_names(line, glossary, vocab)
                      and not _BULLET.match(line) and not vocab.timings(line))):
             # A label over the lines below it: "Stopped:", "STOP taking these medications:",

@@ -230,8 +230,9 @@ class Vocabulary:
         if re.search(r"\b(?:call|return|come back|seek|go to|get help|contact|phone|ring|notify|transfer to)\b.*\b(?:if|for|when)"
                      r"(?:\s+(?:you|she|he|they)\s+(?:see|notice|have|get))?$", name):
             return "warning_signs"
-        if re.search(r"\baction plan$", name):
-            return "instructions"  # "CF Action Plan", "Eczema action plan"
+        if re.search(r"\baction plan$", name) or re.match(r"(?:information|advice|leaflets?)\s+"
+                                                          r"(?:given|provided)\b", name):
+            return "instructions"  # "CF Action Plan", "Information given to Mrs X and her son"
         # "Requests for GP", "Suggested actions for the family doctor": what the writer asks
         # the family doctor to do.
         if re.search(r"\b(?:gp|pcp|primary care|family doctor|general practitioner)\b", name) \
