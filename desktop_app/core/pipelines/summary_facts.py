@@ -44,7 +44,7 @@ from .vocabulary import (DATE, NUMBER_WORDS, Vocabulary, date_order_of, date_val
 
 # ---- sections --------------------------------------------------------------------------
 
-_TITLED = re.compile(r"^\s*(?:#{1,4}\s*)?(?P<title>[A-Za-z][A-Za-z0-9 /&(),'-]{1,60}?)\s*:\s*(?P<rest>.*)$")
+_TITLED = re.compile(r"^\s*(?:#{1,4}\s*)?(?P<title>[A-Za-z][A-Za-z0-9 /&(),'-]{1,80}?)\s*:\s*(?P<rest>.*)$")
 _CAPS = re.compile(r"^\s*(?:#{1,4}\s*)?(?P<title>[A-Z][A-Z0-9 /&(),'-]{3,60}?)\s*:?\s*$")
 _MARKDOWN = re.compile(r"^\s*#{1,4}\s+(?P<title>[A-Za-z][^\n:]{1,60}?)\s*:?\s*$")
 _PROBLEM = re.compile(r"^\s*(?:#\s*|(?:\d{1,2}|[A-Za-z])[.)]\s+)(?P<title>[A-Z][A-Za-z0-9 /&(),.'-]{2,50}?)"
@@ -1155,6 +1155,9 @@ _NOT_A_STATUS = re.compile(r"\badded\s+to\s+(?:her|his|their|the|your|this|that|
                            r"\bafter\s+being\s+(?:held|withheld|stopped|paused|omitted)\b|"
                            # "no supplement started"; "do not give aspart if she is not eating"
                            r"\b(?:no|not|never)\s+(?:\w+\s+)?(?:started|commenced|initiated|added)\b|"
+                           # "meds being held by partner": kept by someone, not paused
+                           r"\b(?:being\s+|are\s+|is\s+)?held\s+by\s+(?:her|his|their|the|a|an|family|partner|"
+                           r"wife|husband|mother|father|son|daughter)\b|"
                            # "decide whether to restart cilazapril": a question for the doctor
                            r"\b(?:decide|deciding|consider|considering|whether)\s+(?:(?:to|or not to|if|on)\s+)?"
                            r"(?:re-?start|resum|start|stop|increas|decreas|reduc|chang|continu)\w*|"
@@ -1172,6 +1175,7 @@ def _status(text: str, vocab: Vocabulary, *, marks: bool = True) -> str:
     not "restart") and, between phrases that do not overlap, the vocabulary's order decides
     ("hold" before "stop")."""
     text = _NEGATED_STOP.sub(" ", _without_discharge_dc(text, vocab))  # "do not stop" says to continue
+    text = text.replace("↑", " increase ").replace("↓", " decrease ")  # "↑ quetiapine 25 → 50 mg"
     text = _NOT_A_STATUS.sub(" ", text)
     marked = _marked_status(text, vocab) if marks else ""
     if marked:
@@ -1332,7 +1336,8 @@ def _plain_doses(text: str, vocab: Vocabulary) -> str:
 
 
 # "atorvastatin 20 mg -> 80 mg qHS"
-_ARROW = re.compile(r"(?P<from>\d[\d.,/]*\s*[A-Za-z%]+(?:\s+(?:daily|bid|tid|qd|od|bd|qhs|twice daily|once daily))?)"
+# ("25 -> 50 mg": the old dose in the new one's unit)
+_ARROW = re.compile(r"(?<![-–\d.,/])(?P<from>\d[\d.,/]*(?:\s*[A-Za-z%]+(?:\s+(?:daily|bid|tid|qd|od|bd|qhs|twice daily|once daily))?)?)"
                     r"\s*(?:->|→|=>|-->)\s*(?P<to>\d[\d.,/]*\s*[A-Za-z%]+)", re.IGNORECASE)
 # "5 days only", "7 day course"
 _DURATION_AFTER = re.compile(r"\b(?P<n>\d+)\s*-?\s*(?P<unit>days?|weeks?|months?)\s+(?:only|course|total|"
@@ -1384,6 +1389,8 @@ def _fields(medication: Medication, part: str, vocab: Vocabulary, order: str) ->
         medication.status = medication.status or "changed"
         medication.changed_from = _plain_doses(changed.group("from").strip(), vocab)
         medication.changed_to = _plain_doses(changed.group("to").strip(), vocab)
+        if re.fullmatch(r"[\d.,/]+", medication.changed_from) and " " in medication.changed_to:
+            medication.changed_from += " " + medication.changed_to.split(" ", 1)[1]
     elif to_dose:
         medication.status = medication.status or "changed"
         medication.changed_to = _plain_doses(to_dose.group("to").strip(), vocab)

@@ -215,6 +215,13 @@ class Vocabulary:
         name = re.sub(r"[^a-z0-9/& -]+", " ", title.lower())
         name = re.sub(r"\s+", " ", name).strip()
         table = self._heading_kinds
+        if " / " in name:
+            # "Dispo / F/U": of two headings in one, the one that says what to do
+            kinds = [self.section_kind(part, exact) for part in name.split(" / ")]
+            acted = [k for k in kinds if k in ("medications", "follow_up", "warning_signs",
+                                                "restrictions", "instructions")]
+            if acted:
+                return acted[0]
         for candidate in (name, re.sub(r"^(?:discharge|brief|your|final|the)\s+", "", name)):
             if candidate in table:
                 return table[candidate]
@@ -230,6 +237,9 @@ class Vocabulary:
         if re.search(r"\b(?:call|return|come back|seek|go to|get help|contact|phone|ring|notify|transfer to)\b.*\b(?:if|for|when)"
                      r"(?:\s+(?:you|she|he|they)\s+(?:see|notice|have|get))?$", name):
             return "warning_signs"
+        zone = re.match(r"(green|yellow|amber|orange|red)\s+zone\b", name)
+        if zone:  # an action plan's zones: the green one says what to keep doing
+            return "instructions" if zone.group(1) == "green" else "warning_signs"
         if re.search(r"\baction plan$", name) or re.match(r"(?:information|advice|leaflets?)\s+"
                                                           r"(?:given|provided)\b", name):
             return "instructions"  # "CF Action Plan", "Information given to Mrs X and her son"
