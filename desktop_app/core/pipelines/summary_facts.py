@@ -125,7 +125,8 @@ def _line_spans(text: str) -> list[tuple[int, int]]:
 
 def _reads_as_item(title: str, vocab: Vocabulary) -> bool:
     """A line that states a dose, a timing or a medicine is a list item, not a heading."""
-    return bool(vocab.quantity.search(title) or vocab.route.search(title)
+    return bool(vocab.quantity.search(title)
+                or vocab.route.search(title) and vocab.section_kind(title) == "other"  # not "MEDICATIONS VIA PEG"
                 or any(vocab.is_medicine_word(m.group(0)) for m in vocab.stem_word.finditer(title)))
 
 
@@ -879,9 +880,13 @@ def section_items(summary: str, section: SummarySection) -> list[tuple[int, int]
     for block in blocks:
         if block is None:
             continue
-        a, b, bulleted, _indent = block
+        a, b, bulleted, indent = block
+        # A list's line with its instructions indented below it ("amLODIPine 5 mg tablet" over
+        # "Crush 1 tablet ...", "What changed: ...") is one item, however long.
+        held_under = not prose and "\n" in summary[a:b] and all(
+            len(line) - len(line.lstrip()) > indent for line in summary[a:b].split("\n")[1:] if line.strip())
         # Running text is cut into sentences; a list item stays whole unless it runs on.
-        if (not bulleted or prose and b - a > 200) and (prose or b - a > 160):
+        if (not bulleted or prose and b - a > 200) and (prose or b - a > 160) and not held_under:
             spans.extend(_sentences(summary, a, b))
         else:
             spans.append((a, b))
@@ -1130,7 +1135,10 @@ def _marked_status(text: str, vocab: Vocabulary) -> str:
     in its sentences ("(CONTINUE). Do not take it for ...")."""
     for mark in _STATUS_MARK.finditer(text):
         word = mark.group("inner") or mark.group("stars") or mark.group("caps") or ""
-        if len(word.split()) <= 3 and " if " not in f" {word.lower()} ":
+        # "(new PEG site)" uses the word of another thing: a mark is its status words, and
+        # at most one more ("(stopped today)")
+        others = [w for w in word.lower().split() if w not in vocab.status_words]
+        if len(word.split()) <= 3 and " if " not in f" {word.lower()} " and len(others) <= 1:
             status = _status(word, vocab, marks=False)
             if status:
                 return status
@@ -1357,7 +1365,10 @@ def _fields(medication: Medication, part: str, vocab: Vocabulary, order: str) ->
     quantities = [q for q in _quantities(part, vocab)
                   if not any(a <= q.start < b for a, b in skip)]
     dose, count = _dose_and_count(quantities, vocab)
-    route = vocab.route.search(part)
+    routes = list(vocab.route.finditer(part))
+    # "oral solution ... Give 20 mL through PEG tube": a tube outweighs the form's word
+    route = next((m for m in routes if vocab.routes[m.group(1).lower()].value == "through the feeding tube"),
+                 routes[0] if routes else None)
     # "Do not exceed 3000 mg per day" is a ceiling, not "once a day"
     timed = part if maximum_span is None else (part[:maximum_span[0]] + " " * (maximum_span[1] - maximum_span[0])
                                                + part[maximum_span[1]:])
@@ -1553,7 +1564,10 @@ def _unnamed_medicine(named: str, vocab: Vocabulary, *, in_list: bool) -> tuple[
                                     "an", "one", "two", "each", "every", "then", "after", "before",
                                     "these", "this", "those", "medications", "medicines", "meds",
                                     # "Max 4 tablets in 24 hours.", "Do not take until 14/10"
-                                    "max", "max.", "maximum", "until", "till", "only", "total", "in", "for")):
+                                    "max", "max.", "maximum", "until", "till", "only", "total", "in", "for",
+                                    # "Skip a day if ...", "What changed: ..." below a medicine
+                                    "skip", "what", "why", "how", "when", "crush", "mix", "disperse",
+                                    "dissolve", "remove", "inject", "shake", "note", "wear")):
         return None
     after = rest[cut:]
     # "Florastor (Saccharomyces boulardii) 250 mg": the brackets hold its other name.

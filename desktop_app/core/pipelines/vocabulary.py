@@ -201,6 +201,12 @@ class Vocabulary:
                 if kind.entries & named or kind.cue.search(text)]
 
     @functools.cached_property
+    def status_words(self) -> frozenset[str]:
+        """Every word of a status form ("do", "not", "restart", "new", ...)."""
+        return frozenset(word for _value, _plain, forms in self.statuses for form in forms
+                         for word in form.split())
+
+    @functools.cached_property
     def _heading_kinds(self) -> dict[str, str]:
         """Each section heading's kind (the first kind that lists it)."""
         table: dict[str, str] = {}
