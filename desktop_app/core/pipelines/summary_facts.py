@@ -376,6 +376,15 @@ def _is_record_line(line: str, vocab: Vocabulary) -> bool:
     return len(rest.split()) <= 2
 
 
+def _prose_paragraph(line: str, next_line: str, vocab: Vocabulary) -> bool:
+    """Whether a line opens a paragraph of wrapped prose (two long lines of words, no dose,
+    no medicine's name to open it)."""
+    words = line.split()
+    return (len(line.strip()) >= 60 and len(next_line.strip()) >= 50 and line.lstrip()[:1].isupper()
+            and not _BULLET.match(line) and not _TABLE_ROW.match(line) and not _quantities(line, vocab)
+            and not any(vocab.is_medicine_word(word) for word in words[:3]) and len(words) >= 10)
+
+
 def split_summary(summary: str, vocab: Vocabulary | None = None) -> list[SummarySection]:
     """The sections of a summary, in order, covering all of its text."""
     vocab = vocab or vocabulary()
@@ -405,6 +414,11 @@ def split_summary(summary: str, vocab: Vocabulary | None = None) -> list[Summary
             found, one_line = (line.strip(), "letter", end - start), True
         elif found is None and line.strip() and _is_record_line(line, vocab):
             found, one_line = (line.strip(), "identifier", end - start), True
+        elif found is None and after_blank and current is not None and current.kind == "medications" \
+                and _prose_paragraph(line, next_line, vocab):
+            # "I reviewed Ms X in clinic today, three weeks after ..." after a letter's list of
+            # medicines: the letter goes on, not the list
+            found = ("", "other", 0)
         elif found is not None and _is_staff_field(found[0], vocab) and _names_a_person(
                 line[found[2]:]):
             # "Attending: R. Halvorsen, MD": who wrote or signed, not what the patient needs
@@ -838,6 +852,7 @@ def section_items(summary: str, section: SummarySection) -> list[tuple[int, int]
     prose = section.effective_kind not in _LIST_SECTIONS
     blocks: list[list | None] = []  # [start, end, bulleted, indent], or None for a blank line
     lines = _line_spans(summary[section.body_start:section.end])
+    row_column = 0  # where a space-aligned table's labelled rows start their text
     for index, (start, end) in enumerate(lines):
         a, b = section.body_start + start, section.body_start + end
         line = summary[a:b]
@@ -852,7 +867,12 @@ def section_items(summary: str, section: SummarySection) -> list[tuple[int, int]
         bulleted = bool(_BULLET.match(line)) or bool(_TABLE_ROW.match(line))
         previous = blocks[-1] if blocks else None
         indent = len(line) - len(line.lstrip())
-        if previous is not None and not bulleted and indent > previous[3] and \
+        labelled = _ROW_LABEL.match(line)
+        # "Started:       Folic acid 5 mg ..." over "               Accrete D3 ...": a row of
+        # a space-aligned table starts where the label's row starts its text
+        row_column = labelled.end() if labelled else row_column if indent >= row_column - 1 else 0
+        new_row = bool(row_column) and not labelled and abs(indent - row_column) <= 1
+        if previous is not None and not bulleted and indent > previous[3] and not new_row and \
                 "\n" in summary[previous[1]:a] and not _is_status_label(summary[previous[0]:previous[1]], vocab):
             previous[1] = b  # an indented line goes on with the item above it
             continue
@@ -2430,9 +2450,13 @@ def _continued(facts: SummaryFacts, medication: Medication, sentence: str, vocab
     facts.medications[position:position] = later
 
 
+_A_TO_B = re.compile(r"(?<![\w.])(?P<from>\d[\d.]*(?:\s*(?:mg|g|micrograms?|mcg|units?|ml|mL))?)\s+to\s+"
+                     r"(?P<to>\d[\d.]*\s*(?:mg|g|micrograms?|mcg|units?|ml|mL))\b", re.IGNORECASE)
+
+
 def _labelled(medication: Medication, status: str, label: str, line: str, vocab: Vocabulary) -> None:
     """Give a list line's medicine the status of the label it sits under ("Stopped:") when
-    its own words give none."""
+    its own words give none, and a change its old and new dose ("30 mg to 15 mg")."""
     if status == "new" and medication.status == "changed" and not medication.changed_from \
             and not medication.doubt:
         # Under "STARTED:", "Dose reduced for age >= 80" says why the dose is low: a change
@@ -2442,6 +2466,30 @@ def _labelled(medication: Medication, status: str, label: str, line: str, vocab:
         medication.status, medication.label = status, label
         if medication.status in ("stopped", "held") and not medication.reason:
             medication.reason = _dash_reason(_plain_space(line), vocab, stopped=True)
+    changed = _A_TO_B.search(line) if medication.status == "changed" and not medication.changed_to else None
+    if changed:
+        # under "Dose changed:", "30 mg to 15 mg once daily" is the old dose and the new
+        medication.changed_from = _plain_doses(changed.group("from"), vocab)
+        medication.changed_to = medication.dose = _plain_doses(changed.group("to"), vocab)
+        if re.fullmatch(r"[\d.]+", medication.changed_from):
+            medication.changed_from += " " + medication.changed_to.split(" ", 1)[-1]
+
+
+_ROW_LABEL = re.compile(r"^\s*(?P<label>[A-Za-z][A-Za-z ]{2,20}):\s{2,}(?=\S)")
+
+
+def _row_label(line: str, row: tuple[str, str, int] | None,
+               vocab: Vocabulary) -> tuple[str, str, int] | None:
+    """The label a space-aligned table's first column gives its row and the rows below it
+    left blank there ("Started:       Folic acid 5 mg ..." over "               Accrete D3"):
+    (status, label, column of the rows' text), or None."""
+    labelled = _ROW_LABEL.match(line)
+    if labelled:
+        status = _status(labelled.group("label"), vocab)
+        return (status, labelled.group("label"), labelled.end()) if status else None
+    if row and len(line) - len(line.lstrip()) >= row[2] - 1:
+        return row
+    return None
 
 
 def _read_medication_list(summary: str, section: SummarySection, items: list[tuple[int, int]],
@@ -2457,8 +2505,10 @@ def _read_medication_list(summary: str, section: SummarySection, items: list[tup
         last = [m for m in facts.medications if m.name.lower() == titled[0][2].lower()
                 or m.key == titled[0][3]][-1:]
     condition_for: Medication | None = None  # a medicine given "if:" what the next line says
+    row: tuple[str, str, int] | None = None  # the label of a space-aligned table's rows
     for a, b in items:
         line = summary[a:b]
+        row = _row_label(summary[summary.rfind("\n", 0, a) + 1:b], row, vocab)
         header = table_header(summary, section, a, vocab) if _TABLE_ROW.match(line) else []
         if _TABLE_ROW.match(line) and not _medication_table(header) and header:
             continue  # a row of another table (follow-ups)
@@ -2520,5 +2570,5 @@ def _read_medication_list(summary: str, section: SummarySection, items: list[tup
         condition_for = None
         last = []
         for medication in medications:
-            _labelled(medication, listed_status, label, line, vocab)
+            _labelled(medication, *(row[:2] if row else (listed_status, label)), line, vocab)
             last.append(_merge(facts.medications, medication))
