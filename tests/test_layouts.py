@@ -112,10 +112,10 @@ STATUS_WORDS = {
     "held": r"hold|held|on hold|do not (?:take|restart)|withh[oe]ld|pause",
     "new": r"new|start|commenc|prescri|begin|added|\brx\b|->|replaced (?:with|by)|switch|replaces",
     "changed": r"chang|increas|decreas|reduc|was \d|from .* to|adjust|lower|rais|modif|titrat|->|halv|doubl|"
-               r"used to",
+               r"used to|[↑↓→]",
     "resume": r"resume|restart|start .* again|start again|go back (?:to|on)|back on",
     "unchanged": r"continu|\bcont\b|cont'?d|no change|unchanged|same|keep (?:taking|giving|using)|"
-                 r"(?:as|like) before",
+                 r"(?:as|like) before|carry on|not changed",
 }
 
 

@@ -379,3 +379,56 @@ def test_a_greeting_without_a_comma_and_the_letter_head_before_it_are_the_letter
     sections = read_summary(summary, glossary, "dmy").sections
     assert all(s.kind == "letter" for s in sections if "Private Bag" in summary[s.start:s.end])
     assert any(s.kind == "letter" and s.title.startswith("Dear") for s in sections)
+
+
+# The sixth round (session 43).
+def test_a_medicines_instructions_indented_below_it_are_one_item(glossary):
+    summary = ("DISCHARGE MEDICATIONS\n\nSTART taking these medications\n"
+               "  lansoprazole 30 mg orally disintegrating tablet\n"
+               "     Disperse 1 tablet in 10 mL water and give through PEG tube once daily before the\n"
+               "     first feed. For reflux (replaces omeprazole).\n"
+               "  aspirin 81 mg chewable tablet\n"
+               "     Hold until 10/14/2025 (new PEG site), then restart 81 mg through the tube once\n"
+               "     daily.\n")
+    facts = read_summary(summary, glossary)
+    assert [(m.name, m.status, m.route) for m in facts.medications] == [
+        ("lansoprazole", "new", "through the feeding tube"), ("omeprazole", "stopped", ""),
+        ("aspirin", "held", "through the feeding tube")]
+
+
+def test_tablets_and_eye_drops_of_one_medicine_stay_two_entries(glossary):
+    summary = ("Discharge medications\nNew\n- prednisone 40 mg by mouth every morning for 4 weeks.\n"
+               "- Pred Forte (prednisolone acetate 1%) eye drops - 1 drop in the RIGHT eye\n"
+               "  four times a day for 1 week, then twice a day for 1 week, then stop.\n")
+    facts = read_summary(summary, glossary)
+    assert [(m.name, m.route, m.frequency, m.count) for m in facts.medications] == [
+        ("prednisone", "by mouth", "morning", ""), ("Pred Forte", "in the eye", "4/day", "1 drop"),
+        ("Pred Forte", "in the eye", "2/day", "1 drop")]
+
+
+def test_labelled_rows_of_a_space_aligned_table_and_the_letter_after_it(glossary):
+    summary = ("Medication changes\n"
+               "Started:       Folic acid 5 mg         ONE tablet once daily                  folate deficiency\n"
+               "               Accrete D3              ONE tablet twice daily                 bone protection\n"
+               "Dose changed:  Lansoprazole            30 mg to 15 mg once daily              dyspepsia settled\n"
+               "Stopped:       Naproxen 500 mg         (was twice daily)                      blood loss risk\n\n"
+               "I reviewed Ms Ashdown in clinic today, three weeks after her admission with exertional\n"
+               "breathlessness. During the admission she was given ferric carboxymaltose 1000 mg IV; her\n"
+               "haemoglobin today is 112 g/L. Her TSH was raised on admission, so I have increased her\n"
+               "levothyroxine to 100 micrograms.\n")
+    facts = read_summary(summary, glossary, "dmy")
+    read = [(m.name, m.status, m.changed_from, m.changed_to) for m in facts.medications]
+    assert read[:4] == [("Folic acid", "new", "", ""), ("Accrete D3", "new", "", ""),
+                        ("Lansoprazole", "changed", "30 mg", "15 mg"), ("Naproxen", "stopped", "", "")]
+    assert not any(m.name.lower() in ("her", "i", "ferric carboxymaltose") for m in facts.medications)
+
+
+def test_the_patients_address_and_family_doctor_are_the_record_s(glossary):
+    from desktop_app.core.pipelines.summary_facts import patient_text
+
+    summary = ("Re: Mrs Isobel Drummond-Hay, DOB 14/02/1946\n14 Kinloch Terrace, Glenbrae\n\n"
+               "Diagnoses\n1. Wrist fracture\n")
+    sections = read_summary(summary, glossary, "dmy").sections
+    assert all(not s.is_content for s in sections if "Kinloch" in summary[s.start:s.end])
+    assert "Whitcombe" not in patient_text("GP/LMO: Dr S. Whitcombe, Eastmoor Family Practice")
+    assert "Eastmoor" not in patient_text("GP/LMO: Dr S. Whitcombe, Eastmoor Family Practice")

@@ -316,7 +316,10 @@ def patient_text(text: str, vocab: Vocabulary | None = None) -> str:
     name = r"[A-Z][\w'’-]+\b(?!\s*:)"
     person = (rf"(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+(?:[A-Z]\.\s*)*{name}(?:\s+{name})?"
               rf"|(?:[A-Z]\.\s*)+{name}|{name}(?:\s+{name}){{0,2}}(?=,?\s*{_CREDENTIAL}\b))"
-              rf"(?:,?\s*\(?{_CREDENTIAL}\b\)?)*")
+              rf"(?:,?\s*\(?{_CREDENTIAL}\b\)?)*"
+              # "..., Eastmoor Family Practice": the doctor's practice goes with the name
+              rf"(?:,\s*(?:[A-Z][\w'’-]*\s+){{0,4}}(?:Practice|Surgery|Medical Cent(?:re|er)|Health Cent(?:re|er)|"
+              rf"Health Team|Clinic)\b)?")
     staff = re.compile(rf"(?i:\b(?:{'|'.join(map(re.escape, sorted(vocab.record_staff, key=len, reverse=True)))})"
                        rf"\s*:?)\s*{person}")
     text = drop(staff, text)
@@ -362,10 +365,16 @@ def _is_signature(line: str, vocab: Vocabulary) -> bool:
             and not vocab.follow_up_cue.search(line) and not vocab.quantity.search(line))
 
 
+_ADDRESS = re.compile(r"^\s*\d{1,5}[A-Za-z]?\s+(?:[A-Z][\w'’-]*\s+){1,3}(?:Street|St|Road|Rd|Terrace|Avenue|Ave|"
+                      r"Lane|Ln|Drive|Dr|Close|Crescent|Cres|Way|Place|Pl|Court|Ct|Gardens|Grove|Square|"
+                      r"Boulevard|Blvd|Row|Mews|Parade)\b\.?(?:,\s*[A-Z][\w'’ -]*)?\s*$")
+
+
 def _is_record_line(line: str, vocab: Vocabulary) -> bool:
     """A line of the record's fields ("71 y/o female MRN: xxxxxx"): an identifier, and
-    little else but values and demographics; or a signature ("Electronically signed by")."""
-    if _starts_with(line, vocab.record_signatures) and len(line.split()) <= 16:
+    little else but values and demographics; a signature ("Electronically signed by"); or
+    a street address ("14 Kinloch Terrace, Glenbrae")."""
+    if _starts_with(line, vocab.record_signatures) and len(line.split()) <= 16 or _ADDRESS.match(line):
         return True
     found = vocab.record_identifier.search(line)
     if not found or len(line.split()) > 14:
@@ -2319,8 +2328,10 @@ def read_summary(summary: str, glossary: Glossary | None = None,
             for medication in _medications_of_line(text, a, b, section.title, glossary, vocab,
                                                    order, in_list=False,
                                                    bulleted_plan=bool(_BULLET.match(text))):
-                if in_hospital and medication.status in ("", "new"):
-                    continue  # what was done in hospital ("was started on IV ceftriaxone")
+                if in_hospital and (medication.status in ("", "new") or medication.route == "into a vein"):
+                    # what was done in hospital ("was started on IV ceftriaxone", "You had
+                    # intravenous ceftriaxone ... and were then changed to tablets")
+                    continue
                 medication.said_in_hospital = bool(in_hospital)
                 if section.kind in ("problem", "other") and section.parent and section.title:
                     # A problem-based plan ("# HTN - continue amlodipine"): the problem is why.
@@ -2466,7 +2477,8 @@ def _labelled(medication: Medication, status: str, label: str, line: str, vocab:
         medication.status, medication.label = status, label
         if medication.status in ("stopped", "held") and not medication.reason:
             medication.reason = _dash_reason(_plain_space(line), vocab, stopped=True)
-    changed = _A_TO_B.search(line) if medication.status == "changed" and not medication.changed_to else None
+    changed = _A_TO_B.search(line) if (medication.status == "changed" and not medication.changed_to
+                                       and medication.step <= 1) else None
     if changed:
         # under "Dose changed:", "30 mg to 15 mg once daily" is the old dose and the new
         medication.changed_from = _plain_doses(changed.group("from"), vocab)
