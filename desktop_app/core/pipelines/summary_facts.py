@@ -394,6 +394,30 @@ def _prose_paragraph(line: str, next_line: str, vocab: Vocabulary) -> bool:
             and not any(vocab.is_medicine_word(word) for word in words[:3]) and len(words) >= 10)
 
 
+def _record_or_letter(line: str, found: tuple[str, str, int] | None, inside: str, after_blank: bool,
+                      next_line: str, vocab: Vocabulary) -> tuple[tuple[str, str, int] | None, bool]:
+    """The heading `found` for `line` (or None), amended for what is the letter's or the
+    record's (a greeting, a signature, a record line, a staff field) and for prose that
+    ends a list; and whether it is a section of one line."""
+    if line.strip() and (_is_greeting(line, vocab) or found is None and _is_signature(line, vocab)):
+        # ("Dear Dr Whitfield" with no comma reads like a short heading too)
+        return (line.strip(), "letter", len(line)), True
+    if found is None and line.strip() and _is_record_line(line, vocab):
+        return (line.strip(), "identifier", len(line)), True
+    if found is None and after_blank and inside == "medications" and _prose_paragraph(line, next_line, vocab):
+        # "I reviewed Ms X in clinic today, three weeks after ..." after a letter's list of
+        # medicines: the letter goes on, not the list
+        return ("", "other", 0), False
+    if found is not None and _is_staff_field(found[0], vocab) and _names_a_person(line[found[2]:]):
+        # "Attending: R. Halvorsen, MD": who wrote or signed, not what the patient needs
+        return (found[0], "letter", found[2]), True
+    if found is not None and found[1] in ("other", "header") and vocab.record_identifier.search(
+            line[found[2]:]) and len(line.split()) <= 16:
+        # "PATIENT: ALVAREZ-KING, TOMAS MRN: 000-00-0000": the record's own fields
+        return (found[0], "identifier", found[2]), True
+    return found, False
+
+
 def split_summary(summary: str, vocab: Vocabulary | None = None) -> list[SummarySection]:
     """The sections of a summary, in order, covering all of its text."""
     vocab = vocab or vocabulary()
@@ -417,25 +441,8 @@ def split_summary(summary: str, vocab: Vocabulary | None = None) -> list[Summary
         next_line = next((summary[a:b] for a, b in spans[index + 1:] if summary[a:b].strip()), "")
         found = _heading(line, vocab, current.kind if current else "", shouting=shouting,
                          next_line=next_line, after_blank=after_blank)
-        one_line = False
-        if line.strip() and (_is_greeting(line, vocab) or found is None and _is_signature(line, vocab)):
-            # ("Dear Dr Whitfield" with no comma reads like a short heading too)
-            found, one_line = (line.strip(), "letter", end - start), True
-        elif found is None and line.strip() and _is_record_line(line, vocab):
-            found, one_line = (line.strip(), "identifier", end - start), True
-        elif found is None and after_blank and current is not None and current.kind == "medications" \
-                and _prose_paragraph(line, next_line, vocab):
-            # "I reviewed Ms X in clinic today, three weeks after ..." after a letter's list of
-            # medicines: the letter goes on, not the list
-            found = ("", "other", 0)
-        elif found is not None and _is_staff_field(found[0], vocab) and _names_a_person(
-                line[found[2]:]):
-            # "Attending: R. Halvorsen, MD": who wrote or signed, not what the patient needs
-            found, one_line = (found[0], "letter", found[2]), True
-        elif found is not None and found[1] in ("other", "header") and vocab.record_identifier.search(
-                line[found[2]:]) and len(line.split()) <= 16:
-            # "PATIENT: ALVAREZ-KING, TOMAS MRN: 000-00-0000": the record's own fields
-            found, one_line = (found[0], "identifier", found[2]), True
+        found, one_line = _record_or_letter(line, found, current.kind if current else "", after_blank,
+                                            next_line, vocab)
         after_blank = not line.strip()
         if found is not None:
             title, kind, inline = found
