@@ -2335,9 +2335,11 @@ def read_summary(summary: str, glossary: Glossary | None = None,
             for medication in _medications_of_line(text, a, b, section.title, glossary, vocab,
                                                    order, in_list=False,
                                                    bulleted_plan=bool(_BULLET.match(text))):
-                if in_hospital and (medication.status in ("", "new") or medication.route == "into a vein"):
+                if in_hospital and (medication.status in ("", "new") or medication.route == "into a vein"
+                                    and medication.status != "stopped"):
                     # what was done in hospital ("was started on IV ceftriaxone", "You had
-                    # intravenous ceftriaxone ... and were then changed to tablets")
+                    # intravenous ceftriaxone ... and were then changed to tablets"; "D/C IV
+                    # cefazolin" in the plan still says it is stopped)
                     continue
                 medication.said_in_hospital = bool(in_hospital)
                 if section.kind in ("problem", "other") and section.parent and section.title:
