@@ -432,3 +432,14 @@ def test_the_patients_address_and_family_doctor_are_the_record_s(glossary):
     assert all(not s.is_content for s in sections if "Kinloch" in summary[s.start:s.end])
     assert "Whitcombe" not in patient_text("GP/LMO: Dr S. Whitcombe, Eastmoor Family Practice")
     assert "Eastmoor" not in patient_text("GP/LMO: Dr S. Whitcombe, Eastmoor Family Practice")
+
+
+def test_a_doctor_named_in_a_sentence_stays_and_a_field_of_one_goes():
+    from desktop_app.core.pipelines.summary_facts import patient_text
+
+    assert patient_text("Please see your GP Dr Mackintosh in 2 weeks for bloods.") == \
+        "Please see your GP Dr Mackintosh in 2 weeks for bloods."
+    assert patient_text("Follow up with your PCP Dr. Ellison on 10/25/2024.") == \
+        "Follow up with your PCP Dr. Ellison on 10/25/2024."
+    assert patient_text("PCP: Tobias Lindqvist, MD") == ""
+    assert "Ferreira" not in patient_text("Medicines reconciled by ward pharmacist G. Ferreira-Lund (MPharm).")

@@ -320,8 +320,13 @@ def patient_text(text: str, vocab: Vocabulary | None = None) -> str:
               # "..., Eastmoor Family Practice": the doctor's practice goes with the name
               rf"(?:,\s*(?:[A-Z][\w'’-]*\s+){{0,4}}(?:Practice|Surgery|Medical Cent(?:re|er)|Health Cent(?:re|er)|"
               rf"Health Team|Clinic)\b)?")
-    staff = re.compile(rf"(?i:\b(?:{'|'.join(map(re.escape, sorted(vocab.record_staff, key=len, reverse=True)))})"
-                       rf"\s*:?)\s*{person}")
+    # A field ("GP: Dr X", "Attending: R. Obi, MD") or a signature ("Dictated by J. Marsh,
+    # MD"); in a sentence ("see your GP Dr Mackintosh in 2 weeks") the name stays.
+    titles = sorted(vocab.record_staff, key=len, reverse=True)
+    signed = "|".join(re.escape(t) for t in titles if t.endswith(" by"))
+    fields = "|".join(re.escape(t) for t in titles if not t.endswith(" by"))
+    role = r"(?:(?:the\s+)?(?:ward\s+|clinical\s+|staff\s+)?(?:pharmacist|nurse|doctor|physician|registrar|consultant)\s+)?"
+    staff = re.compile(rf"(?i:\b(?:(?:{signed})\s*:?\s*{role}|(?:{fields})\s*:))\s*{person}")
     text = drop(staff, text)
     # A dictated run-on's line breaks, written as commas ("ADMISSION DATE:,04/08/2025,")
     text = re.sub(r":\s*,(?=\s*\S)", ": ", text).strip(", ")
