@@ -856,6 +856,29 @@ def table_header(summary: str, section: SummarySection, position: int,
 _LABELLED_LINE = re.compile(r"\s*[A-Z][A-Za-z]+(?: [A-Za-z]+){0,2}:\s+\S")
 
 
+_LEFT_OPEN = frozenset({"the", "her", "his", "a", "an", "your", "their", "its", "our", "my", "this", "that"})
+# Words that go on with the line above ("then 30 mg ...", "and 5 mg at night").
+_GOES_ON = frozenset({"then", "and", "or", "with", "for", "to", "until", "if", "but", "max", "x", "plus",
+                      "as", "at", "in", "on", "before", "after", "when", "while", "not", "do", "take",
+                      "give", "apply", "use", "inhale", "inject", "reduce", "increase", "decrease",
+                      "every", "each", "once", "twice", "daily", "only", "by", "via", "from", "of"})
+
+
+def _opens_a_medicine_line(line: str, above: str, vocab: Vocabulary) -> bool:
+    """"pantoprazole 40 mg PO once daily" under "predniSONE 5 mg tabs - taper: ... [NEW]":
+    a list line that starts with a name (lower case, as generic names are written) and
+    gives a dose within its first words is a new item, unless the line above is left
+    mid-sentence ("We have stopped" / "bendroflumethiazide 2.5mg ...", "..., lisinopril
+    10 mg PO daily," / "hydroxychloroquine 200 mg PO BID.")."""
+    words, ends = line.split(), above.split()[-1:] or [""]
+    return (bool(words) and re.fullmatch(r"[A-Za-z][\w-]*", words[0]) is not None
+            and words[0].lower() not in _GOES_ON and words[0].lower() not in vocab.status_words
+            and bool(_quantities(" ".join(words[:4]), vocab)) and not above.rstrip().endswith(",")
+            # "... [NEW]", "... - no change" close a line; "We have stopped" leaves it open
+            and (re.search(r"[\])]$|\s[-–—]{1,2}\s*[\w' .]{1,25}$", above.rstrip()) is not None
+                 or ends[0].lower().strip("()[],;") not in _GOES_ON | vocab.status_words | _LEFT_OPEN))
+
+
 def _is_status_label(text: str, vocab: Vocabulary) -> bool:
     """"Not yet - restart on 04/25/2025" over the lines it labels: a status, no medicine, no dose."""
     return (len(text.split()) <= 8 and "\n" not in text.strip() and bool(_status(text, vocab))
@@ -907,7 +930,7 @@ def section_items(summary: str, section: SummarySection) -> list[tuple[int, int]
             # a fixed width.
             # A line that opens with its own label ("Secondary: AKI, ...") starts an item.
             if not re.search(r"[.!?:;]$", so_far) and "\n" in summary[previous[1]:a] and not \
-                    _LABELLED_LINE.match(line) and (
+                    _LABELLED_LINE.match(line) and not (not prose and _opens_a_medicine_line(line, so_far, vocab)) and (
                     line.lstrip()[:1].islower() or line.lstrip()[:1] == "("
                     # "..., atorvastatin\n20 mg at night": a dose wrapped away from its name
                     or vocab.quantity.match(line.lstrip()) and re.search(r"[A-Za-z]{4,}$", so_far)
@@ -926,8 +949,12 @@ def section_items(summary: str, section: SummarySection) -> list[tuple[int, int]
         # "Crush 1 tablet ...", "What changed: ...") is one item, however long.
         held_under = not prose and "\n" in summary[a:b] and all(
             len(line) - len(line.lstrip()) > indent for line in summary[a:b].split("\n")[1:] if line.strip())
+        # "predniSONE 5 mg tabs - taper: ... clinic. Do not stop suddenly. [NEW]": one line of
+        # a list that opens with a medicine is its item, whatever its sentences
+        one_medicine = not prose and "\n" not in summary[a:b] and _opens_a_medicine_line(summary[a:b], "", vocab)
         # Running text is cut into sentences; a list item stays whole unless it runs on.
-        if (not bulleted or prose and b - a > 200) and (prose or b - a > 160) and not held_under:
+        if (not bulleted or prose and b - a > 200) and (prose or b - a > 160) and not held_under \
+                and not one_medicine:
             spans.extend(_sentences(summary, a, b))
         else:
             spans.append((a, b))
@@ -1616,7 +1643,8 @@ def _unnamed_medicine(named: str, vocab: Vocabulary, *, in_list: bool) -> tuple[
     after = after[len(after) - len(after.lstrip()):]
     if _quantities(after, vocab)[:1] and _quantities(after, vocab)[0].start <= 4:
         return start, start + len(name)
-    if in_list and (vocab.timings(after[:25]) or status is not None and cut == status.start()):
+    # ("Glaxal Base cream - apply to whole body three times daily - cont.")
+    if in_list and (vocab.timings(after[:50]) or status is not None and cut == status.start()):
         return start, start + len(name)
     return None
 

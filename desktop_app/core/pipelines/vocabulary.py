@@ -251,7 +251,7 @@ class Vocabulary:
             return "instructions"  # "CF Action Plan", "Information given to Mrs X and her son"
         # "Requests for GP", "Suggested actions for the family doctor": what the writer asks
         # the family doctor to do.
-        if re.search(r"\b(?:gp|pcp|primary care|family doctor|general practitioner)\b", name) \
+        if re.search(r"\b(?:gp|pcp|primary care|family doctor|family physician|general practitioner)\b", name) \
                 and re.search(r"\b(?:actions?|requests?|recommend\w*|notes?|to do|for|to|suggest\w*|"
                               r"plan|asks?|advice)\b", name):
             return "for_doctor"
