@@ -1360,8 +1360,9 @@ def _reason(text: str, vocab: Vocabulary, *, brackets: bool = True) -> str:
     purpose = _PURPOSE.search(text) or _IT_DOES.search(text)
     if purpose:
         found.append((purpose.start(), (purpose.group("why") or purpose.group("why2")).strip()))
-    # "- 06:00, 10:00, 14:00" after a dash gives the times, not a reason
-    found = [(position, why) for position, why in found if re.search(r"[A-Za-z]{3}", why)]
+    # "- 06:00, 10:00, 14:00" after a dash gives the times, "new for him" whom, not a reason
+    found = [(position, why) for position, why in found if re.search(r"[A-Za-z]{3}", why)
+             and why.lower() not in ("him", "her", "them", "you", "me", "it", "us")]
     return min(found)[1] if found else ""
 
 
@@ -1676,7 +1677,8 @@ def _in_brackets(named: str, position: int, names: list[tuple[int, int, str, str
 
 def _medications_of_line(text: str, start: int, end: int, section: str, glossary: Glossary | None,
                          vocab: Vocabulary, order: str, *, in_list: bool,
-                         status_column: str = "", bulleted_plan: bool = False) -> list[Medication]:
+                         status_column: str = "", bulleted_plan: bool = False,
+                         known: tuple[str, ...] = ()) -> list[Medication]:
     """The medications one line of a list or one sentence names, each with its own status:
     a status word belongs to the medicine of its own clause ("X 2 puffs - NEW (replaces Y,
     which should be stopped)": X new, Y stopped; "stop X and start Y"); words before the
@@ -1693,6 +1695,10 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
     named = body[prefix.end():] if prefix else body
     shift = offset + (prefix.end() if prefix else 0)
     names = medicine_names(named, glossary, vocab)
+    # "Pirfenidone, prednisone ... are new for him": a medicine the list above named, which
+    # neither the glossary nor the name stems know
+    names = sorted(names + [n for n in _named_before(named, known)
+                            if not any(a < n[1] and n[0] < b for a, b, _n, _k in names)])
     # A brand the glossary does not know, named after what to do with it ("Please stop
     # taking Sprintec, your birth control pill").
     for taken in _TAKING_NAME.finditer(named):
@@ -1944,6 +1950,12 @@ def _stepped(first: Medication, own: str, steps: list[tuple[int, int]], vocab: V
         _fields(step, own[a:b], vocab, order)
         # "..., then twice a day for 1 week": a step that changes only the timing keeps the dose
         kept = ("dose", "count") if not step.dose and not step.count else ()
+        strength = (made[0] if made else first).dose
+        taken = _quantities(step.dose, vocab) if step.dose and not step.count else []
+        if taken and taken[0].unit in vocab.dose_forms and strength and strength != step.dose \
+                and not any(q.unit in vocab.dose_forms for q in _quantities(strength, vocab)):
+            # "267 mg capsules, 1 capsule t.i.d. ..., then 2 capsules t.i.d.": more of the strength
+            step.dose, step.count = strength, step.dose
         for key in ("route", "frequency", "time", "status") + kept:
             if not getattr(step, key):
                 setattr(step, key, getattr(made[0] if made else first, key))
@@ -2283,6 +2295,8 @@ def read_summary(summary: str, glossary: Glossary | None = None,
         kind = section.effective_kind
         if not section.is_content:
             continue
+        if kind == "header" and len(section.text(summary).split()) > 12:
+            kind = "other"  # "DISPOSITION: Home with his daughter. Pirfenidone ... are new for him"
         items = section_items(summary, section)
         if kind == "medications" or any(_TABLE_ROW.match(summary[a:b]) and _medication_table(
                 table_header(summary, section, a, vocab)) for a, b in items):
@@ -2326,6 +2340,8 @@ def read_summary(summary: str, glossary: Glossary | None = None,
         if kind not in _FACT_SECTIONS:
             continue  # history, course, results: what happened, not what to do now
         before: list[Medication] = []  # what the sentence before named, in its paragraph
+        # the medicines read so far that the glossary and the name stems do not know
+        known = tuple({m.name for m in facts.medications if not medicine_names(m.name, glossary, vocab)})
         signs_below = -1  # the column of a "Call 911 ... if:" line whose list below gives the signs
         for index, (a, b) in enumerate(items):
             text = summary[a:b]
@@ -2365,9 +2381,10 @@ def read_summary(summary: str, glossary: Glossary | None = None,
                 continue  # "if she develops a sore throat, stop the carbimazole": not a status
             in_hospital = _IN_HOSPITAL.search(text) and not _AT_HOME.search(text)
             said = []
-            for medication in _medications_of_line(text, a, b, section.title, glossary, vocab,
-                                                   order, in_list=False,
-                                                   bulleted_plan=bool(_BULLET.match(text))):
+            for medication in [m for c, d in _clauses(summary, a, b, glossary, vocab)
+                               for m in _medications_of_line(summary[c:d], c, d, section.title, glossary, vocab,
+                                                             order, in_list=False, known=known,
+                                                             bulleted_plan=bool(_BULLET.match(text)))]:
                 if in_hospital and (medication.status in ("", "new") or medication.route == "into a vein"
                                     and medication.status != "stopped"):
                     # what was done in hospital ("was started on IV ceftriaxone", "You had
@@ -2464,6 +2481,33 @@ def _from_the_course(summary: str, facts: SummaryFacts, glossary: Glossary | Non
                     elif not listed.status:
                         listed.status, listed.said_elsewhere = "stopped", f"… {_plain_space(text)}"
                         listed.reason = listed.reason or medication.reason
+
+
+def _named_before(text: str, known: tuple[str, ...]) -> list[tuple[int, int, str, str]]:
+    """Where `text` names one of the medicines `known` (whole words, any case)."""
+    lowered, found = text.lower(), []
+    for name in known:
+        name = name.lower()
+        at = lowered.find(name) if len(name) >= 4 else -1
+        while at >= 0:
+            end = at + len(name)
+            if (at == 0 or not lowered[at - 1].isalnum()) and (end == len(lowered) or not lowered[end].isalnum()):
+                found.append((at, end, text[at:end], name))
+            at = lowered.find(name, end)
+    return [f for f in found if not any(o[0] <= f[0] and f[1] <= o[1] and o != f for o in found)]
+
+
+def _clauses(summary: str, start: int, end: int, glossary: Glossary | None,
+             vocab: Vocabulary) -> list[tuple[int, int]]:
+    """A sentence's clauses when each names medicines and says their status ("A, B and C
+    are new for him, and his home X, Y and Z are unchanged"), else the sentence whole."""
+    text = summary[start:end]
+    joints = list(re.finditer(r",\s+and\s+|;\s+", text))
+    spans = list(zip([start] + [start + m.end() for m in joints], [start + m.start() for m in joints] + [end]))
+    if len(spans) > 1 and all(_status(summary[c:d], vocab) and medicine_names(summary[c:d], glossary, vocab)
+                              for c, d in spans):
+        return spans
+    return [(start, end)]
 
 
 def _fill_steps(facts: SummaryFacts, vocab: Vocabulary) -> None:
