@@ -1614,9 +1614,12 @@ def _unnamed_medicine(named: str, vocab: Vocabulary, *, in_list: bool) -> tuple[
     ends = [m.start() for m in (_NAME_END.search(rest),) if m]
     ends += [q.start for q in _quantities(rest, vocab)[:1]]
     ends += [a for a, _b, _v in vocab.timings(rest)[:1]]
+    # the status right after the name ("Zopiclone has been stopped"), not one further on
+    # ("Slow Sodium was started": the name is not "Slow")
     status = next((m for m in re.finditer(r"\s+(?:has been|have been|was|were|is|are|should be|-|:)?\s*"
                                           r"(?=\w)", rest)
-                   if _status(rest[m.end():m.end() + 30], vocab) and m.start() > 0), None)
+                   if m.start() > 0 and _status(rest[m.end():m.end() + 30], vocab)
+                   and rest[m.end():].split(" ", 1)[0].lower().strip(".,;:") in vocab.status_words), None)
     if in_list and status is not None:
         ends.append(status.start())
     if not ends:
@@ -1636,7 +1639,8 @@ def _unnamed_medicine(named: str, vocab: Vocabulary, *, in_list: bool) -> tuple[
                                     "max", "max.", "maximum", "until", "till", "only", "total", "in", "for",
                                     # "Skip a day if ...", "What changed: ..." below a medicine
                                     "skip", "what", "why", "how", "when", "crush", "mix", "disperse",
-                                    "dissolve", "remove", "inject", "shake", "note", "wear")):
+                                    "dissolve", "remove", "inject", "shake", "note", "wear",
+                                    "dr", "dr.", "mr", "mrs", "ms", "miss", "prof", "nurse")):
         return None
     after = rest[cut:]
     # "Florastor (Saccharomyces boulardii) 250 mg": the brackets hold its other name.
@@ -1645,7 +1649,8 @@ def _unnamed_medicine(named: str, vocab: Vocabulary, *, in_list: bool) -> tuple[
     if _quantities(after, vocab)[:1] and _quantities(after, vocab)[0].start <= 4:
         return start, start + len(name)
     # ("Glaxal Base cream - apply to whole body three times daily - cont.")
-    if in_list and (vocab.timings(after[:50]) or status is not None and cut == status.start()):
+    if in_list and (vocab.timings(after[:50]) or status is not None and cut <= status.start()
+                    and not rest[cut:status.start()].strip(" -–—:,0123456789")):  # "MICROGYNON 30 - withheld"
         return start, start + len(name)
     return None
 
@@ -1697,8 +1702,8 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
     names = medicine_names(named, glossary, vocab)
     # "Pirfenidone, prednisone ... are new for him": a medicine the list above named, which
     # neither the glossary nor the name stems know
-    names = sorted(names + [n for n in _named_before(named, known)
-                            if not any(a < n[1] and n[0] < b for a, b, _n, _k in names)])
+    before = _named_before(named, known)  # (the longer name wins: "Slow Sodium", not "Sodium")
+    names = sorted(before + [n for n in names if not any(a < n[1] and n[0] < b for a, b, _n, _k in before)])
     # A brand the glossary does not know, named after what to do with it ("Please stop
     # taking Sprintec, your birth control pill").
     for taken in _TAKING_NAME.finditer(named):
@@ -2341,7 +2346,8 @@ def read_summary(summary: str, glossary: Glossary | None = None,
             continue  # history, course, results: what happened, not what to do now
         before: list[Medication] = []  # what the sentence before named, in its paragraph
         # the medicines read so far that the glossary and the name stems do not know
-        known = tuple({m.name for m in facts.medications if not medicine_names(m.name, glossary, vocab)})
+        known = tuple({m.name for m in facts.medications
+                       if [(n[0], n[1]) for n in medicine_names(m.name, glossary, vocab)] != [(0, len(m.name))]})
         signs_below = -1  # the column of a "Call 911 ... if:" line whose list below gives the signs
         for index, (a, b) in enumerate(items):
             text = summary[a:b]
@@ -2390,6 +2396,7 @@ def read_summary(summary: str, glossary: Glossary | None = None,
                     # what was done in hospital ("was started on IV ceftriaxone", "You had
                     # intravenous ceftriaxone ... and were then changed to tablets"; "D/C IV
                     # cefazolin" in the plan still says it is stopped)
+                    _started_in_hospital(facts, medication, text)
                     continue
                 medication.said_in_hospital = bool(in_hospital)
                 if section.kind in ("problem", "other") and section.parent and section.title:
@@ -2481,6 +2488,15 @@ def _from_the_course(summary: str, facts: SummaryFacts, glossary: Glossary | Non
                     elif not listed.status:
                         listed.status, listed.said_elsewhere = "stopped", f"… {_plain_space(text)}"
                         listed.reason = listed.reason or medication.reason
+
+
+def _started_in_hospital(facts: SummaryFacts, medication: Medication, text: str) -> None:
+    """"Slow Sodium was started on the ward": a listed medicine the list gives no status is
+    new to the patient (as in the hospital course)."""
+    listed = next((m for m in facts.medications if m.name.lower() == medication.name.lower()
+                   or m.key and m.key == medication.key), None)
+    if medication.status == "new" and listed is not None and not listed.status and listed.route != "into a vein":
+        listed.status, listed.said_elsewhere = "new", f"… {_plain_space(text)}"
 
 
 def _named_before(text: str, known: tuple[str, ...]) -> list[tuple[int, int, str, str]]:
