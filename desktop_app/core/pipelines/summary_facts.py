@@ -1207,6 +1207,8 @@ def _marked_status(text: str, vocab: Vocabulary) -> str:
         # "(new PEG site)" uses the word of another thing: a mark is its status words, and
         # at most one more ("(stopped today)")
         others = [w for w in word.lower().split() if w not in vocab.status_words]
+        if word.lower().startswith("not "):
+            continue  # "WITHHELD (not stopped)"
         if len(word.split()) <= 3 and " if " not in f" {word.lower()} " and len(others) <= 1:
             status = _status(word, vocab, marks=False)
             if status:
@@ -1480,11 +1482,11 @@ def _fields(medication: Medication, part: str, vocab: Vocabulary, order: str) ->
             medication.changed_from = _plain_doses(was.group("from").strip(), vocab)
     elif _FROM_ONLY.search(part):
         medication.status = medication.status or "changed"
-        medication.changed_from = _FROM_ONLY.search(part).group("from").strip()
+        medication.changed_from = _plain_doses(_FROM_ONLY.search(part).group("from").strip(), vocab)
         medication.changed_to = dose
     elif _WAS.search(part) and medication.status in ("", "changed"):
         medication.status = "changed"
-        medication.changed_from = _WAS.search(part).group("from").strip()
+        medication.changed_from = _plain_doses(_WAS.search(part).group("from").strip(), vocab)
         medication.changed_to = dose
     if medication.status == "changed" and medication.changed_to and not dose:
         medication.dose = medication.changed_to
@@ -1918,7 +1920,7 @@ _THEN_DOSE = re.compile(r"(?:[,;]\s*|\s+)(?:and\s+)?then\s+(?:take\s+|give\s+|(?
                         r"(?:daily|nightly|bd|bid|od|qd|tds|tid)\b)"
                         # "four times a day for 1 week, then twice a day for 1 week": a new timing
                         r"|(?:[,;]\s*|\s+)then\s+(?=(?:once|twice|three times|four times|\d\s*(?:x|times))\s+"
-                        r"(?:a\s+|per\s+)?(?:day|daily)\b)"
+                        r"(?:a\s+|per\s+)?(?:day|daily)\b|q\d+(?:-\d+)?h\b|every\s+\d+(?:-\d+)?\s+hours?\b)"
                         # "q8h scheduled for 2 weeks, then as needed"
                         r"|(?:[,;]\s*|\s+)then\s+(?=(?:only\s+)?(?:as needed|prn|when needed|if needed)\b)"
                         # "1000 mg mane and 500 mg nocte", "10 units in the morning and 6 units
@@ -2632,6 +2634,8 @@ def _read_medication_list(summary: str, section: SummarySection, items: list[tup
         column = _status_cell(line, header, vocab) if header else ""
         if (len(line.split()) <= 8 and _status(line, vocab) and not _quantities(line, vocab)
                 and not re.search(r"[.;]\s+\S", line.strip())  # "5 days only.   [NEW]" goes on
+                # "Medicine (previous dose)     Reason     Restart?": a table's header row
+                and not re.search(r"\S\s{3,}\S", line.strip()) and not line.rstrip().endswith("?")
                 and (line.rstrip().endswith(":") or not medicine_names(line, glossary, vocab)
                      and not _BULLET.match(line) and not vocab.timings(line))):
             # A label over the lines below it: "Stopped:", "STOP taking these medications:",
