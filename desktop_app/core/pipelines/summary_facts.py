@@ -93,7 +93,7 @@ class SummarySection:
 
 
 # Dictated notes whose line breaks were turned into commas ("MEDICATIONS:,1. X.,2. Y.")
-_RUN_ON_LINE = re.compile(r"[.:;]\s*,\s*\S")
+_RUN_ON_LINE = re.compile(r"[.:;]\s*,\s*\S|[A-Za-z)],\d{1,2}[.)]\s")  # (also "...high-resolution CT,2. Acute")
 _RUN_ON_CUT = re.compile(r"(?<=:)\s*,\s*(?=\S)|(?<=[.;])\s*,\s*(?=[A-Z0-9(\[])|,\s*(?=\d{1,2}[.)]\s)"
                          r"|,\s*(?=[A-Z][A-Z0-9 /&()'#-]{2,60}:)|,+\s*(?=[A-Z]{1,3}\s*:\s*\S)")
 # A dictation's stamps: "D: 02/10/2025 15:12" (dictated), "T: ..." (transcribed).
@@ -291,11 +291,11 @@ _DEMOGRAPHIC = re.compile(r"\b(?:y/?o|yo|yrs?|years?|old|year-old|female|male|wo
 _CREDENTIAL = (r"(?:MD|M\.D\.|DO|PA-C|PA|NP|RN|MBBS|MBChB|MB BCh|FRCP|FRCS|FRACP|FRACS|MRCP|PhD|CNS|"
                r"PGY-?\d|FY\d|SHO|SpR|StR|ST\d|CT\d|MPharm|PharmD|RPh|[Rr]egistrar|[Cc]onsultant|[Rr]esident|[Ff]ellow|[Hh]ouse [Oo]fficer|"
                r"[Nn]urse [Pp]ractitioner|[Pp]hysician [Aa]ssistant|[Hh]ospitalist|[Aa]ttending)")
-_SIGNATURE = re.compile(rf"^\s*(?:[A-Za-z ]{{2,30}}:\s*)?(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?(?:[A-Z][\w.'’-]*\s+){{0,3}}"
-                        rf"[A-Z][\w'’-]+,?\s+(?:[A-Z][\w.'-]*,?\s+)?{_CREDENTIAL}\b")
+_SIGNATURE = re.compile(rf"^\s*(?:[A-Za-z ]{{2,30}}:\s*)?(?:(?i:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?(?:[A-Z][\w.'’-]*\s+){{0,3}}"
+                        rf"[A-Z][\w'’-]+,?\s+(?:[A-Z][\w.'-]*,?\s+)?(?i:{_CREDENTIAL})\b")  # (capitals too)
 # "Printed 04/30/2025 15:47 by user xxxxxx", "Time spent on discharge: 45 minutes"
-_STAMP = re.compile(r"\bprinted\s+\d{1,2}/\d{1,2}/\d{2,4}\b.*\bby\b|^\s*(?:total\s+)?time spent\b",
-                    re.IGNORECASE)
+_STAMP = re.compile(r"\bprinted\s+\d{1,2}/\d{1,2}/\d{2,4}\b.*\bby\b|^\s*(?:total\s+)?time spent\b|"
+                    r"\belectronically signed\b|^\s*cop(?:y|ies) to\b", re.IGNORECASE)
 
 
 def patient_text(text: str, vocab: Vocabulary | None = None) -> str:
@@ -340,8 +340,11 @@ def patient_text(text: str, vocab: Vocabulary | None = None) -> str:
                   r"|(?i:\bpage\s+\d+\s+of\s+\d+\b)"
                   r"|(?i:[^.;]*\b(?:teach[- ]back|verbali[sz]ed (?:good )?understanding)\b[^.]*\.?)",
                   " ", text)
-    # A transcriptionist's initials after the dictation's time ("21:02,mt/xx")
-    text = re.sub(r"(?<=\d)\s*,\s*[a-z]{2,3}/[a-z]{2,3}\s*$", "", text)
+    # A transcriptionist's initials after the dictation's time ("21:02,mt/xx", "plan.,MEW/xx,D:")
+    text = re.sub(r"(?<=\d)\s*,\s*[a-z]{2,3}/[a-z]{2,3}\s*$|(?<=[,.])\s*[A-Za-z]{2,4}/[a-z]{2,3}(?=\s*(?:,|$))",
+                  "", text)
+    text = re.sub(r"(?i)\bcop(?:y|ies) to (?:the )?(?:gp|pcp|patient|family doctor|family physician)\b[^.]*\.?",
+                  " ", text)  # "Copy to GP."
     return re.sub(r"\s{2,}", " ", re.sub(r"\s+([,.;])", r"\1", text)).strip(" ,;")
 
 
