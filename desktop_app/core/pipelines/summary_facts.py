@@ -2240,15 +2240,21 @@ _FACT_SECTIONS = ("medications", "follow_up", "warning_signs", "restrictions", "
 
 
 def _medication_table(header: list[str]) -> bool:
-    return any(c in ("medication", "medications", "medicine", "medicines", "drug", "drugs", "name")
+    return any(c in ("medication", "medications", "medicine", "medicines", "drug", "drugs", "name", "brand",
+                     "generic", "brand name", "generic name", "medication name", "medicine name")
                for c in header)
+
+
+def _column_is(name: str, columns: frozenset[str]) -> bool:
+    """Whether a column ("status / comments") is one of `columns` ("status")."""
+    return name in columns or any(part.strip() in columns for part in name.split("/"))
 
 
 def _status_cell(line: str, header: list[str], vocab: Vocabulary) -> str:
     """The status a table row's status column gives ("| ... | STOPPED |")."""
     cells = _cells(line)
     for name, cell in zip(header, cells):
-        if name in vocab.status_columns:
+        if _column_is(name, vocab.status_columns):
             # "SAME" alone in a change column says no change ("same" in a sentence need not)
             return _status(cell, vocab) or ("unchanged" if cell.strip().lower() in ("same", "same.") else "")
     return ""
@@ -2275,7 +2281,7 @@ def _reason_cell(line: str, header: list[str], vocab: Vocabulary) -> str:
     its first clause, when that is not what to do."""
     cells = _cells(line)
     for name, cell in zip(header, cells):
-        if name in vocab.reason_columns and re.search(r"[A-Za-z]", cell):
+        if _column_is(name, vocab.reason_columns) and re.search(r"[A-Za-z]", cell):
             first = re.split(r";|\.\s", cell)[0].strip()
             pieces = first.split(",")
             while len(pieces) > 1 and _status(pieces[-1], vocab) and len(pieces[-1].split()) <= 3:
@@ -2598,6 +2604,16 @@ def _labelled(medication: Medication, status: str, label: str, line: str, vocab:
 _ROW_LABEL = re.compile(r"^\s*(?P<label>[A-Za-z][A-Za-z ]{2,20}):\s{2,}(?=\S)")
 
 
+def _brand_cell(medication: Medication, row: str, header: list[str]) -> None:
+    """"| Cartia | aspirin | 100 mg | ...": a table's brand column names the medicine as the
+    patient's packet does, beside its generic name."""
+    cells = _cells(row)
+    brand = next((cells[i] for i, name in enumerate(header) if name.startswith("brand") and i < len(cells)), "")
+    if re.search(r"[A-Za-z]{3}", brand) and brand.lower() not in medication.name.lower() \
+            and medication.name.lower() not in brand.lower():
+        medication.name = f"{brand} ({medication.name})"
+
+
 def _row_label(line: str, row: tuple[str, str, int] | None,
                vocab: Vocabulary) -> tuple[str, str, int] | None:
     """The label a space-aligned table's first column gives its row and the rows below it
@@ -2657,6 +2673,7 @@ def _read_medication_list(summary: str, section: SummarySection, items: list[tup
         medications = _medications_of_line(line, a, b, section.title, glossary, vocab,
                                            facts.date_order, in_list=True, status_column=column)
         if header and medications:
+            _brand_cell(medications[0], summary[a:b], header)
             why = _reason_cell(line, header, vocab)
             if why and not medications[0].reason.startswith("replaced") and not (
                     medications[0].as_needed and medications[0].reason):
