@@ -443,3 +443,24 @@ def test_a_doctor_named_in_a_sentence_stays_and_a_field_of_one_goes():
         "Follow up with your PCP Dr. Ellison on 10/25/2024."
     assert patient_text("PCP: Tobias Lindqvist, MD") == ""
     assert "Ferreira" not in patient_text("Medicines reconciled by ward pharmacist G. Ferreira-Lund (MPharm).")
+
+
+# The seventh round (session 43).
+def test_a_table_of_brands_and_generics_is_read_and_named_by_brand(glossary):
+    summary = ("Medications on discharge\n"
+               "| Brand | Generic | Strength | Directions | Indication | Status / comments |\n"
+               "|---|---|---|---|---|---|\n"
+               "| Plavix | clopidogrel | 75 mg | 1 tablet daily | TIA - stroke prevention | NEW - long term |\n"
+               "| Zocor | simvastatin | 20 mg | 1 tablet nocte | - | CEASED - switched to Crestor |\n")
+    facts = read_summary(summary, glossary, "dmy")
+    assert [(m.name, m.status) for m in facts.medications] == [("Plavix (clopidogrel)", "new"),
+                                                                ("Zocor (simvastatin)", "stopped")]
+
+
+def test_a_new_medicine_that_cannot_be_stopped_abruptly_is_not_stopped(glossary):
+    summary = ("A/P:\n# Benzodiazepine dependence\n"
+               "- Xanax (alprazolam) 1 mg PO TID - D/C. Replaced by clonazePAM taper (cannot stop abruptly\n"
+               "  - seizure risk).\n"
+               "- Start clonazePAM 0.5 mg PO BID x 7 days, then 0.5 mg PO at bedtime x 7 days, then stop.\n")
+    facts = read_summary(summary, glossary)
+    assert {m.status for m in facts.medications if m.name.lower() == "clonazepam"} == {"new"}

@@ -345,6 +345,9 @@ def patient_text(text: str, vocab: Vocabulary | None = None) -> str:
                   "", text)
     text = re.sub(r"(?i)\bcop(?:y|ies) to (?:the )?(?:gp|pcp|patient|family doctor|family physician)\b[^.]*\.?",
                   " ", text)  # "Copy to GP."
+    # "Discussed with Dr. X, who agrees with the plan": the note's attestation
+    text = re.sub(r"(?i)\b(?:seen and )?discussed with (?:the )?(?:attending\s+)?(?:dr\.?\s+)?[^.]{0,60}?\bagree[sd]?\b"
+                  r"[^.]*\.?", " ", text)
     return re.sub(r"\s{2,}", " ", re.sub(r"\s+([,.;])", r"\1", text)).strip(" ,;")
 
 
@@ -706,7 +709,8 @@ _IN_TIME = re.compile(r"\b(?:in|within|after|over the next)\s+(?:about\s+)?"
 _IF = re.compile(r"\b(?:if|when|for)\b\s+(?:you\s+(?:have|get|notice|feel|develop|see)\s+)?(?P<signs>.+)$",
                  re.IGNORECASE | re.DOTALL)
 # "do not stop" says to continue; "through 02/09, then stop" ends a course (the date says it).
-_NEGATED_STOP = re.compile(r"\b(?:(?:do not|don't|never|must not)\s+(?:stop|skip|miss)\w*|"
+_NEGATED_STOP = re.compile(r"\b(?:(?:do not|don't|never|must not|cannot|can't|can not|should not|shouldn't)\s+"
+                           r"(?:stop|skip|miss)\w*|"
                            r"(?:then|and then)\s+(?:stop|discontinue)\w*|"
                            # advice, not a status: "do not take any other product with X",
                            # "never take it together with Y", "do not take more than 8"
