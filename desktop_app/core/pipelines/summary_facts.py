@@ -1658,8 +1658,7 @@ def _unnamed_medicine(named: str, vocab: Vocabulary, *, in_list: bool) -> tuple[
     after = after[len(after) - len(after.lstrip()):]
     if _quantities(after, vocab)[:1] and _quantities(after, vocab)[0].start <= 4:
         return start, start + len(name)
-    # ("Glaxal Base cream - apply to whole body three times daily - cont.")
-    if in_list and (vocab.timings(after[:50]) or status is not None and cut <= status.start()
+    if in_list and (vocab.timings(after[:25]) or status is not None and cut <= status.start()
                     and not rest[cut:status.start()].strip(" -–—:,0123456789")):  # "MICROGYNON 30 - withheld"
         return start, start + len(name)
     return None
