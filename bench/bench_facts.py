@@ -5,7 +5,7 @@ The parser of two commits (`--before`, and `--after`, HEAD by default) is run ov
 layout corpora, each commit checked out into a temporary git worktree and run in a child
 process, on the same machine in one run:
 
-- `tests/data/layouts`: the corpus the parser was tuned on (74 summaries, 10 layouts);
+- `tests/data/layouts`: the corpus the parser was tuned on (86 summaries, 10 layouts);
 - `bench/data/layouts-heldout`: 18 summaries in the same layouts written by someone who
   never saw the parser, and never read while tuning it: the honest figure.  With
   `--newer-than N` the held-out summaries numbered above N (a set written after the last
