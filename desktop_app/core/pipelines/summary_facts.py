@@ -2311,6 +2311,7 @@ def read_summary(summary: str, glossary: Glossary | None = None,
     vocab = vocabulary()
     order = date_order_of(summary, date_order)
     facts = SummaryFacts(sections=split_summary(summary, vocab), date_order=order)
+    unknown_names: dict[str, bool] = {}  # the names read so far: whether no glossary entry or stem names it whole
     for section in facts.sections:
         kind = section.effective_kind
         if not section.is_content:
@@ -2361,8 +2362,11 @@ def read_summary(summary: str, glossary: Glossary | None = None,
             continue  # history, course, results: what happened, not what to do now
         before: list[Medication] = []  # what the sentence before named, in its paragraph
         # the medicines read so far that the glossary and the name stems do not know
-        known = tuple({m.name for m in facts.medications
-                       if [(n[0], n[1]) for n in medicine_names(m.name, glossary, vocab)] != [(0, len(m.name))]})
+        for medication in facts.medications:
+            if medication.name not in unknown_names:
+                unknown_names[medication.name] = [(n[0], n[1]) for n in medicine_names(
+                    medication.name, glossary, vocab)] != [(0, len(medication.name))]
+        known = tuple(name for name, unknown in unknown_names.items() if unknown)
         signs_below = -1  # the column of a "Call 911 ... if:" line whose list below gives the signs
         for index, (a, b) in enumerate(items):
             text = summary[a:b]
