@@ -640,7 +640,7 @@ _DURATION = re.compile(r"(?:\bx\s*|\bfor\s+(?:another\s+|a total of\s+|the next\
                        r"(?P<n>\d+|one|two|three|four|five|six|seven|eight|nine|ten|fourteen)\s*"
                        r"(?:more\s+|further\s+|additional\s+)?(?P<unit>days?|weeks?|months?|d|wks?|"
                        r"hours?|hrs?|h)\b", re.IGNORECASE)
-_UNTIL = re.compile(r"\b(?:until|till|stop once|stop when)\s+(?P<what>(?:[^;,.()]|(?<=\b(?:Dr|Mr|Ms|St))\.|"
+_UNTIL = re.compile(r"\b(?:until|till|stop once|stop when)\s+(?P<what>(?:[^;,.()|]|(?<=\b(?:Dr|Mr|Ms|St))\.|"
                     r"(?<=\bMrs)\.){2,60})", re.IGNORECASE)  # "until Dr. Oyelowo rechecks ..."
 # A course's last day given as a date: "to 13/03/2025", "last dose on 05/31", "ending 4/22".
 _ENDS_ON = re.compile(r"\b(?:(?:to|until|till|through|thru|stop|resume|restart|up to and including|up to)\s+"
