@@ -2635,6 +2635,16 @@ def _row_label(line: str, row: tuple[str, str, int] | None,
     return None
 
 
+def _is_label_line(line: str, glossary: Glossary | None, vocab: Vocabulary) -> bool:
+    """A label over the list lines below it ("Stopped:", "** NEW **"): short, a status, no dose."""
+    return bool(len(line.split()) <= 8 and _status(line, vocab) and not _quantities(line, vocab)
+                and not re.search(r"[.;]\s+\S", line.strip())  # "5 days only.   [NEW]" goes on
+                # "Medicine (previous dose)     Reason     Restart?": a table's header row
+                and not re.search(r"\S\s{3,}\S", line.strip()) and not line.rstrip().endswith("?")
+                and (line.rstrip().endswith(":") or not medicine_names(line, glossary, vocab)
+                     and not _BULLET.match(line) and not vocab.timings(line)))
+
+
 def _read_medication_list(summary: str, section: SummarySection, items: list[tuple[int, int]],
                           glossary: Glossary | None, vocab: Vocabulary, facts: SummaryFacts) -> None:
     """The medicines of a list or table: each line's, with the status of the sub-heading or
@@ -2658,12 +2668,7 @@ def _read_medication_list(summary: str, section: SummarySection, items: list[tup
         if section.effective_kind != "medications" and not header:
             continue
         column = _status_cell(line, header, vocab) if header else ""
-        if (len(line.split()) <= 8 and _status(line, vocab) and not _quantities(line, vocab)
-                and not re.search(r"[.;]\s+\S", line.strip())  # "5 days only.   [NEW]" goes on
-                # "Medicine (previous dose)     Reason     Restart?": a table's header row
-                and not re.search(r"\S\s{3,}\S", line.strip()) and not line.rstrip().endswith("?")
-                and (line.rstrip().endswith(":") or not medicine_names(line, glossary, vocab)
-                     and not _BULLET.match(line) and not vocab.timings(line))):
+        if _is_label_line(line, glossary, vocab):
             # A label over the lines below it: "Stopped:", "STOP taking these medications:",
             # "** NEW **"
             listed_status = _status(line, vocab)
