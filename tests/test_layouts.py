@@ -111,12 +111,12 @@ def test_record_and_letter_matter_never_reaches_the_patient(expected, glossary):
 # The words that say a status, in the summary's shorthand or in Lumen's own words.
 STATUS_WORDS = {
     "stopped": r"stop|discontinu|d/c|cease|no longer|do not (?:take|restart|use|give)|avoid|replac|->|"
-               r"switch|not to (?:restart|resume|take|use)",
-    "held": r"hold|held|on hold|do not (?:take|restart)|withh[oe]ld|pause",
+               r"switch|not to (?:restart|resume|take|use)|(?:do|must|should) not (?:be )?resume|never resume",
+    "held": r"hold|held|on hold|do not (?:take|restart)|withh[oe]ld|pause|suspend|omit",
     "new": r"new|start|commenc|prescri|begin|added|\brx\b|->|replaced (?:with|by)|switch|replaces",
     "changed": r"chang|increas|decreas|reduc|was \d|from .* to|adjust|lower|rais|modif|titrat|->|halv|doubl|"
-               r"used to|[↑↓→]",
-    "resume": r"resume|restart|start .* again|start again|go back (?:to|on)|back on",
+               r"used to|wean|taper|[↑↓→]",
+    "resume": r"resume|restart|recommence|start .* again|start again|go back (?:to|on)|back on",
     "unchanged": r"continu|\bcont\b|cont'?d|no change|unchanged|same|keep (?:taking|giving|using)|"
                  r"(?:as|like) before|carry on|not changed",
 }

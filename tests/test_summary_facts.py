@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from desktop_app.core.pipelines.grounding import missing_facts, unsupported_facts
-from desktop_app.core.pipelines.summary_facts import read_summary, section_items, split_summary
+from desktop_app.core.pipelines.summary_facts import patient_text, read_summary, section_items, split_summary
 from desktop_app.core.pipelines.vocabulary import DATE, date_value, same_date, vocabulary
 
 SUMMARIES = Path(__file__).parent / "data" / "summaries"
@@ -424,7 +424,6 @@ def test_labelled_rows_of_a_space_aligned_table_and_the_letter_after_it(glossary
 
 
 def test_the_patients_address_and_family_doctor_are_the_record_s(glossary):
-    from desktop_app.core.pipelines.summary_facts import patient_text
 
     summary = ("Re: Mrs Isobel Drummond-Hay, DOB 14/02/1946\n14 Kinloch Terrace, Glenbrae\n\n"
                "Diagnoses\n1. Wrist fracture\n")
@@ -435,7 +434,6 @@ def test_the_patients_address_and_family_doctor_are_the_record_s(glossary):
 
 
 def test_a_doctor_named_in_a_sentence_stays_and_a_field_of_one_goes():
-    from desktop_app.core.pipelines.summary_facts import patient_text
 
     assert patient_text("Please see your GP Dr Mackintosh in 2 weeks for bloods.") == \
         "Please see your GP Dr Mackintosh in 2 weeks for bloods."
@@ -466,3 +464,133 @@ def test_a_new_medicine_that_cannot_be_stopped_abruptly_is_not_stopped(glossary)
                "- Start clonazePAM 0.5 mg PO BID x 7 days, then 0.5 mg PO at bedtime x 7 days, then stop.\n")
     facts = read_summary(summary, glossary)
     assert {m.status for m in facts.medications if m.name.lower() == "clonazepam"} == {"new"}
+
+
+# The eighth round (session 44).
+def _fields(summary: str, glossary, order: str = "mdy") -> list[dict]:
+    """Each medication's fields that are set, without where it was read."""
+    return [{key: value for key, value in m.to_dict().items()
+             if value and key not in ("text", "start", "end", "key", "section")}
+            for m in read_summary(summary, glossary, order).medications]
+
+
+def test_then_uptitrate_to_is_the_next_step(glossary):
+    meds = _fields("Discharge medications:\n- Carvedilol 3.125 mg twice daily, then uptitrate to 6.25 mg "
+                   "twice daily after 2 weeks\n", glossary)
+    assert [(m["dose"], m.get("step")) for m in meds] == [("3.125 mg", 1), ("6.25 mg", 2)]
+
+
+def test_no_longer_needed_is_no_reason(glossary):
+    [meds] = _fields("Medications stopped:\n- Omeprazole 20 mg daily - no longer needed\n", glossary)
+    assert meds["status"] == "stopped" and "reason" not in meds
+
+
+def test_recommence_in_capitals_restarts_and_its_date_is_no_end(glossary):
+    [meds] = _fields("Discharge medications:\n2. Warfarin 5mg PO daily for AF - RECOMMENCE today 14/03\n",
+                     glossary, "dmy")
+    assert meds["status"] == "resume" and meds["reason"] == "AF" and "until" not in meds
+
+
+def test_a_patch_s_rate_is_its_dose_and_changing_it_is_no_change_of_dose(glossary):
+    nicotine, fentanyl, estradiol = _fields(
+        "Discharge medications:\n- Nicotine patch 21 mg/24 h, apply one each morning\n"
+        "- Fentanyl patch 25 mcg/hr, change every 72 hours\n"
+        "- Estradiol patch 50 mcg/24 hours, change twice weekly\n", glossary)
+    assert nicotine["dose"] == "21 mg/24 hours" and fentanyl["dose"] == "25 micrograms/hour"
+    assert fentanyl["frequency"] == "every 72 hours" and "status" not in fentanyl
+    assert estradiol["frequency"] == "2/week" and "status" not in estradiol
+
+
+def test_pieces_of_gum_are_counted_like_tablets(glossary):
+    [gum] = _fields("Discharge medications:\n- Nicotine gum 2 mg, 1 piece every 1-2 hours as needed for "
+                    "cravings, max 20 pieces a day\n", glossary)
+    assert (gum["dose"], gum["count"], gum["maximum"]) == ("2 mg", "1 piece", "20 pieces per day")
+
+
+def test_must_not_resume_is_stopped(glossary):
+    [naproxen] = _fields("Discharge medications:\n- Naproxen 500 mg twice daily - must not resume (kidney "
+                         "injury)\n", glossary)
+    assert (naproxen["status"], naproxen["reason"]) == ("stopped", "kidney injury")
+
+
+def test_a_wean_after_a_dash_is_the_new_dose(glossary):
+    [zopiclone] = _fields("Discharge medications:\n- Zopiclone 7.5 mg at night: wean - 3.75 mg at night for "
+                          "7 days, then stop\n", glossary, "dmy")
+    assert (zopiclone["status"], zopiclone["dose"], zopiclone["changed_from"]) == ("changed", "3.75 mg", "7.5 mg")
+
+
+def test_once_she_is_eating_is_no_frequency(glossary):
+    [metformin] = _fields("Discharge medications:\n- Metformin 500 mg - restart once she is eating normally\n",
+                          glossary)
+    [gliclazide] = _fields("Discharge medications:\n- Gliclazide 40 mg with breakfast, once eating again\n",
+                           glossary, "dmy")
+    assert "frequency" not in metformin and metformin["status"] == "resume"
+    assert gliclazide.get("frequency") != "once"
+
+
+def test_a_hold_during_the_stay_yields_to_a_restart_now(glossary):
+    [metformin] = _fields("Discharge medications:\n- Metformin 1 g twice daily with food - withheld on "
+                          "admission - RECOMMENCE now\n", glossary, "dmy")
+    assert metformin["status"] == "resume"
+
+
+def test_a_status_read_from_the_stay_is_quoted_from_the_discharge_line(glossary):
+    summary = ("Her metoprolol was withheld for the first two days while the rate was slow. She goes home "
+               "on metoprolol 25 mg twice daily, reduced from 50 mg twice daily.\n")
+    [metoprolol] = read_summary(summary, glossary).medications
+    assert metoprolol.status == "changed" and "reduced from" in metoprolol.text
+
+
+def test_hold_the_dose_and_call_is_a_rule_not_a_hold(glossary):
+    [nadolol] = _fields("Discharge medications:\n- Nadolol 20 mg daily. Hold the dose and call if your "
+                        "pulse is under 55.\n", glossary)
+    assert "status" not in nadolol
+
+
+def test_a_brand_before_its_generic_in_brackets_and_what_it_does(glossary):
+    [bisoprolol] = _fields("We started Cardicor (bisoprolol) 2.5 mg each morning, which slows the heart.\n",
+                           glossary, "dmy")
+    assert (bisoprolol["name"], bisoprolol["reason"]) == ("Cardicor", "slows the heart")
+
+
+def test_a_level_or_toxicity_of_a_medicine_is_not_a_medicine(glossary):
+    meds = _fields("She came in with digoxin toxicity after a week of vomiting. Serum digoxin was 4.2 on "
+                   "arrival and she was given an antidote.\n", glossary, "dmy")
+    assert meds == []
+
+
+def test_a_bare_kind_is_not_a_second_medicine_when_the_list_names_it(glossary):
+    meds = _fields("Discharge medications:\n- Insulin glargine 20 units at night - new\n"
+                   "- Gliclazide 80 mg twice daily - stopped, replaced by insulin\n", glossary, "dmy")
+    assert [m["name"] for m in meds] == ["Insulin glargine", "Gliclazide"]
+
+
+def test_reduce_to_gives_the_new_dose_and_the_old(glossary):
+    [prednisolone] = _fields("Discharge medications:\n- Prednisolone 40 mg daily: reduce to 30 mg daily on "
+                             "02/06/2025\n", glossary, "dmy")
+    assert (prednisolone["dose"], prednisolone["changed_from"]) == ("30 mg", "40 mg")
+
+
+def test_on_in_a_frequency_cell_is_at_night(glossary):
+    [amitriptyline] = _fields("Discharge medications:\n| Drug | Dose | Frequency |\n|---|---|---|\n"
+                              "| Amitriptyline | 10 mg | ON |\n", glossary, "dmy")
+    assert amitriptyline["frequency"] == "bedtime"
+
+
+def test_where_a_medicine_came_from_is_no_reason_and_a_reason_column_is(glossary):
+    [atorvastatin] = _fields("Discharge medications:\n- Atorvastatin 40 mg at night (PTA)\n", glossary, "dmy")
+    assert "reason" not in atorvastatin
+    [ibuprofen] = _fields("Discharge medications:\n| Drug | Dose | Status | Reason stopped |\n|---|---|---|---|\n"
+                          "| Ibuprofen | 400 mg | STOPPED | kidney injury - avoid |\n", glossary, "dmy")
+    assert (ibuprofen["status"], ibuprofen["reason"]) == ("stopped", "kidney injury")
+
+
+def test_half_a_tablet_written_as_a_fraction(glossary):
+    [warfarin] = _fields("Discharge medications:\n- Warfarin 1 mg tablets, ½ tablet daily\n", glossary, "dmy")
+    assert warfarin["count"] == "0.5 tablets"
+
+
+def test_a_practice_before_the_doctor_and_a_typist_s_initials_are_record_matter():
+    assert patient_text("Primary care: Brookfield Pediatrics, Dr. A. Okafor") == ""
+    assert patient_text("CVR/xx") == ""
+    assert patient_text("Attending: Cardiology") == "Attending: Cardiology"

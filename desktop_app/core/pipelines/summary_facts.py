@@ -326,7 +326,9 @@ def patient_text(text: str, vocab: Vocabulary | None = None) -> str:
     signed = "|".join(re.escape(t) for t in titles if t.endswith(" by"))
     fields = "|".join(re.escape(t) for t in titles if not t.endswith(" by"))
     role = r"(?:(?:the\s+)?(?:ward\s+|clinical\s+|staff\s+)?(?:pharmacist|nurse|doctor|physician|registrar|consultant)\s+)?"
-    staff = re.compile(rf"(?i:\b(?:(?:{signed})\s*:?\s*{role}|(?:{fields})\s*:))\s*{person}")
+    # ("Primary care: Brookfield Pediatrics, Dr. A. Obi": the practice, then the doctor)
+    practice = r"(?:(?:[A-Z][\w'’-]*\s+){0,3}[A-Z][\w'’-]*,\s*(?=(?:Dr|Mr|Mrs|Ms|Prof)\b|[A-Z]\.))?"
+    staff = re.compile(rf"(?i:\b(?:(?:{signed})\s*:?\s*{role}|(?:{fields})\s*:))\s*{practice}{person}")
     text = drop(staff, text)
     # A dictated run-on's line breaks, written as commas ("ADMISSION DATE:,04/08/2025,")
     text = re.sub(r":\s*,(?=\s*\S)", ": ", text).strip(", ")
@@ -341,7 +343,9 @@ def patient_text(text: str, vocab: Vocabulary | None = None) -> str:
                   r"|(?i:[^.;]*\b(?:teach[- ]back|verbali[sz]ed (?:good )?understanding)\b[^.]*\.?)",
                   " ", text)
     # A transcriptionist's initials after the dictation's time ("21:02,mt/xx", "plan.,MEW/xx,D:")
-    text = re.sub(r"(?<=\d)\s*,\s*[a-z]{2,3}/[a-z]{2,3}\s*$|(?<=[,.])\s*[A-Za-z]{2,4}/[a-z]{2,3}(?=\s*(?:,|$))",
+    # (or alone, once the run-on is cut into its items: "CVR/xx")
+    text = re.sub(r"(?<=\d)\s*,\s*[a-z]{2,3}/[a-z]{2,3}\s*$|(?<=[,.])\s*[A-Za-z]{2,4}/[a-z]{2,3}(?=\s*(?:,|$))"
+                  r"|^\s*[A-Za-z]{2,4}/xx\s*$",
                   "", text)
     text = re.sub(r"(?i)\bcop(?:y|ies) to (?:the )?(?:gp|pcp|patient|family doctor|family physician)\b[^.]*\.?",
                   " ", text)  # "Copy to GP."
@@ -410,7 +414,9 @@ def _record_or_letter(line: str, found: tuple[str, str, int] | None, inside: str
     """The heading `found` for `line` (or None), amended for what is the letter's or the
     record's (a greeting, a signature, a record line, a staff field) and for prose that
     ends a list; and whether it is a section of one line."""
-    if line.strip() and (_is_greeting(line, vocab) or found is None and _is_signature(line, vocab)):
+    # ("J. Obi, MD FRCPC - electronically signed ..." is no heading, whatever its shape)
+    if line.strip() and (_is_greeting(line, vocab) or (found is None or _STAMP.search(line))
+                         and _is_signature(line, vocab)):
         # ("Dear Dr Whitfield" with no comma reads like a short heading too)
         return (line.strip(), "letter", len(line)), True
     if found is None and line.strip() and _is_record_line(line, vocab):
@@ -630,9 +636,11 @@ _FROM_TO = re.compile(r"\bfrom\s+(?P<from>[^;,()]*?\d[^;,()]*?)\s+to\s+(?P<to>[^
 _FROM_ONLY = re.compile(r"(?:\b(?:increased|decreased|reduced|changed|raised|lowered|titrated)\s+|\()from\s+"
                         r"(?P<from>\d[\d.,/]*\s*[A-Za-z%]+(?:\s+(?:daily|once daily|twice daily|bid|tid|"
                         r"qd|[a-z]+ a day))?)", re.IGNORECASE)
-_TO_DOSE = re.compile(r"\b(?:increased|decreased|reduced|changed|raised|lowered|titrated|halved|doubled)\s+"
+# "increased to 20 mg", and in the imperative "reduce to 10 mg daily", "wean - 5 mg qhs"
+_TO_DOSE = re.compile(r"\b(?:(?:increase|decrease|reduce|change|raise|lower|titrate|uptitrate|downtitrate|wean)d?|"
+                      r"halved|doubled|weaning|wean)\s*"
                       r"(?:up\s+|down\s+)?"
-                      r"to\s+(?P<to>\d[\d.,/]*\s*[A-Za-z%]+)", re.IGNORECASE)
+                      r"(?:to\s+|[-–—:]\s*)(?P<to>\d[\d.,/]*\s*[A-Za-z%]+)", re.IGNORECASE)
 _DURATION = re.compile(r"(?:\bx\s*|\bfor\s+(?:another\s+|a total of\s+|the next\s+|no more than\s+|"
                        r"a further\s+|further\s+|"
                        r"up to\s+|at most\s+)?|\btimes\s+|\b(?:to\s+)?complete\s+(?:a\s+total\s+of\s+)?|"
@@ -643,11 +651,12 @@ _DURATION = re.compile(r"(?:\bx\s*|\bfor\s+(?:another\s+|a total of\s+|the next\
 _UNTIL = re.compile(r"\b(?:until|till|stop once|stop when)\s+(?P<what>(?:[^;,.()|]|(?<=\b(?:Dr|Mr|Ms|St))\.|"
                     r"(?<=\bMrs)\.){2,60})", re.IGNORECASE)  # "until Dr. Oyelowo rechecks ..."
 # A course's last day given as a date: "to 13/03/2025", "last dose on 05/31", "ending 4/22".
-_ENDS_ON = re.compile(r"\b(?:(?:to|until|till|through|thru|stop|resume|restart|up to and including|up to)\s+"
+_ENDS_ON = re.compile(r"\b(?:(?:(?:up to|until|till) and including|to|until|till|through|thru|stop|resume|restart|"
+                      r"recommence|up to)\s+"
                       r"(?:on\s+)?(?=\d{1,2}/\d{1,2}|\d{4}-\d{2}|"
-                      r"[A-Z][a-z]{2,8}\.?\s+\d{1,2}\b|\d{1,2}\s+[A-Z][a-z]{2,8}\b)|ending|ends|"
+                      r"(?-i:[A-Z][a-z]{2,8})\.?\s+\d{1,2}\b|\d{1,2}\s+[A-Z][a-z]{2,8}\b)|ending|ends|"
                       r"finishing|finish(?:es)?|last (?:\w+ )?dose|last day|final dose)\b", re.IGNORECASE)
-_RESUME_ON = re.compile(r"(?<!not )(?<!n't )(?<!never )\b(?:resume|restart)\w*\b[^;.()]*?\b(?:on|after)\s+"
+_RESUME_ON = re.compile(r"(?<!not )(?<!n't )(?<!never )\b(?:resume|restart|recommence)\w*\b[^;.()]*?\b(?:on|after)\s+"
                         r"(?!being\b)(?P<what>[^;,.()]{2,40})", re.IGNORECASE)
 _REASON_CUE = re.compile(r"(?:\bfor\b|\bbecause(?: of)?\b|\bdue to\b|\bd/t\b|\bgiven\b|"
                          r"\b(?:discontinued|stopped|ceased|held|reduced|increased|lowered|changed)\s+as\b|"
@@ -682,7 +691,8 @@ _DASH_REASON = re.compile(r"\s[-–—:]\s*(?P<why>(?:no longer|not needed|not r
 _IT = re.compile(r"\b(?:it|this medicine|this medication|this tablet)\b", re.IGNORECASE)
 _CAUSED = re.compile(r"\b(?:it|this)\s+(?:caused|causes|was causing|has caused|gave (?:her|him|them))\s+"
                      r"(?P<why>[^,;.()]{3,60})", re.IGNORECASE)
-_IT_DOES = re.compile(r"\b(?:it|this)\s+(?P<why>(?:helps|protects|lowers|prevents|treats|thins|reduces|"
+# ("..., which slows the heart and eases angina")
+_IT_DOES = re.compile(r"(?:\b(?:it|this)|,\s*which)\s+(?P<why>(?:helps|protects|lowers|prevents|treats|thins|reduces|slows|"
                       r"controls|eases|relieves|keeps|can harm|can cause|can damage|may harm|may cause|"
                       r"raises|increases|has been replaced (?:by|with)|was replaced (?:by|with)|"
                       r"is replaced by)\b[^.;]{3,60})|(?P<why2>\breplaced (?:by|with) [^.;()]{3,40})",
@@ -744,7 +754,7 @@ def reads_as_warning(text: str, vocab: Vocabulary | None = None) -> bool:
     develops a fever ..."), wherever it sits."""
     vocab = vocabulary() if vocab is None else vocab
     return bool(vocab.warning_cue.search(text) or _CALL_IF.search(text) or _IF_DEVELOPS.search(text))
-_WAS = re.compile(r"\b(?:was|previously|formerly|prev\.?|before|used to take|used to be|up from|down from)\s+(?P<from>\d[\d.,/]*\s*[A-Za-z%]+(?:\s+(?:daily|once daily|twice daily|"
+_WAS = re.compile(r"\b(?:was|previously|formerly|prev\.?|(?<!\bas )before|used to take|used to be|up from|down from)\s+(?P<from>\d[\d.,/]*\s*[A-Za-z%]+(?:\s+(?:daily|once daily|twice daily|"
                   r"bid|tid|qd|[a-z]+ a day))?)", re.IGNORECASE)
 _NAME_END = re.compile(r"\s+\d|\s*(?:\(|\[|[-–—:,;|]\s|\bx\s*\d)")
 # Clock times: "10 pm", "8:30 a.m.", "22:00".
@@ -1047,6 +1057,22 @@ class _Quantity:
     concentration: bool = False
 
 
+def _patch_rates(text: str, vocab: Vocabulary) -> list[_Quantity]:
+    """A patch's rate: "21 mg/24 h", "25 mcg/hr" (what it gives each day or hour); a
+    ceiling ("max 3 mg/hr") is no dose."""
+    found = []
+    for m in re.finditer(rf"(?<![\w.])(\d+(?:[.,]\d+)?)\s*({vocab.unit_pattern})\s*(?:/|per\s+)\s*(?:(24|72)\s*)?"
+                         rf"(?:h|hr|hrs|hours?)\b", text, re.IGNORECASE):
+        term = vocab.units[m.group(2).lower()]
+        ceiling = re.search(r"\b(?:max(?:imum)?|no more than|up to|not (?:to )?exceed)\W*$",
+                            text[max(0, m.start() - 25):m.start()], re.IGNORECASE)
+        if term.value in vocab.dose_units and term.value not in vocab.dose_forms and not ceiling:
+            per = f"{m.group(3)} hours" if m.group(3) else "hour"
+            found.append(_Quantity(m.start(), m.end(), f"{_number_text(m.group(1))} {term.plain}/{per}",
+                                   term.value))
+    return found
+
+
 def _quantities(text: str, vocab: Vocabulary) -> list[_Quantity]:
     """The doses `text` writes, in order: "15 mg/5 mL" as one concentration, "2-4 puffs" as
     one range, and "1 unit per 12 g" as one ratio."""
@@ -1060,6 +1086,7 @@ def _quantities(text: str, vocab: Vocabulary) -> list[_Quantity]:
                          rf"drop|dose)\b", text, re.IGNORECASE):
         term = vocab.units[m.group(2).lower()]
         found.append(_Quantity(m.start(), m.end(), f"{_number_text(m.group(1))} {term.plain}", term.value))
+    found += _patch_rates(text, vocab)
     for m in concentration.finditer(text):
         first, second = vocab.units[m.group(2).lower()], vocab.units[m.group(4).lower()]
         if any(q.start <= m.start() < q.end for q in found):
@@ -1181,6 +1208,9 @@ def _frequency(text: str, vocab: Vocabulary) -> tuple[str, bool]:
     # "to be taken regularly rather than when needed"
     text = re.sub(r"\b(?:rather than|instead of|not)\s+(?:only\s+)?(?:(?:when|as|if)\s+(?:needed|required)|prn)\b",
                   " ", text, flags=re.IGNORECASE)
+    # "40 mg PO ON", "| ON |": the UK's omni nocte, never the word "on"
+    text = re.sub(r"(\|\s*|\b(?:mg|g|mcg|units?|tabs?|tablets?|caps?|PO|po|oral|Oral)\s+)O\.?N\.?"
+                  r"(?=\s*(?:\||$|PRN\b|[,;]))", r"\1at night", text)
     timings = vocab.timing_values(text)
     regular = [t for t in timings if t != "as needed"]
     specific = [t for t in regular if t in ("morning", "bedtime")]
@@ -1250,11 +1280,44 @@ _NOT_A_STATUS = re.compile(r"\badded\s+to\s+(?:her|his|their|the|your|this|that|
                            # "hold for loose stools", "hold if SBP < 100": when to skip a dose
                            r"\b(?:hold|skip|omit)\s+(?:(?:it|them|this|the dose|dose|doses)\s+)?(?:if|when|for\s+"
                            r"(?!\d|\w+\s+(?:days?|weeks?|doses?|months?)\b|(?:a|one|two|three|now|the)\b))|"
-                           r"\b(?:do not|don't|never)\s+(?:give|take|use)\s+(?:[\w-]+\s+){0,3}?(?:if|when|unless)\b",
+                           # "Hold the dose and call if HR under 55"
+                           r"\b(?:hold|skip|omit)\s+(?:it|them|this|the (?:next )?dose|a dose|dose|doses)\s+(?:and|&)\s+"
+                           r"(?:call|ring|phone|contact|tell|check)\b[^.;]{0,40}?\b(?:if|when)\b|"
+                           r"\b(?:do not|don't|never)\s+(?:give|take|use)\s+(?:[\w-]+\s+){0,3}?(?:if|when|unless)\b|"
+                           # "change every 72 hours", "change the patch twice weekly": how often
+                           # a patch is replaced
+                           r"\bchange\s+(?:(?:it|them|the|each|your|a)\s+)?(?:(?:new\s+)?(?:patch|patches|dressing)\s+)?"
+                           r"(?:every|each|once|twice|weekly|daily|on\s+(?:mon|tue|wed|thu|fri|sat|sun))|"
+                           # "Thank you for your continued care of Mrs X": the doctor's care
+                           r"\bcontinued\s+(?:care|support|input|involvement|review)\b",
                            re.IGNORECASE)
 
 
+# What was done to a medicine during the stay ("withheld on admission", "suspended on the
+# ward", "withheld for the first two days") is not its status when the line restarts it now
+# ("- RECOMMENCE now"; "withheld on admission ... not restarted" stays a hold).
+_DURING_THE_STAY = re.compile(r"\b(?:withheld|held|stopped|suspended|omitted|paused|ceased)\s+(?:(?:on|from|since|"
+                              r"during|in|at)\s+(?:the\s+)?(?:admission|arrival|hospital|ward|(?:her|his|their|"
+                              r"your|the)\s+(?:stay|admission))|for\s+the\s+first\s+(?:\d+|one|two|three|"
+                              r"four|five|a few)\s+(?:days?|doses?|hours?|hrs)(?!\s+(?:after|following)\s+"
+                              r"(?:discharge|going home)))\b", re.IGNORECASE)
+# A restart that is now, not one to come ("resume once the creatinine settles" is a hold)
+_RESUMED_NOW = re.compile(r"\b(?:resum|restart|recommenc|re-?start)\w*\s+(?:(?:it|this|them)\s+)?(?:now|today|"
+                          r"at discharge|on discharge|from today)\b|\b(?:RESUME|RESTART|RECOMMENCE)\b")
+
+
 def _status(text: str, vocab: Vocabulary, *, marks: bool = True) -> str:
+    """The status a line leaves its medicine with (_line_status), not counting what was done
+    to it during the stay when the line says what to do now."""
+    now = _DURING_THE_STAY.sub(" ", text)
+    if now != text:
+        status = _line_status(now, vocab, marks=marks)
+        if status == "resume" and _RESUMED_NOW.search(now):
+            return status
+    return _line_status(text, vocab, marks=marks)
+
+
+def _line_status(text: str, vocab: Vocabulary, *, marks: bool = True) -> str:
     """The status a line states: a marked one first ("[NEW]", "(CONTINUE)"), its prefix
     ("STOP:"), else its words, where a longer
     phrase hides the words inside it ("no change" is not "change", "do not restart" is
@@ -1371,8 +1434,10 @@ def _reason(text: str, vocab: Vocabulary, *, brackets: bool = True) -> str:
     if purpose:
         found.append((purpose.start(), (purpose.group("why") or purpose.group("why2")).strip()))
     # "- 06:00, 10:00, 14:00" after a dash gives the times, "new for him" whom, not a reason
-    found = [(position, why) for position, why in found if re.search(r"[A-Za-z]{3}", why)
-             and why.lower() not in ("him", "her", "them", "you", "me", "it", "us")]
+    # and "- no longer needed" says what to do, not why
+    found = [(position, why) for position, why in found if re.search(r"[A-Za-z]{3}|^[A-Z]{2}$", why)
+             and why.lower() not in ("him", "her", "them", "you", "me", "it", "us")
+             and not re.fullmatch(r"(?:no longer|not)\s+(?:needed|required|indicated)", why, re.IGNORECASE)]
     return min(found)[1] if found else ""
 
 
@@ -1393,6 +1458,8 @@ def _reason_in_brackets(inside: str, vocab: Vocabulary) -> bool:
     return not (vocab.quantity.search(inside) or DATE.search(inside) or vocab.timings(inside)
                 or _status(inside, vocab) and len(inside.split()) <= 3 or _CLOCK.search(inside)
                 or lowered in NUMBER_WORDS
+                # "(PTA)", "(home med)": where it came from
+                or lowered in ("pta", "home med", "home medication", "own supply", "prior to admission", "otc")
                 or lowered.startswith(("until", "through", "x ", "see ", "e.g", "i.e", "or ", "and "))
                 # "(chew)", "(with food)": how to take it
                 or re.match(r"(?:chew|crush|dissolve|swallow|disperse|with food|after food|before food|"
@@ -1487,6 +1554,10 @@ def _fields(medication: Medication, part: str, vocab: Vocabulary, order: str) ->
         was = _FROM_ONLY.search(part) or _WAS.search(part)
         if was:  # "increased to 1500 mg PO daily (from 1000 mg)"
             medication.changed_from = _plain_doses(was.group("from").strip(), vocab)
+        elif dose and dose.split()[1:] == medication.changed_to.split()[1:] and dose != medication.changed_to \
+                and part.find(dose.split()[0]) < to_dose.start():
+            # "Lisinopril 20 mg PO daily: reduce to 10 mg PO daily": from the line's dose
+            medication.changed_from, medication.dose = dose, medication.changed_to
     elif _FROM_ONLY.search(part):
         medication.status = medication.status or "changed"
         medication.changed_from = _plain_doses(_FROM_ONLY.search(part).group("from").strip(), vocab)
@@ -1508,8 +1579,9 @@ def _named_parts(text: str, names: list[tuple[int, int, str, str]]
     for name in names:
         if kept:
             between = text[kept[-1][1]:name[0]]
+            # ("hydrOXYzine pamoate (Vistaril)": its salt between them)
             if re.fullmatch(r"\s*[(\[]\s*", between) or (
-                    name[3] == kept[-1][3] and re.fullmatch(r"\s*[/(\[]?\s*", between)):
+                    name[3] == kept[-1][3] and re.fullmatch(r"\s*(?:[/(\[]|(?:[a-z]+\s+){1,2}[(\[])?\s*", between)):
                 continue
         kept.append(name)
     parts = []
@@ -1637,14 +1709,21 @@ def _unnamed_medicine(named: str, vocab: Vocabulary, *, in_list: bool) -> tuple[
     cut = min(ends)
     name = rest[:cut].strip()
     words = name.split()
+    if (in_list and 2 <= len(words) <= 4 and words[0][:1].isupper()
+            and words[-1].lower() in ("cream", "ointment", "gel", "lotion", "emollient", "shampoo", "wash")
+            and re.match(r"\s*[-–—:,]?\s*(?:apply|use|massage|rub|smooth)\b", rest[cut:], re.IGNORECASE)):
+        return start, start + len(name)  # "Glaxal Base cream - apply to whole body three times daily"
     if (not name or len(words) > 4 or not re.search(r"[A-Za-z]{3}", name) or not name[0].isalpha()
             or words[-1].lower() in vocab.not_medicines  # "Wear your CPAP every night"
             or {w.lower().strip(":,") for w in words} & _INSTRUCTION_WORDS
+            # "Take the patch off at bedtime": the form of a medicine named before
+            or words[0].lower() in vocab.units and vocab.units[words[0].lower()].value in vocab.dose_forms
             or words[0].lower() in ("taking", "using", "giving", "of", "pill", "pills", "tablet",
                                     "tablets", "dose", "doses",
                                     "more", "less", "than", "about", "approximately", "up", "at", "a",
                                     "an", "one", "two", "each", "every", "then", "after", "before",
                                     "these", "this", "those", "medications", "medicines", "meds",
+                                    "the", "your", "his", "her", "their", "it",
                                     # "Max 4 tablets in 24 hours.", "Do not take until 14/10"
                                     "max", "max.", "maximum", "until", "till", "only", "total", "in", "for",
                                     # "Skip a day if ...", "What changed: ..." below a medicine
@@ -1687,6 +1766,25 @@ def _in_brackets(named: str, position: int, names: list[tuple[int, int, str, str
     first_words = " ".join(inside.split()[:1])  # "(new, replaces Y", "(stop aspirin"
     return bool(re.search(r"[A-Za-z]{2,}\s+\S", inside.rstrip())) and any(n[1] <= opened for n in names) \
         and not (_REPLACES.search(inside) or _status(first_words, vocab))
+
+
+def _brands_before_brackets(named: str, names: list[tuple[int, int, str, str]], vocab: Vocabulary
+                            ) -> list[tuple[int, int, str, str]]:
+    """"We have also commenced Cardicor (bisoprolol) 2.5 mg", "Your Istin (amlodipine) has
+    gone up": a brand the glossary does not know, its medicine alone in the brackets after it,
+    is the name the sentence gives it."""
+    kept = []
+    for name in names:
+        brand = re.search(r"(?<![\w'-])(?i:(?:your|her|his|their|the|my|our)\s+)?"
+                          r"([A-Z][\w'-]{2,}(?:\s+[A-Z][\w'-]*){0,2})\s*\(\s*$", named[:name[0]])
+        if (brand is None or not re.match(r"\s*\)", named[name[1]:])
+                or _status(brand.group(1), vocab)
+                or {w.lower() for w in brand.group(1).split()} & (_INSTRUCTION_WORDS | vocab.not_medicines)
+                or any(other[0] < brand.end(1) and brand.start(1) < other[1] for other in names)):
+            kept.append(name)
+            continue
+        kept.append((brand.start(1), brand.end(1), brand.group(1), name[3]))
+    return kept
 
 
 def _medications_of_line(text: str, start: int, end: int, section: str, glossary: Glossary | None,
@@ -1732,6 +1830,8 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
         # "Pred Forte (prednisolone acetate 1%) eye drops": a brand the glossary does not
         # know, its medicine in brackets after it
         names = [(brand.start(1), brand.end(1), brand.group(1), names[0][3])] + names[1:]
+    if not in_list:
+        names = _brands_before_brackets(named, names, vocab)
     # "D/C glipizide 10 mg BID (hypoglycemia risk w/ insulin)": a medicine named inside the
     # brackets of another's line is why, not one to take; except one it replaces, one given
     # a status there, and another name right after the bracket ("apixaban (ELIQUIS)").
@@ -1742,7 +1842,13 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
                and not _quantities(named[n[1]:n[1] + 20], vocab)]
     # "do NOT take while on celecoxib": the medicine it is taken beside, not one to take.
     beside = [n for n in names[1:] if _WHILE_ON.search(named[:n[0]])]
-    names = [n for n in names if n not in passing and n not in treated and n not in beside]
+    # "Serum digoxin was 3.1 nmol/L", "with digoxin toxicity": a blood level or a harm, no
+    # medicine to take
+    measured = [n for n in names if re.search(r"\b(?:serum|plasma|blood|random|trough|peak)\s+$", named[:n[0]],
+                                              re.IGNORECASE)
+                or re.match(r"\s*(?:levels?|concentrations?|toxicity|overdose|poisoning|assay)\b|-(?:contaminated|"
+                            r"laced|induced|related|associated|positive|negative)\b", named[n[1]:], re.IGNORECASE)]
+    names = [n for n in names if n not in passing and n not in treated and n not in beside and n not in measured]
     parts = _named_parts(named, _own_medicines(named, names, vocab) if in_list else names)
     if not parts:
         span = _unnamed_medicine(named, vocab, in_list=in_list) if (
@@ -1918,11 +2024,11 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
 
 
 # "..., then 5 mg twice a day": the next step of a dose that changes on a schedule.
-_THEN_DOSE = re.compile(r"(?:[,;]\s*|\s+)(?:and\s+)?then\s+(?:take\s+|give\s+|(?:reduce|decrease|increase|"
-                        r"go down|go up)\s+to\s+)?(?=\d)"
+# "then uptitrate to 50 mg", "then wean to 5 mg": the verbs that lead a step to its dose
+_STEP_TO = r"(?:reduce|decrease|increase|go down|go up|uptitrate|titrate up|titrate|wean|taper|change)\s+to\s+"
+_THEN_DOSE = re.compile(r"(?:[,;]\s*|\s+)(?:and\s+)?then\s+(?:take\s+|give\s+|" + _STEP_TO + r")?(?=\d)"
                         # "x8 weeks, then decrease to once daily": a new timing, the dose kept
-                        r"|(?:[,;]\s*|\s+)(?:and\s+)?then\s+(?:reduce|decrease|increase|go down|go up|"
-                        r"change)\s+to\s+(?=(?:once|twice|three times|four times)\s+(?:a\s+)?(?:daily|day)\b|"
+                        r"|(?:[,;]\s*|\s+)(?:and\s+)?then\s+" + _STEP_TO + r"(?=(?:once|twice|three times|four times)\s+(?:a\s+)?(?:daily|day)\b|"
                         r"(?:daily|nightly|bd|bid|od|qd|tds|tid)\b)"
                         # "four times a day for 1 week, then twice a day for 1 week": a new timing
                         r"|(?:[,;]\s*|\s+)then\s+(?=(?:once|twice|three times|four times|\d\s*(?:x|times))\s+"
@@ -1956,8 +2062,9 @@ def _stepped(first: Medication, own: str, steps: list[tuple[int, int]], vocab: V
     made = []
     # A reason said "for" the whole course ("[NEW - for drug rash]") is every step's; one in
     # brackets after the last step ("then 5 mg (usual maintenance dose)") is that step's.
-    shared = first.reason if first.reason and re.search(rf"\bfor\s+{re.escape(first.reason)}", own,
-                                                        re.IGNORECASE) else ""
+    # (the reason's words may run over a line break of the summary's: "on hold\n    May")
+    spread = r"\s+".join(map(re.escape, first.reason.split()))
+    shared = first.reason if first.reason and re.search(rf"\bfor\s+{spread}", own, re.IGNORECASE) else ""
     for number, (a, b) in enumerate(steps, start=1):
         step = Medication(first.name, key=first.key, text=first.text, start=first.start,
                           end=first.end, section=first.section, label=first.label, step=number)
@@ -1969,6 +2076,10 @@ def _stepped(first: Medication, own: str, steps: list[tuple[int, int]], vocab: V
         if taken and taken[0].unit in vocab.dose_forms and strength and strength != step.dose \
                 and not any(q.unit in vocab.dose_forms for q in _quantities(strength, vocab)):
             # "267 mg capsules, 1 capsule t.i.d. ..., then 2 capsules t.i.d.": more of the strength
+            step.dose, step.count = strength, step.dose
+        elif taken and taken[0].unit == "ml" and "/" in strength and strength.endswith("mL"):
+            # "15 mg/5 mL ... 11 mL once a day for 4 weeks, then 11 mL every other day": more
+            # of the same liquid
             step.dose, step.count = strength, step.dose
         for key in ("route", "frequency", "time", "status") + kept:
             if not getattr(step, key):
@@ -2004,7 +2115,8 @@ def _dash_reason(own: str, vocab: Vocabulary, *, stopped: bool = False) -> str:
     low")."""
     for why in re.finditer(r"\s[-–—]{1,2}\s*(?P<why>[^.|()]{5,90})", own):
         text = why.group("why").strip()
-        if stopped and re.match(r"no\s", text, re.IGNORECASE) and not DATE.search(text):
+        if stopped and re.match(r"no\s(?!longer\s+(?:needed|required|indicated)\b)", text, re.IGNORECASE) \
+                and not DATE.search(text):
             return _plain_space(text)
         if (_INSTRUCTION_START.match(text) or DATE.search(text) or _status(text.split(";")[0], vocab)
                 or vocab.timings(text) or _quantities(text, vocab) or _CLOCK.match(text)
@@ -2123,8 +2235,15 @@ def _merge(medications: list[Medication], new: Medication) -> Medication:
                 and same_step and not two_products:
             known.step = known.step or new.step
             if known.said_in_hospital and new.status and not new.said_in_hospital:
-                known.status, known.said_in_hospital = new.status, False
-                known.reason = new.reason or known.reason
+                # "withheld from admission ... she should restart it on 25/03": held till then
+                paused = known.status in ("held", "stopped") and new.status == "resume" \
+                    and not _RESUMED_NOW.search(new.text)
+                known.status, known.said_in_hospital = "held" if paused else new.status, False
+                known.reason = known.reason if paused else new.reason or known.reason
+                if not paused:
+                    # the line that says it at discharge is the one to quote
+                    known.text, known.start, known.end = new.text, new.start, new.end
+                    known.section, known.label = new.section, new.label
             if not known.status and new.status and not known.label and new.text != known.text:
                 # The status another line gives ("Started this admission: Entresto, ...")
                 # travels with this line's quote, in that line's words.
@@ -2139,7 +2258,9 @@ def _merge(medications: list[Medication], new: Medication) -> Medication:
                         "until", "status", "changed_from", "changed_to", "reason", "label"):
                 if not getattr(known, key) and getattr(new, key):
                     setattr(known, key, getattr(new, key))
-            known.as_needed = known.as_needed or new.as_needed
+            # ("uptitrate only if readings are high" in the GP's actions is no PRN)
+            known.as_needed = known.as_needed or new.as_needed and bool(
+                new.dose or new.frequency not in ("", "as needed") or not known.frequency)
             return known
     medications.append(new)
     return new
@@ -2285,7 +2406,7 @@ def _reason_cell(line: str, header: list[str], vocab: Vocabulary) -> str:
     cells = _cells(line)
     for name, cell in zip(header, cells):
         if _column_is(name, vocab.reason_columns) and re.search(r"[A-Za-z]", cell):
-            first = re.split(r";|\.\s", cell)[0].strip()
+            first = re.split(r";|\.\s|\s[-–—]\s", cell)[0].strip()  # "Recurrent UTI - do not resume"
             pieces = first.split(",")
             while len(pieces) > 1 and _status(pieces[-1], vocab) and len(pieces[-1].split()) <= 3:
                 pieces.pop()  # "anti-rejection, no change"
@@ -2404,7 +2525,7 @@ def read_summary(summary: str, glossary: Glossary | None = None,
             if warning:
                 before = []
                 continue  # "if she develops a sore throat, stop the carbimazole": not a status
-            in_hospital = _IN_HOSPITAL.search(text) and not _AT_HOME.search(text)
+            in_hospital = (_IN_HOSPITAL.search(text) or _DURING_THE_STAY.search(text)) and not _AT_HOME.search(text)
             said = []
             for medication in [m for c, d in _clauses(summary, a, b, glossary, vocab)
                                for m in _medications_of_line(summary[c:d], c, d, section.title, glossary, vocab,
@@ -2458,7 +2579,20 @@ def read_summary(summary: str, glossary: Glossary | None = None,
                 if named else before
     _from_the_course(summary, facts, glossary, vocab)
     _fill_steps(facts, vocab)
+    facts.medications = _without_bare_kinds(facts.medications)
     return facts
+
+
+def _without_bare_kinds(medications: list[Medication]) -> list[Medication]:
+    """Less a kind of medicine named bare as what replaces another ("Glipizide ...
+    discontinued, replaced by insulin") where the list names it in full ("Insulin glargine
+    22 units at bedtime, new"): the same thing to take, said twice."""
+    def bare(medication: Medication) -> bool:
+        return (medication.status in ("", "new") and not (medication.dose or medication.count
+                                                           or medication.frequency)
+                and any(other is not medication and other.name.lower().startswith(medication.name.lower() + " ")
+                        for other in medications))
+    return [m for m in medications if not bare(m)]
 
 
 # "... and it should not be restarted": a stop in hospital that holds after it.

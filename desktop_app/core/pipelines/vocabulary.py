@@ -132,6 +132,7 @@ class Vocabulary:
         form of that interval: every 8 hours is "3/day")."""
         # Epic writes numbers twice ("2 (two) times a day", "every 6 (six) hours").
         text = _SPELLED_OUT.sub(lambda m: " " * len(m.group(0)), text)
+        text = _ONCE_WHEN.sub(lambda m: " " * len(m.group(0)), text)
         found = [(m.start(), m.end(), self.frequencies[m.group(1)].value)
                  for m in self.frequency.finditer(text)]
         for m in _INTERVAL.finditer(text):
@@ -311,7 +312,7 @@ class Vocabulary:
 
 NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
                 "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fourteen": 14,
-                "twenty": 20, "thirty": 30, "half": 0.5}
+                "twenty": 20, "thirty": 30, "half": 0.5, "½": 0.5, "¼": 0.25, "¾": 0.75}
 
 
 def number_value(text: str) -> float:
@@ -332,6 +333,10 @@ _INTERVAL = re.compile(r"(?<![\w/])(?:(?:every|q\.?)\s*(?P<low>\d{1,2})(?:\s*(?:
                        r"[\s-]?(?:hourly|hrly)\b)", re.IGNORECASE)
 _SPELLED_OUT = re.compile(r"(?<=\d)\s*\((?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|"
                           r"twelve|twenty-four)\)", re.IGNORECASE)
+# "once she is eating normally", "once the creatinine settles": when, not how often
+_ONCE_WHEN = re.compile(r"\bonce\s+(?=(?:she|he|they|you|it|we|the|her|his|their|your|this|that|there|"
+                        r"all|any|each|renal|kidney|creatinine|blood)\b|(?!(?:morning|evening)\b)[a-z]+ing\b)",
+                        re.IGNORECASE)
 
 # ---- dates -----------------------------------------------------------------------------
 
