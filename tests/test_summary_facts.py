@@ -594,3 +594,36 @@ def test_a_practice_before_the_doctor_and_a_typist_s_initials_are_record_matter(
     assert patient_text("Primary care: Brookfield Pediatrics, Dr. A. Okafor") == ""
     assert patient_text("CVR/xx") == ""
     assert patient_text("Attending: Cardiology") == "Attending: Cardiology"
+
+
+# The formulary (session 44): medicine names the glossary and the stems do not know.
+def test_the_formulary_names_medicines_no_glossary_entry_or_stem_knows(glossary):
+    # (without it, "Commenced" was read as the name of the medicine after it)
+    meds = _fields("MEDICATION CHANGES\nCeased: lacosamide (rash)\nCommenced: brivaracetam 50 mg BD\n",
+                   glossary, "dmy")
+    assert [(m["name"], m["status"]) for m in meds] == [("lacosamide", "stopped"), ("brivaracetam", "new")]
+
+
+def test_a_combination_over_a_name_the_glossary_knows_is_one_medicine(glossary):
+    meds = _fields("Discharge medications:\n- Tiotropium/olodaterol 2.5/2.5 mcg inhaler: 2 puffs once daily - new\n"
+                   "- Tiotropium 18 mcg inhaled daily - stopped\n", glossary)
+    assert [(m["name"], m["status"]) for m in meds] == [("Tiotropium/olodaterol", "new"), ("Tiotropium", "stopped")]
+
+
+def test_a_brand_named_in_apposition_is_the_same_medicine(glossary):
+    meds = _fields("You also have a new glyceryl trinitrate spray, brand name Nitrolingual, 400 micrograms "
+                   "under the tongue as needed for chest pain.\n", glossary, "dmy")
+    assert [m["name"] for m in meds] == ["glyceryl trinitrate"]
+
+
+def test_the_medicine_names_trie_finds_what_the_plain_alternation_finds():
+    import re
+
+    from desktop_app.core.pipelines import vocabulary as vocabulary_module
+    names = vocabulary().medicine_names
+    plain = re.compile(rf"\b(?:{vocabulary_module._alternation(names)})\b", re.IGNORECASE)
+    trie = re.compile(rf"\b(?:{vocabulary_module._trie_alternation(names)})\b", re.IGNORECASE)
+    text = "\n".join(path.read_text(encoding="utf-8") for path in (SUMMARIES.parent / "layouts").glob("*.txt"))
+    text += " insulin  glargine, Insulin\nGlargine, insulin glargin, co-amoxiclav, tylenol #3, Keppra XR"
+    assert [m.span() for m in trie.finditer(text)] == [m.span() for m in plain.finditer(text)]
+    assert len(names) > 2000

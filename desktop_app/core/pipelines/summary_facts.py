@@ -993,10 +993,16 @@ def medicine_names(text: str, glossary: Glossary | None, vocab: Vocabulary | Non
             if (match.category == "medication" and match.text.lower() not in vocab.units
                     and match.text.lower() not in vocab.not_medicines):
                 found.append((match.start, match.end, match.text, match.key))
+    known = list(found)
     for match in vocab.stem_word.finditer(text):
-        if vocab.is_medicine_word(match.group(0)) and not any(
-                s <= match.start() < e for s, e, _, _ in found):
-            found.append((match.start(), match.end(), match.group(0), match.group(0).lower()))
+        start, end, name = match.start(), match.end(), match.group(0)
+        # A name over one the glossary knows is kept ("tiotropium/olodaterol", "ethinyl
+        # estradiol"), one that only overlaps it is not.
+        if not vocab.is_medicine_word(name) or any(start < e and s < end and not (start <= s and e <= end
+                                                                                  and end - start > e - s)
+                                                   for s, e, _, _ in known):
+            continue
+        found.append((start, end, name, name.lower()))
     # "Coloxyl with Senna" is one product: a name inside a longer one is part of it.
     found = [f for f in found if not any(o[0] <= f[0] and f[1] <= o[1] and o[1] - o[0] > f[1] - f[0]
                                          for o in found)]
@@ -1579,8 +1585,10 @@ def _named_parts(text: str, names: list[tuple[int, int, str, str]]
     for name in names:
         if kept:
             between = text[kept[-1][1]:name[0]]
-            # ("hydrOXYzine pamoate (Vistaril)": its salt between them)
-            if re.fullmatch(r"\s*[(\[]\s*", between) or (
+            # ("hydrOXYzine pamoate (Vistaril)": its salt between them; "glyceryl trinitrate
+            # spray, brand name Nitrolingual": the same medicine by its brand)
+            if re.fullmatch(r"\s*[(\[]\s*|(?:\s+\w+)?\s*[,(]?\s*(?:brand(?:\s+name)?|also\s+(?:called|known\s+as)|"
+                            r"known\s+as|sold\s+as|trade\s+name)\s*:?\s*", between, re.IGNORECASE) or (
                     name[3] == kept[-1][3] and re.fullmatch(r"\s*(?:[/(\[]|(?:[a-z]+\s+){1,2}[(\[])?\s*", between)):
                 continue
         kept.append(name)

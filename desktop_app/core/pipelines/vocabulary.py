@@ -29,6 +29,28 @@ def _alternation(forms) -> str:
                     for f in sorted(forms, key=len, reverse=True))
 
 
+def _trie_alternation(forms) -> str:
+    """What _alternation matches, written as a trie ("ab(?:c|d)"): Python's re tries every
+    alternative at every word, so a thousand names cost a thousand tries a word; a trie
+    tries only the names that share the letters read so far. A name that goes on is tried
+    before the shorter one it starts with, as longest-first does."""
+    trie: dict = {}
+    for form in forms:
+        node = trie
+        for char in form:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def written(node: dict) -> str:
+        branches = [(r"\s+" if char == " " else re.escape(char)) + written(child)
+                    for char, child in sorted(node.items()) if char]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
+        return f"(?:{body})?" if "" in node else body
+    return written(trie)
+
+
 def _whole(forms) -> re.Pattern:
     return re.compile(rf"(?<![\w/]){'(' + _alternation(forms) + ')'}(?![\w/])", re.IGNORECASE)
 
@@ -178,14 +200,18 @@ class Vocabulary:
     @functools.cached_property
     def stem_word(self) -> re.Pattern:
         """A word ending in a medicine stem, or one of the listed medicine names."""
-        return re.compile(rf"\b(?:{_alternation(self.medicine_names)}|"
+        return re.compile(rf"\b(?:{_trie_alternation(self.medicine_names)}|"
                           rf"[A-Za-z][A-Za-z-]{{2,}}(?:{_alternation(self.stems)}))\b",
                           re.IGNORECASE)
+
+    @functools.cached_property
+    def medicine_name_set(self) -> frozenset[str]:
+        return frozenset(self.medicine_names)
 
     def is_medicine_word(self, word: str) -> bool:
         """A word that reads as a medicine's name by its stem (6 letters or more)."""
         lowered = word.lower()
-        if lowered in self.medicine_names:
+        if lowered in self.medicine_name_set:
             return True
         return (len(lowered) >= 6 and lowered not in self.not_medicines
                 and any(lowered.endswith(stem) for stem in self.stems))
@@ -433,6 +459,18 @@ def _terms(entries: list[dict]) -> dict[str, Term]:
     return table
 
 
+def _formulary() -> list[str]:
+    """The medicine names of resources/formulary.toml: generic names, brands and names of
+    several words, as hospitals of the six countries write them."""
+    path = resource_root() / "resources" / "formulary.toml"
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return [name for table in data.values() for name in table["names"]]
+    except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
+        raise ConfigError(f"Lumen's list of medicine names ({path}) cannot be read ({exc}).",
+                          "Reinstall Lumen; the file ships with it.") from exc
+
+
 @functools.lru_cache(maxsize=1)
 def vocabulary() -> Vocabulary:
     path = resource_root() / "resources" / "summary_vocabulary.toml"
@@ -455,7 +493,7 @@ def vocabulary() -> Vocabulary:
             restrictions=tuple((r["kind"], tuple(r["words"])) for r in data["restriction"]),
             restriction_cues=tuple(data["restriction_cues"]["words"]),
             stems=tuple(sorted(set(data["medicine"]["stems"]), key=len, reverse=True)),
-            medicine_names=tuple(n.lower() for n in data["medicine"]["names"]),
+            medicine_names=tuple(dict.fromkeys(n.lower() for n in data["medicine"]["names"] + _formulary())),
             not_medicines=frozenset(w.lower() for w in data["medicine"]["not_medicines"]),
             medicine_kinds=tuple(
                 MedicineKind(k["kind"], _whole(k["cues"]), frozenset(k["topics"]),
