@@ -70,8 +70,10 @@ def same_value(key: str, expected: Any, read: Any) -> bool:
         return bool(expected) == bool(read)
     a, b = _norm(expected), _norm(read)
     if key in LOOSE_FIELDS:
-        # "25mg BD" as written and "25 mg BD" as read are the same words
-        a, b = (re.sub(r"(\d)\s+(?=[a-z])", r"\1", value) for value in (a, b))
+        # "25mg BD" as written and "25 mg BD" as read are the same words, "75 mcg" and "75
+        # micrograms" the same dose, "2 tabs" and "2 tablets" the same count
+        a, b = (re.sub(r"(\d)\s+(?=[a-z])", r"\1", re.sub(r"\btab(?:let)?s?\b", "tab", re.sub(
+            r"(?<=\d)(\s*)(?:mcg|µg|ug)\b", r"\1micrograms", value))) for value in (a, b))
         return bool(a) and bool(b) and (a in b or b in a)
     if key == "until" and not re.match(r"(\d{4}|-)-\d{2}-\d{2}$", a):
         return bool(a) and bool(b) and (a in b or b in a)

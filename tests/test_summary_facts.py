@@ -627,3 +627,144 @@ def test_the_medicine_names_trie_finds_what_the_plain_alternation_finds():
     text += " insulin  glargine, Insulin\nGlargine, insulin glargin, co-amoxiclav, tylenol #3, Keppra XR"
     assert [m.span() for m in trie.finditer(text)] == [m.span() for m in plain.finditer(text)]
     assert len(names) > 2000
+
+
+# The ninth round (session 44).
+def test_an_after_visit_summary_block_is_read_whole(glossary):
+    summary = ("YOUR MEDICINES\n"
+               "Your medication list has changed. Please read the whole list.\n\n"
+               "START taking these medications\n"
+               "    ciprofloxacin 500 mg tablet\n"
+               "    Commonly known as: CIPRO\n"
+               "        Take 1 tablet (500 mg total) by mouth every 12 (twelve) hours for 5 days.\n"
+               "        Indications: E. coli bacteremia\n"
+               "        Take with a full glass of water.\n\n"
+               "CHANGE how you take these medications\n"
+               "    losartan 100 mg tablet\n"
+               "    Commonly known as: COZAAR\n"
+               "    What changed: medication strength\n"
+               "        Take 1 tablet (100 mg total) by mouth daily.\n"
+               "        Previously: 25 mg daily. Now: 100 mg daily.\n"
+               "        Reason: protein in the urine\n\n"
+               "CONTINUE taking these medications\n"
+               "    lidocaine-prilocaine cream\n"
+               "    Commonly known as: EMLA\n"
+               "        Apply a thick layer over your port 1 hour before it is accessed.\n")
+    cipro, losartan, emla = _fields(summary, glossary)
+    assert (cipro["status"], cipro["frequency"], cipro["duration"], cipro["reason"]) == (
+        "new", "2/day", "5 days", "E. coli bacteremia")
+    assert (losartan["status"], losartan["changed_from"], losartan["reason"]) == (
+        "changed", "25 mg daily", "protein in the urine")
+    assert (emla["name"], emla["status"]) == ("lidocaine-prilocaine", "unchanged")
+
+
+def test_a_sick_day_rule_s_until_is_no_end_of_the_medicine(glossary):
+    meds = _fields("Discharge medications:\n1. Metformin 1 g p.o. b.d. Continue.\n"
+                   "2. Empagliflozin (Jardiance) 10 mg p.o. daily. Continue.\nSpecial instructions:\n"
+                   "If he is vomiting he is to miss the metformin and empagliflozin until eating again, keep "
+                   "taking the Lantus.\n", glossary, "dmy")
+    assert all("until" not in m for m in meds if m["name"] != "Lantus")
+
+
+def test_counts_in_roman_numerals_shorthand_timings_and_units(glossary):
+    paracetamol, iron, tiotropium, senna, haloperidol, dexamethasone = _fields(
+        "Discharge medications:\n"
+        "1. Paracetamol 500 mg i-ii tabs po q4-6h prn pain\n"
+        "2. Ferrous fumarate 300 mg po every second day\n"
+        "3. Tiotropium 2.5 microg, 2 puffs mane\n"
+        "4. Senna 7.5 mg tabs - 2 tabs on\n"
+        "5. Haloperidol 500mcg on prn for nausea\n"
+        "6. Dexamethasone 8 mg om for 5 days\n", glossary, "dmy")
+    assert paracetamol["count"] == "1-2 tablets" and iron["frequency"] == "every other day"
+    assert tiotropium["dose"] == "2.5 micrograms" and senna["frequency"] == "bedtime"
+    assert haloperidol["frequency"] == "bedtime" and dexamethasone["frequency"] == "morning"
+
+
+def test_a_combination_joined_by_plus_and_its_count_by_multiplication(glossary):
+    [augmentin] = _fields("Discharge medications:\n| Medicine | Dose | Route | Frequency |\n|---|---|---|---|\n"
+                          "| Amoxicillin + clavulanic acid 875/125 mg tab | 1 x 875/125 mg tab | PO | BD |\n",
+                          glossary, "dmy")
+    assert (augmentin["name"], augmentin["count"]) == ("Amoxicillin + clavulanic acid", "1 tablet")
+
+
+def test_a_banner_heading_and_bare_status_labels_under_it(glossary):
+    summary = ("==================== MEDICATION CHANGES ====================\n"
+               "COMMENCED\n  Loperamide 2 mg caps - 1 x 2mg cap po tds\n"
+               "DOSE ALTERED\n  Metformin XR 500 mg tabs - now 1 tab po nocte (was 2 tabs nocte)\n"
+               "WITHHELD\n  Perindopril 5 mg po mane until GP review\n"
+               "CEASED\n  Celecoxib 200 mg po daily PRN knee pain\n"
+               "  Gliclazide MR 30 mg - 1 tab mane (BSLs high once the SGLT2 inhibitor was stopped)\n")
+    meds = _fields(summary, glossary, "dmy")
+    assert [(m["name"].split()[0], m["status"]) for m in meds] == [
+        ("Loperamide", "new"), ("Metformin", "changed"), ("Perindopril", "held"), ("Celecoxib", "stopped"),
+        ("Gliclazide", "stopped")]
+
+
+def test_a_long_lead_in_to_a_list_of_warning_signs_is_their_heading(glossary):
+    summary = ("Advice\nRest at home for a week.\n\n"
+               "See your GP urgently or return to the Emergency Department (call 000 in an emergency) if\n"
+               "- breathing gets worse\n- coughing up blood\n\n"
+               "Call the family doctor the same day if Nolan:\n- is waking at night with a cough\n")
+    facts = read_summary(summary, glossary, "dmy")
+    signs = " ".join(w.text for w in facts.warning_signs)
+    assert "breathing gets worse" in signs and "coughing up blood" in signs and "waking at night" in signs
+
+
+def test_what_is_no_reason_and_what_is(glossary):
+    prednisolone, insulin, ibuprofen, valproate = _fields(
+        "Discharge medications:\n"
+        "- Prednisolone liquid 5 mg/5 mL (1 mg/kg per dose, rounded) 17 mL twice a day - new\n"
+        "- Insulin aspart 20 units with meals plus sliding scale as per the chart given to him\n"
+        "- Ibuprofen - STOP. It blocks the way aspirin protects the heart.\n"
+        "- Sodium valproate modified release (Epilim Chrono) 1 g at night - new\n", glossary, "dmy")
+    assert "reason" not in prednisolone and "reason" not in insulin
+    assert ibuprofen["reason"].startswith("blocks the way aspirin")
+    assert valproate["name"].lower() == "sodium valproate"
+
+
+def test_a_topical_product_and_its_brand_in_a_list(glossary):
+    [lanolin] = _fields("Discharge medications:\n9. Lanolin (Lansinoh) - apply to nipples as needed.\n", glossary)
+    assert lanolin["name"] == "Lanolin" and lanolin["as_needed"]
+
+
+def test_a_blood_pressure_that_was_is_no_dose_that_was(glossary):
+    [thiazide] = _fields("Stopped: bendroflumethiazide (his blood pressure was 118/70 off it).\n", glossary, "dmy")
+    assert thiazide["status"] == "stopped" and "changed_from" not in thiazide
+
+
+def test_a_patch_worn_for_sixteen_hours(glossary):
+    [patch] = _fields("Discharge medications:\n- Nicotine patch 25 mg/16 hours, one patch each morning - new\n",
+                      glossary, "dmy")
+    assert patch["dose"] == "25 mg/16 hours"
+
+
+def test_a_pronoun_is_no_medicine_and_two_doses_at_two_times_are_two_lines(glossary):
+    meds = _fields("Discharge medications:\n| Medicine | Dose | Time | Status |\n|---|---|---|---|\n"
+                   "| Hydrocortisone 10 mg tab | 1 tab | 07:00 | UNCHANGED |\n"
+                   "| Hydrocortisone 5 mg tab | 1 tab | 14:00 | UNCHANGED |\n\n"
+                   "Medication notes:\nShe has stopped hormonal contraception and is using condoms.\n",
+                   glossary, "dmy")
+    assert [(m["name"], m["dose"], m["time"]) for m in meds] == [("Hydrocortisone", "10 mg", "07:00"),
+                                                                 ("Hydrocortisone", "5 mg", "14:00")]
+
+
+def test_record_matter_of_the_ninth_round_is_kept_from_the_patient():
+    assert patient_text("Medicare: 0000 00000 0") == ""
+    assert patient_text("Date: 12/09/2025 Hosp no: 0000000") == "Date: 12/09/2025"
+    assert "Ashworth" not in patient_text("Adcal-D3 - stopped (Pharmacist-checked 20/11/2025, T. Ashworth)")
+    assert "Code status" not in patient_text("Code status: Full code. Home with her husband.")
+
+
+def test_a_space_laid_table_s_header_and_a_stamp_are_no_content(glossary):
+    summary = ("Medicines reconciliation\n"
+               "Medicine          Home dose     Action      Discharge dose     Comment\n"
+               "Lansoprazole      -             NEW         30 mg om           Stomach protection\n\n"
+               "Follow-up\nGP in 1 week.\n\n"
+               "eDS sent electronically to GP via the messaging service\n"
+               "Typed 19/03/2025 (kp) cc: GP\n")
+    facts = read_summary(summary, glossary, "dmy")
+    section = next(s for s in facts.sections if s.title == "Medicines reconciliation")
+    items = [summary[a:b] for a, b in section_items(summary, section)]
+    assert not any("Home dose" in item for item in items) and len(items) == 1
+    assert [(m.name, m.status, m.frequency) for m in facts.medications] == [("Lansoprazole", "new", "morning")]
+    assert {s.kind for s in facts.sections if s.title.startswith(("eDS", "Typed"))} == {"letter"}

@@ -56,6 +56,10 @@ _SOAP = re.compile(r"^\s*(?P<title>[SOAP]|A\s?/\s?P|A\s?&\s?P)\s*:\s*(?P<rest>.*
 _NUMBERED_TITLE = re.compile(r"^\s*\d{1,2}[.)]\s+(?P<title>[A-Z][A-Za-z0-9 /&(),.'-]{2,60}?)\s*$")
 # A heading by its shape alone: a short line, no colon, no full stop ("Discharge medications").
 _SHAPED = re.compile(r"^\s*(?:#{1,4}\s*)?(?P<title>[A-Z][A-Za-z0-9 /&(),'-]{1,60}?)\s*$")
+_BANNER = re.compile(r"^\s*[=*~#-]{3,}\s*(?P<title>[A-Za-z][A-Za-z0-9 /&(),'-]{1,60}?)\s*[=*~#-]{3,}\s*$")
+# A long lead-in to a list of warning signs, ending "if", "for" or "when"
+_WARNING_LEAD_IN = re.compile(r"^\s*(?P<title>[A-Z][A-Za-z0-9 /&(),'-]{1,120}?\b(?:if|for|when)"
+                              r"(?:\s+(?:[A-Z][a-z]+|he|she|they|you|your child|your baby))?)\s*:?\s*$")
 # A letter's greeting and closing (resources/summary_vocabulary.toml [letter]).
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$|^[^|\n]+(?:\|[^|\n]*){2,}$")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:[|+]\s*:?-{2,}:?\s*)*\|?\s*$")
@@ -156,6 +160,9 @@ def _heading(line: str, vocab: Vocabulary, inside: str, *, shouting: bool = Fals
         return None
     if _TABLE_ROW.match(line) or _TABLE_RULE.match(line):
         return None
+    banner = _BANNER.match(line)
+    if banner:  # "==================== MEDICATION CHANGES ===================="
+        return banner.group("title"), vocab.section_kind(banner.group("title")), len(line)
     match = _DICTATION.match(line)
     if match:
         return match.group("title"), "letter", len(line)
@@ -229,6 +236,12 @@ def _heading(line: str, vocab: Vocabulary, inside: str, *, shouting: bool = Fals
         if words <= 4 and title[0].isupper() and len(rest) < 40 and not vocab.quantity.search(title):
             return title, "other", match.start("rest")
         return None
+    lead_in = _WARNING_LEAD_IN.match(line)
+    if lead_in and after_blank and _BULLET.match(next_line) and len(lead_in.group("title").split()) <= 20 \
+            and vocab.section_kind(lead_in.group("title"), exact=True) == "warning_signs":
+        # "See your GP urgently or return to the Emergency Department (call 000 in an
+        # emergency) if" over its list
+        return lead_in.group("title"), "warning_signs", len(line)
     match = _SHAPED.match(line)
     if match and next_line.strip() and not line.rstrip().endswith((",", ";")):
         # A short line of its own followed by text: a heading when the vocabulary names it
@@ -295,7 +308,10 @@ _SIGNATURE = re.compile(rf"^\s*(?:[A-Za-z ]{{2,30}}:\s*)?(?:(?i:Dr|Mr|Mrs|Ms|Pro
                         rf"[A-Z][\w'’-]+,?\s+(?:[A-Z][\w.'-]*,?\s+)?(?i:{_CREDENTIAL})\b")  # (capitals too)
 # "Printed 04/30/2025 15:47 by user xxxxxx", "Time spent on discharge: 45 minutes"
 _STAMP = re.compile(r"\bprinted\s+\d{1,2}/\d{1,2}/\d{2,4}\b.*\bby\b|^\s*(?:total\s+)?time spent\b|"
-                    r"\belectronically signed\b|^\s*cop(?:y|ies) to\b", re.IGNORECASE)
+                    r"\belectronically signed\b|^\s*cop(?:y|ies) to\b|"
+                    # "eDS sent electronically to GP via ...", "Typed 19/03/2025 (kp) cc: GP"
+                    r"\b(?:sent|transmitted)\s+electronically\b|"
+                    r"^\s*(?:typed|dictated|transcribed)\s+\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}\b", re.IGNORECASE)
 
 
 def patient_text(text: str, vocab: Vocabulary | None = None) -> str:
@@ -349,6 +365,10 @@ def patient_text(text: str, vocab: Vocabulary | None = None) -> str:
                   "", text)
     text = re.sub(r"(?i)\bcop(?:y|ies) to (?:the )?(?:gp|pcp|patient|family doctor|family physician)\b[^.]*\.?",
                   " ", text)  # "Copy to GP."
+    # "(Pharmacist-checked 20/11/2025, T. Ashworth)"; "Code status: Full"
+    text = re.sub(r"(?i)\((?:[a-z]+[- ])?(?:checked|verified|reconciled)\b[^()]*\)"
+                  r"|(?i:\bcode\s+status\s*:\s*)(?:(?i:full(?:\s+code)?)|DNR/DNI|DNR|DNI|DNACPR)\b",
+                  " ", text)
     # "Discussed with Dr. X, who agrees with the plan": the note's attestation
     text = re.sub(r"(?i)\b(?:seen and )?discussed with (?:the )?(?:attending\s+)?(?:dr\.?\s+)?[^.]{0,60}?\bagree[sd]?\b"
                   r"[^.]*\.?", " ", text)
@@ -659,6 +679,8 @@ _ENDS_ON = re.compile(r"\b(?:(?:(?:up to|until|till) and including|to|until|till
 _RESUME_ON = re.compile(r"(?<!not )(?<!n't )(?<!never )\b(?:resume|restart|recommence)\w*\b[^;.()]*?\b(?:on|after)\s+"
                         r"(?!being\b)(?P<what>[^;,.()]{2,40})", re.IGNORECASE)
 _REASON_CUE = re.compile(r"(?:\bfor\b|\bbecause(?: of)?\b|\bdue to\b|\bd/t\b|\bgiven\b|"
+                         # an after-visit summary's "Indications: E. coli bacteremia"
+                         r"\b(?:indications?|used\s+for|reason)\s*:|"
                          r"\b(?:discontinued|stopped|ceased|held|reduced|increased|lowered|changed)\s+as\b|"
                          r",\s*as\s+(?!needed|required|directed|before|well|usual|prescribed|tolerated|"
                          r"above|below|follows|does|do|did|is|are|a\b|an\b))\s*", re.IGNORECASE)
@@ -681,7 +703,7 @@ _STOPPED_BECAUSE = re.compile(r"\b(?:do not take|don't take|stop(?:ped)?|discont
                               r"don't restart)\s*\((?P<why3>[^()]{3,80})\)",
                               re.IGNORECASE)
 # "-- CONTINUE, viral prophylaxis while on chemo"
-_STATUS_THEN_WHY = re.compile(r"\b(?:continue|new|start(?:ed)?|changed?|stop(?:ped)?|hold|held|resume)\s*[,:;]\s*"
+_STATUS_THEN_WHY = re.compile(r"\b(?<!what\s)(?:continue|new|start(?:ed)?|changed?|stop(?:ped)?|hold|held|resume)\s*[,:;]\s*"
                               r"(?P<why>[a-z][^.;|()]{4,80})", re.IGNORECASE)
 # "D/C aspirin 81 mg - no longer needed after delivery"
 _DASH_REASON = re.compile(r"\s[-–—:]\s*(?P<why>(?:no longer|not needed|not required|causes?|caused|causing|"
@@ -694,6 +716,7 @@ _CAUSED = re.compile(r"\b(?:it|this)\s+(?:caused|causes|was causing|has caused|g
 # ("..., which slows the heart and eases angina")
 _IT_DOES = re.compile(r"(?:\b(?:it|this)|,\s*which)\s+(?P<why>(?:helps|protects|lowers|prevents|treats|thins|reduces|slows|"
                       r"controls|eases|relieves|keeps|can harm|can cause|can damage|may harm|may cause|"
+                      r"can hide|may hide|can mask|may mask|blocks|interferes with|undoes|"
                       r"raises|increases|has been replaced (?:by|with)|was replaced (?:by|with)|"
                       r"is replaced by)\b[^.;]{3,60})|(?P<why2>\breplaced (?:by|with) [^.;()]{3,40})",
                       re.IGNORECASE)
@@ -754,7 +777,7 @@ def reads_as_warning(text: str, vocab: Vocabulary | None = None) -> bool:
     develops a fever ..."), wherever it sits."""
     vocab = vocabulary() if vocab is None else vocab
     return bool(vocab.warning_cue.search(text) or _CALL_IF.search(text) or _IF_DEVELOPS.search(text))
-_WAS = re.compile(r"\b(?:was|previously|formerly|prev\.?|(?<!\bas )before|used to take|used to be|up from|down from)\s+(?P<from>\d[\d.,/]*\s*[A-Za-z%]+(?:\s+(?:daily|once daily|twice daily|"
+_WAS = re.compile(r"\b(?:(?<!pressure )(?<!BP )(?<!rate )(?<!level )(?<!sugar )(?<!glucose )was|previously|formerly|prev\.?|(?<!\bas )before|used to take|used to be|up from|down from)(?:\s+|\s*:\s*)(?P<from>\d[\d.,/]*\s*[A-Za-z%]+(?:\s+(?:daily|once daily|twice daily|"
                   r"bid|tid|qd|[a-z]+ a day))?)", re.IGNORECASE)
 _NAME_END = re.compile(r"\s+\d|\s*(?:\(|\[|[-–—:,;|]\s|\bx\s*\d)")
 # Clock times: "10 pm", "8:30 a.m.", "22:00".
@@ -839,9 +862,13 @@ def _cells(line: str) -> list[str]:
 
 
 def _is_table_header(line: str, next_line: str, vocab: Vocabulary) -> bool:
-    """A table's header row: its columns' names, never a fact ("| Medication | Dose |")."""
-    if not _TABLE_ROW.match(line) or re.search(r"\d", line):
+    """A table's header row: its columns' names, never a fact ("| Medication | Dose |"), also
+    when the columns are laid out with spaces ("Medicine     Home dose     Action")."""
+    if re.search(r"\d", line):
         return False
+    if not _TABLE_ROW.match(line):
+        spaced = [c.strip().lower() for c in re.split(r"\s{2,}", line.strip())]
+        return len(spaced) >= 3 and all(c in vocab.table_header_words for c in spaced)
     cells = [c.lower() for c in _cells(line) if c]
     if len(cells) < 2:
         return False
@@ -904,6 +931,12 @@ def _is_status_label(text: str, vocab: Vocabulary) -> bool:
             and not any(vocab.is_medicine_word(m.group(0)) for m in vocab.stem_word.finditer(text)))
 
 
+# An after-visit summary's line under a medicine: "Commonly known as: ZESTRIL", "What
+# changed: how often to take this"
+_KNOWN_AS = re.compile(r"\s*(?:commonly\s+|also\s+)?known\s+as\s*:|\s*brand(?:\s+names?)?\s*:|"
+                       r"\s*what\s+changed\s*:", re.IGNORECASE)
+
+
 def section_items(summary: str, section: SummarySection) -> list[tuple[int, int]]:
     """The items of a section: each line of a list (with the lines it wraps onto), and the
     sentences of a paragraph, its lines wrapped at a fixed width joined again.  A table's
@@ -934,6 +967,9 @@ def section_items(summary: str, section: SummarySection) -> list[tuple[int, int]
         # a space-aligned table starts where the label's row starts its text
         row_column = labelled.end() if labelled else row_column if indent >= row_column - 1 else 0
         new_row = bool(row_column) and not labelled and abs(indent - row_column) <= 1
+        if previous is not None and _KNOWN_AS.match(line) and "\n" in summary[previous[1]:a]:
+            previous[1] = b  # "Commonly known as: CIPRO" under its medicine's line
+            continue
         if previous is not None and not bulleted and indent > previous[3] and not new_row and \
                 "\n" in summary[previous[1]:a] and not _is_status_label(summary[previous[0]:previous[1]], vocab):
             previous[1] = b  # an indented line goes on with the item above it
@@ -966,7 +1002,8 @@ def section_items(summary: str, section: SummarySection) -> list[tuple[int, int]
         # A list's line with its instructions indented below it ("amLODIPine 5 mg tablet" over
         # "Crush 1 tablet ...", "What changed: ...") is one item, however long.
         held_under = not prose and "\n" in summary[a:b] and all(
-            len(line) - len(line.lstrip()) > indent for line in summary[a:b].split("\n")[1:] if line.strip())
+            len(line) - len(line.lstrip()) > indent or _KNOWN_AS.match(line)
+            for line in summary[a:b].split("\n")[1:] if line.strip())
         # "predniSONE 5 mg tabs - taper: ... clinic. Do not stop suddenly. [NEW]": one line of
         # a list that opens with a medicine is its item, whatever its sentences
         one_medicine = not prose and "\n" not in summary[a:b] and _opens_a_medicine_line(summary[a:b], "", vocab)
@@ -1010,7 +1047,7 @@ def medicine_names(text: str, glossary: Glossary | None, vocab: Vocabulary | Non
     # than either of its parts (its own key, so a stop of plain tiotropium is not its stop).
     joined: list[tuple[int, int, str, str]] = []
     for start, end, name, key in sorted(found):
-        if joined and text[joined[-1][1]:start] in ("/", "-"):
+        if joined and text[joined[-1][1]:start] in ("/", "-", " + ", "+"):
             start = joined.pop()[0]
             name = text[start:end]
             key = name.lower()
@@ -1063,11 +1100,23 @@ class _Quantity:
     concentration: bool = False
 
 
+# "i-ii tabs", "ii caps": a count of tablets in lower-case Roman numerals
+_ROMAN_COUNT = re.compile(r"(?<![\w.])(?-i:(i{1,3}|iv))(?:\s*-\s*(?-i:(i{1,3}|iv)))?(?=\s*(?i:tabs?|tablets?|caps?|"
+                          r"capsules?|puffs?)\b)")
+_ROMAN = {"i": "1", "ii": "2", "iii": "3", "iv": "4"}
+
+
+def _arabic_count(match: re.Match) -> str:
+    """The Roman count in figures, padded to its length (so the line's positions hold)."""
+    written = _ROMAN[match.group(1)] + (f"-{_ROMAN[match.group(2)]}" if match.group(2) else "")
+    return written.ljust(len(match.group(0)))
+
+
 def _patch_rates(text: str, vocab: Vocabulary) -> list[_Quantity]:
     """A patch's rate: "21 mg/24 h", "25 mcg/hr" (what it gives each day or hour); a
     ceiling ("max 3 mg/hr") is no dose."""
     found = []
-    for m in re.finditer(rf"(?<![\w.])(\d+(?:[.,]\d+)?)\s*({vocab.unit_pattern})\s*(?:/|per\s+)\s*(?:(24|72)\s*)?"
+    for m in re.finditer(rf"(?<![\w.])(\d+(?:[.,]\d+)?)\s*({vocab.unit_pattern})\s*(?:/|per\s+)\s*(?:(16|24|72)\s*)?"
                          rf"(?:h|hr|hrs|hours?)\b", text, re.IGNORECASE):
         term = vocab.units[m.group(2).lower()]
         ceiling = re.search(r"\b(?:max(?:imum)?|no more than|up to|not (?:to )?exceed)\W*$",
@@ -1082,6 +1131,7 @@ def _patch_rates(text: str, vocab: Vocabulary) -> list[_Quantity]:
 def _quantities(text: str, vocab: Vocabulary) -> list[_Quantity]:
     """The doses `text` writes, in order: "15 mg/5 mL" as one concentration, "2-4 puffs" as
     one range, and "1 unit per 12 g" as one ratio."""
+    text = _ROMAN_COUNT.sub(_arabic_count, text)
     unit = vocab.unit_pattern
     number = r"\d+(?:[.,]\d+)?"
     found: list[_Quantity] = []
@@ -1127,7 +1177,7 @@ def _quantities(text: str, vocab: Vocabulary) -> list[_Quantity]:
                                                    f"{'' if written == '%' else ' '}{written}",
                                term.value))
     # "2 x 500 mg tablets": how many of the strength, written as a multiplication
-    for m in re.finditer(rf"(?<![\w.])(\d{{1,2}})\s*[x×]\s*{number}\s*(?:{unit})\s+({unit})\b", text,
+    for m in re.finditer(rf"(?<![\w.])(\d{{1,2}})\s*[x×]\s*{number}(?:/{number})?\s*(?:{unit})\s+({unit})\b", text,
                          re.IGNORECASE):
         form = vocab.units.get(m.group(2).lower())
         if form is not None and form.value in vocab.dose_forms and not any(
@@ -1214,9 +1264,14 @@ def _frequency(text: str, vocab: Vocabulary) -> tuple[str, bool]:
     # "to be taken regularly rather than when needed"
     text = re.sub(r"\b(?:rather than|instead of|not)\s+(?:only\s+)?(?:(?:when|as|if)\s+(?:needed|required)|prn)\b",
                   " ", text, flags=re.IGNORECASE)
-    # "40 mg PO ON", "| ON |": the UK's omni nocte, never the word "on"
-    text = re.sub(r"(\|\s*|\b(?:mg|g|mcg|units?|tabs?|tablets?|caps?|PO|po|oral|Oral)\s+)O\.?N\.?"
-                  r"(?=\s*(?:\||$|PRN\b|[,;]))", r"\1at night", text)
+    # "40 mg PO ON", "| ON |", "2 tabs on    Constipation": the UK's omni nocte, never the
+    # word "on"; "30 mg om" omni mane, in the morning
+    after_dose = r"(\|\s*|(?:(?<=\d)|\b)(?:mg|g|mcg|micrograms?|units?|tabs?|tablets?|caps?|sachets?|PO|po|oral|Oral)\s+)"
+    ends = r"(?=\s*(?:\||$|PRN\b|prn\b|[,;])|\s{2,}|\s+(?:for|then|x)\b)"
+    text = re.sub(after_dose + r"O\.?N\.?" + ends, r"\1at night", text)
+    text = re.sub(after_dose + r"(?:o\.?n\.?|O\.?M\.?|o\.?m\.?)" + ends,
+                  lambda m: m.group(1) + ("at night" if m.group(0).rstrip(". ")[-1] in "nN" else "in the morning"),
+                  text)
     timings = vocab.timing_values(text)
     regular = [t for t in timings if t != "as needed"]
     specific = [t for t in regular if t in ("morning", "bedtime")]
@@ -1294,6 +1349,10 @@ _NOT_A_STATUS = re.compile(r"\badded\s+to\s+(?:her|his|their|the|your|this|that|
                            # a patch is replaced
                            r"\bchange\s+(?:(?:it|them|the|each|your|a)\s+)?(?:(?:new\s+)?(?:patch|patches|dressing)\s+)?"
                            r"(?:every|each|once|twice|weekly|daily|on\s+(?:mon|tue|wed|thu|fri|sat|sun))|"
+                           # "(BSLs 11-15 once the SGLT2 inhibitor was stopped)": what happened
+                           # to another medicine before
+                           r"\b(?:once|after|since|when)\s+(?:the|her|his|their|your)\s+(?:[\w-]+\s+){1,3}"
+                           r"(?:was|were|had\s+been)\s+(?:stopped|started|held|withheld|ceased)\b|"
                            # "Thank you for your continued care of Mrs X": the doctor's care
                            r"\bcontinued\s+(?:care|support|input|involvement|review)\b",
                            re.IGNORECASE)
@@ -1430,7 +1489,9 @@ def _reason(text: str, vocab: Vocabulary, *, brackets: bool = True) -> str:
             continue
         why = re.split(r"\s+(?:x\s*\d|until|then|max)\b|\s+[-–—]\s|,\s*(?:to|and|which|who|then|"
                        r"with|but|so|as|if|only|once)\b|\s+(?:you|she|he|they|we)\s+(?:can|may|should|"
-                       r"will|must|need)\b", why)[0].strip()
+                       r"will|must|need)\b"
+                       # the next instruction of an after-visit summary ("... bacteremia Take with water")
+                       r"|\s+(?:Take|Do|Apply|Use|Inject|Check|Give|Avoid|Keep|Call|Hold|Skip)\s", why)[0].strip()
         pieces = why.split(",")
         while len(pieces) > 1 and _status(pieces[-1], vocab) and len(pieces[-1].split()) <= 3:
             pieces.pop()  # "for athlete's foot, new"
@@ -1442,7 +1503,7 @@ def _reason(text: str, vocab: Vocabulary, *, brackets: bool = True) -> str:
     # "- 06:00, 10:00, 14:00" after a dash gives the times, "new for him" whom, not a reason
     # and "- no longer needed" says what to do, not why
     found = [(position, why) for position, why in found if re.search(r"[A-Za-z]{3}|^[A-Z]{2}$", why)
-             and why.lower() not in ("him", "her", "them", "you", "me", "it", "us")
+             and not re.fullmatch(r"(?:to\s+)?(?:him|her|them|you|me|it|us|the patient)", why, re.IGNORECASE)
              and not re.fullmatch(r"(?:no longer|not)\s+(?:needed|required|indicated)", why, re.IGNORECASE)]
     return min(found)[1] if found else ""
 
@@ -1465,7 +1526,8 @@ def _reason_in_brackets(inside: str, vocab: Vocabulary) -> bool:
                 or _status(inside, vocab) and len(inside.split()) <= 3 or _CLOCK.search(inside)
                 or lowered in NUMBER_WORDS
                 # "(PTA)", "(home med)": where it came from
-                or lowered in ("pta", "home med", "home medication", "own supply", "prior to admission", "otc")
+                or lowered in ("pta", "home med", "home medication", "own supply", "prior to admission", "otc",
+                               "rounded", "rounded up", "rounded down", "approx", "approximately")
                 or lowered.startswith(("until", "through", "x ", "see ", "e.g", "i.e", "or ", "and "))
                 # "(chew)", "(with food)": how to take it
                 or re.match(r"(?:chew|crush|dissolve|swallow|disperse|with food|after food|before food|"
@@ -1474,6 +1536,7 @@ def _reason_in_brackets(inside: str, vocab: Vocabulary) -> bool:
                 or re.fullmatch(r"[A-Za-z][A-Za-z0-9]{0,6}\s*[<>=]?\s*\d[\d.,/]*\s*\S*", inside.strip())
                 or _names_a_medicine(inside, vocab) or not re.search(r"[A-Za-z]{3}", inside)
                 or re.search(r"\b(?:usual|maintenance|starting|loading|total)\s+dose\b|\bbased on\b|"
+                             r"/\s*kg\b|\bper\s+(?:dose|kg)\b|"
                              r"\btotal\b", lowered)
                 or re.fullmatch(r"(?:immediate|extended|modified|slow|sustained|controlled|delayed)"
                                 r"[ -]release|otc|over the counter|ec|er|xl|sr|cr|dr|xr|la", lowered)
@@ -1587,7 +1650,10 @@ def _named_parts(text: str, names: list[tuple[int, int, str, str]]
             between = text[kept[-1][1]:name[0]]
             # ("hydrOXYzine pamoate (Vistaril)": its salt between them; "glyceryl trinitrate
             # spray, brand name Nitrolingual": the same medicine by its brand)
-            if re.fullmatch(r"\s*[(\[]\s*|(?:\s+\w+)?\s*[,(]?\s*(?:brand(?:\s+name)?|also\s+(?:called|known\s+as)|"
+            # "sodium valproate modified release (Epilim Chrono)": its brand after its form)
+            if re.fullmatch(r"\s*(?:(?:modified|extended|slow|sustained|controlled|delayed|prolonged|release|"
+                            r"mr|er|xl|sr|cr|ec|tablets?|capsules?|liquid|oral|solution|suspension)\s+){0,3}[(\[]\s*"
+                            r"|(?:\s+\w+)?\s*[,(]?\s*(?:brand(?:\s+name)?|also\s+(?:called|known\s+as)|"
                             r"known\s+as|sold\s+as|trade\s+name)\s*:?\s*", between, re.IGNORECASE) or (
                     name[3] == kept[-1][3] and re.fullmatch(r"\s*(?:[/(\[]|(?:[a-z]+\s+){1,2}[(\[])?\s*", between)):
                 continue
@@ -1717,15 +1783,21 @@ def _unnamed_medicine(named: str, vocab: Vocabulary, *, in_list: bool) -> tuple[
     cut = min(ends)
     name = rest[:cut].strip()
     words = name.split()
-    if (in_list and 2 <= len(words) <= 4 and words[0][:1].isupper()
-            and words[-1].lower() in ("cream", "ointment", "gel", "lotion", "emollient", "shampoo", "wash")
-            and re.match(r"\s*[-–—:,]?\s*(?:apply|use|massage|rub|smooth)\b", rest[cut:], re.IGNORECASE)):
+    if (in_list and 1 <= len(words) <= 4 and words[0][:1].isupper() and (
+            len(words) >= 2 and words[-1].lower() in ("cream", "ointment", "gel", "lotion", "emollient", "shampoo",
+                                                      "wash")
+            and re.match(r"\s*[-–—:,]?\s*(?:apply|use|massage|rub|smooth)\b", rest[cut:], re.IGNORECASE)
+            # "Lanolin (Lansinoh) - apply to nipples as needed": a product and its brand
+            or re.match(r"\s*\([A-Z][\w-]+\)\s*[-–—:,]\s*(?:apply|massage|rub|smooth)\b", rest[cut:],
+                        re.IGNORECASE))):
         return start, start + len(name)  # "Glaxal Base cream - apply to whole body three times daily"
     if (not name or len(words) > 4 or not re.search(r"[A-Za-z]{3}", name) or not name[0].isalpha()
             or words[-1].lower() in vocab.not_medicines  # "Wear your CPAP every night"
             or {w.lower().strip(":,") for w in words} & _INSTRUCTION_WORDS
             # "Take the patch off at bedtime": the form of a medicine named before
             or words[0].lower() in vocab.units and vocab.units[words[0].lower()].value in vocab.dose_forms
+            or words[0].lower() in ("she", "he", "they", "we", "you", "i", "it", "her", "his", "their",
+                                    "patient", "mr", "mrs", "ms")  # "She has stopped ..."
             or words[0].lower() in ("taking", "using", "giving", "of", "pill", "pills", "tablet",
                                     "tablets", "dose", "doses",
                                     "more", "less", "than", "about", "approximately", "up", "at", "a",
@@ -1810,6 +1882,8 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
     Long: a medicine line's readings (status, dose, timing, US and UK forms) in the order they
     must be tried."""
     body = _BULLET.sub("", text, count=1)
+    if _KNOWN_AS.match(body):
+        return []  # the brand of the medicine above ("Commonly known as: EMLA")
     offset = len(text) - len(body)
     prefix = _STATUS_PREFIX.match(body)
     named = body[prefix.end():] if prefix else body
@@ -2022,6 +2096,11 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
             if not medication.status and stated:
                 medication.doubt = ("the line names several medicines, and the status it "
                                     "gives may be this one's too")
+    if found and re.search(r"\b(?:if|unless)\b", said_of[:parts[0][1]], re.IGNORECASE):
+        # "If he is vomiting ... miss the metformin and empagliflozin until eating again": a
+        # sick-day rule's end is no end of the medicines
+        for medication in found:
+            medication.until = ""
     stepped = []
     for index, medication in enumerate(found):
         for step in earlier_steps.get(index, []):
@@ -2237,7 +2316,11 @@ def _merge(medications: list[Medication], new: Medication) -> Medication:
         two_products = bool((set(known.name.lower().split()) ^ set(new.name.lower().split()))
                             & _RELEASE_FORMS and known.dose and new.dose) or bool(
             # eye drops and tablets of one medicine are two things to take
-            known.route and new.route and known.route != new.route)
+            known.route and new.route and known.route != new.route) or bool(
+            # "| Hydrocortisone 10 mg tab | ... | 07:00 |" over "| Hydrocortisone 5 mg tab | ... |
+            # 14:00 |": two doses of one day, each on its own line of the list
+            known.section == new.section and known.dose and new.dose and known.dose != new.dose
+            and known.time and new.time and known.time != new.time and not known.step and not new.step)
         if (known.name.lower() == new.name.lower() or known.key and known.key == new.key
                 and _same_medicine(known.name, new.name) or _named_as(known, new)) \
                 and same_step and not two_products:
