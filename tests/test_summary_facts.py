@@ -768,3 +768,11 @@ def test_a_space_laid_table_s_header_and_a_stamp_are_no_content(glossary):
     assert not any("Home dose" in item for item in items) and len(items) == 1
     assert [(m.name, m.status, m.frequency) for m in facts.medications] == [("Lansoprazole", "new", "morning")]
     assert {s.kind for s in facts.sections if s.title.startswith(("eDS", "Typed"))} == {"letter"}
+
+
+def test_on_and_once_that_are_no_timing(glossary):
+    # (a wrapped line is no column gap; "once during the day" is once)
+    [prednisolone] = _fields("Discharge medications:\n- Prednisolone 20 mg on\n      alternate days\n",
+                             glossary, "dmy")
+    [iron] = _fields("Discharge medications:\n- Ferrous sulfate 200 mg, take once during the day\n", glossary, "dmy")
+    assert prednisolone["frequency"] == "every other day" and iron["frequency"] == "once"

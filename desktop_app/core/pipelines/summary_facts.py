@@ -1267,7 +1267,7 @@ def _frequency(text: str, vocab: Vocabulary) -> tuple[str, bool]:
     # "40 mg PO ON", "| ON |", "2 tabs on    Constipation": the UK's omni nocte, never the
     # word "on"; "30 mg om" omni mane, in the morning
     after_dose = r"(\|\s*|(?:(?<=\d)|\b)(?:mg|g|mcg|micrograms?|units?|tabs?|tablets?|caps?|sachets?|PO|po|oral|Oral)\s+)"
-    ends = r"(?=\s*(?:\||$|PRN\b|prn\b|[,;])|\s{2,}|\s+(?:for|then|x)\b)"
+    ends = r"(?=[ \t]*(?:\||$|PRN\b|prn\b|[,;])|[ \t]{2,}|[ \t]+(?:for|then|x)\b)"
     text = re.sub(after_dose + r"O\.?N\.?" + ends, r"\1at night", text)
     text = re.sub(after_dose + r"(?:o\.?n\.?|O\.?M\.?|o\.?m\.?)" + ends,
                   lambda m: m.group(1) + ("at night" if m.group(0).rstrip(". ")[-1] in "nN" else "in the morning"),

@@ -361,7 +361,7 @@ _SPELLED_OUT = re.compile(r"(?<=\d)\s*\((?:one|two|three|four|five|six|seven|eig
                           r"twelve|twenty-four)\)", re.IGNORECASE)
 # "once she is eating normally", "once the creatinine settles": when, not how often
 _ONCE_WHEN = re.compile(r"\bonce\s+(?=(?:she|he|they|you|it|we|the|her|his|their|your|this|that|there|"
-                        r"all|any|each|renal|kidney|creatinine|blood)\b|(?!(?:morning|evening)\b)[a-z]+ing\b)",
+                        r"all|any|each|renal|kidney|creatinine|blood)\b|(?!(?:morning|evening|during)\b)[a-z]+ing\b)",
                         re.IGNORECASE)
 
 # ---- dates -----------------------------------------------------------------------------
