@@ -384,3 +384,10 @@ def test_a_diagnosis_said_twice_is_told_once_the_longer_way(glossary):
 ])
 def test_a_term_the_lexicon_does_not_know_whole_keeps_its_words(written, kept, glossary):
     assert Explainer(glossary, "").explain(written).startswith(kept)
+
+
+def test_a_lexicon_form_never_cuts_a_medicine_s_name(glossary):
+    # (session 44: with the formulary, "insulin lispro" is a name; "sliding scale insulin"
+    # would have taken its first word)
+    swapped, _replaced = lay_words("Sliding scale insulin lispro was used with meals.", glossary)
+    assert "insulin lispro" in swapped

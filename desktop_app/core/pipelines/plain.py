@@ -298,6 +298,10 @@ def lay_words(text: str, glossary: Glossary | None, protected: list[tuple[int, i
     will hear the name again."""
     words = lexicon()
     terms = [(m.start, m.end) for m in glossary.match(text)] if glossary is not None else []
+    # and a medicine's name the glossary does not hold ("sliding scale insulin lispro": the
+    # form would cut "insulin lispro")
+    vocab = vocabulary()
+    terms += [m.span() for m in vocab.stem_word.finditer(text) if vocab.is_medicine_word(m.group(0))]
     out, replaced, position = [], [], 0
     found = [m for m in words.pattern.finditer(text) if words.key_of(m.group(0))]
     # Two forms side by side make a term the lexicon does not know as a whole ("pulmonary
