@@ -776,3 +776,9 @@ def test_on_and_once_that_are_no_timing(glossary):
                              glossary, "dmy")
     [iron] = _fields("Discharge medications:\n- Ferrous sulfate 200 mg, take once during the day\n", glossary, "dmy")
     assert prednisolone["frequency"] == "every other day" and iron["frequency"] == "once"
+
+
+def test_what_a_medicine_does_is_never_cut_mid_word(glossary):
+    [ibuprofen] = _fields("Discharge medications:\n- Ibuprofen 200 mg - STOP. It can hide a fever and raises bleeding "
+                          "risk when your platelets are low.\n", glossary)
+    assert ibuprofen["reason"].endswith("platelets are low")

@@ -718,7 +718,7 @@ _IT_DOES = re.compile(r"(?:\b(?:it|this)|,\s*which)\s+(?P<why>(?:helps|protects|
                       r"controls|eases|relieves|keeps|can harm|can cause|can damage|may harm|may cause|"
                       r"can hide|may hide|can mask|may mask|blocks|interferes with|undoes|"
                       r"raises|increases|has been replaced (?:by|with)|was replaced (?:by|with)|"
-                      r"is replaced by)\b[^.;]{3,60})|(?P<why2>\breplaced (?:by|with) [^.;()]{3,40})",
+                      r"is replaced by)\b[^.;]{3,100}(?=[.;]|$))|(?P<why2>\breplaced (?:by|with) [^.;()]{3,40})",
                       re.IGNORECASE)
 # "to prevent blood clots", "helps to lower blood pressure"
 _PURPOSE = re.compile(r"(?i:(?<!how )(?<!when )(?<!what )(?<!need )(?<!have )\b(?:to|helps?(?: to)?)\s+"
