@@ -254,3 +254,16 @@ def test_run_ons_and_table_headers_never_reach_the_patient(expected, glossary):
         for header in headers:
             cells = [c.strip() for c in header.strip().strip("|").split("|") if c.strip()]
             assert ", ".join(cells) not in text, text
+
+
+def test_a_list_s_own_notes_reach_the_handout_whole_and_its_preamble_does_not(glossary):
+    # (session 45: a note wrapped at a fixed width came out as a bullet broken in two)
+    summary = ("DISCHARGE MEDICATIONS:\nThe list below is exactly what prints on the After Visit Summary.\n\n"
+               "Your medication list has changed. Please read the whole list. Bring it and all of your pill\n"
+               "bottles to every visit.\n\n"
+               "1. Furosemide 40 mg by mouth daily - NEW\n")
+    facts = read_summary(summary, glossary)
+    handout = handout_tables(summary, facts, glossary, Trace(kind="simplify"))
+    assert handout.more_from_lists["medications"] == [
+        "Your medication list has changed. Please read the whole list. Bring it and all of your pill "
+        "bottles to every visit."]

@@ -373,3 +373,19 @@ def test_page_one_of_a_short_summary_s_handout_is_what_to_do_now(glossary, tmp_p
     assert all(row.medicine in first for row in handout.medicines)
     for _heading, items in handout.page_one_lists():
         assert all(" ".join(item.split()) in first for item in items)
+
+
+def test_a_count_beside_a_total_is_never_a_count_of_that_strength(glossary):
+    """"Take 2 tablets (40 mg total)" with no strength written is 2 tablets making 40 mg, not
+    "2 tablets of 40 mg" (twice the dose); beside a strength it reads "2 tablets of 20 mg"."""
+    from desktop_app.core.pipelines.evidence import Explainer
+    from desktop_app.core.pipelines.simplify import medicine_row
+    from desktop_app.core.pipelines.summary_facts import Medication
+
+    explainer = Explainer(glossary, "", "mdy", True, glosses=0)
+    total = Medication("Prednisone", dose="40 mg", count="2 tablets",
+                       text="Prednisone: take 2 tablets (40 mg total) every morning")
+    strength = Medication("Prednisone", dose="20 mg", count="2 tablets",
+                          text="Prednisone 20 mg tablet: take 2 tablets (40 mg total) every morning")
+    assert medicine_row(total, explainer).how_much == "2 tablets (40 mg in all)"
+    assert medicine_row(strength, explainer).how_much == "2 tablets of 20 mg"

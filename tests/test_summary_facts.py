@@ -782,3 +782,15 @@ def test_what_a_medicine_does_is_never_cut_mid_word(glossary):
     [ibuprofen] = _fields("Discharge medications:\n- Ibuprofen 200 mg - STOP. It can hide a fever and raises bleeding "
                           "risk when your platelets are low.\n", glossary)
     assert ibuprofen["reason"].endswith("platelets are low")
+
+
+# Session 45.
+def test_a_taper_step_s_total_is_no_new_strength(glossary):
+    # "(50 mg total)" is what 2.5 tablets of 20 mg add up to; the reason after the steps is
+    # every step's
+    meds = _fields("DISCHARGE MEDICATIONS:\npredniSONE 20 mg tablet\n    Take 3 tablets (60 mg total) by mouth "
+                   "every morning for 7 days, THEN 2.5 tablets (50 mg total) every morning for 7 days, THEN 2 "
+                   "tablets (40 mg total) every morning. Reason: lupus nephritis\n", glossary)
+    assert [(m["dose"], m["count"], m.get("reason")) for m in meds] == [
+        ("20 mg", "3 tablets", "lupus nephritis"), ("20 mg", "2.5 tablets", "lupus nephritis"),
+        ("20 mg", "2 tablets", "lupus nephritis")]

@@ -59,6 +59,11 @@ from .vocabulary import DATE, plain_date, vocabulary
 MAX_WORDS_TO_KNOW = 30
 SECTION_CHARS = 1200  # a longer narrative section is rewritten in pieces of about this size
 LIST_KINDS = ("medications", "follow_up", "warning_signs", "restrictions")
+# A line about the list itself ("The list below is what prints on the After Visit Summary",
+# "The following medications were reconciled:") tells the patient nothing to do.
+_ABOUT_THE_LIST = re.compile(r"^(?:the|this)\s+(?:list|table|following)\b|\b(?:list|table)\s+"
+                             r"(?:below|above)\b|\bas\s+(?:below|follows)\s*:?\s*$",
+                             re.IGNORECASE)
 CHANGE_LABELS = {"new": "NEW", "changed": "CHANGED", "stopped": "STOP", "held": "ON HOLD",
                  "resume": "RESTART", "unchanged": "NO CHANGE"}
 DOUBT_LABEL = "ASK"
@@ -302,6 +307,12 @@ def medicine_row(medication: Medication, explainer: Explainer) -> MedicineRow:
     if m.duration:
         until = f"for {m.duration}" + (f", {until}" if until else "")
     how_much = f"{m.count} of {m.dose}" if m.count and m.dose else m.dose or m.count
+    written = [w.group(1) for w in re.finditer(rf"(?<![\d.]){re.escape(m.dose)}(\s+(?:total|in\s+(?:all|total))\b)?",
+                                                m.text, re.IGNORECASE)] if m.count and m.dose else []
+    if written and all(written):
+        # "Take 2 tablets (40 mg total)" with no tablet strength written: never "2 tablets of
+        # 40 mg", which would be twice the dose
+        how_much = f"{m.count} ({m.dose} in all)"
     if m.doubt:
         # Which medicine the line's status is for cannot be told: its own words, whole.
         return MedicineRow(m.name, explainer.meaning(m.name), how_much,
@@ -358,9 +369,10 @@ def handout_tables(summary: str, facts: SummaryFacts, glossary: Glossary | None,
         if kind not in LIST_KINDS:
             continue
         for a, b in section_items(summary, section):
-            line = patient_text(summary[a:b].strip())
+            # (a line wrapped at a fixed width is one line to the reader)
+            line = re.sub(r"\s*\n\s*", " ", patient_text(summary[a:b].strip()))
             if (re.search(r"[A-Za-z]{3}", line) and not _covered(a, b, spans)
-                    and not reads_like_instruction(line)):
+                    and not reads_like_instruction(line) and not _ABOUT_THE_LIST.search(line)):
                 more.setdefault(kind, []).append(explainer.explain(line))
     return Handout(medicines, appointments, warnings, restrictions, more, [], [], [], trace)
 

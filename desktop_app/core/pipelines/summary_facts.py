@@ -2151,7 +2151,9 @@ def _stepped(first: Medication, own: str, steps: list[tuple[int, int]], vocab: V
     # brackets after the last step ("then 5 mg (usual maintenance dose)") is that step's.
     # (the reason's words may run over a line break of the summary's: "on hold\n    May")
     spread = r"\s+".join(map(re.escape, first.reason.split()))
-    shared = first.reason if first.reason and re.search(rf"\bfor\s+{spread}", own, re.IGNORECASE) else ""
+    # ("... THEN 2 tablets every morning. Reason: lupus nephritis": a label after the steps)
+    shared = first.reason if first.reason and re.search(
+        rf"\b(?:for|(?:reason|indications?)\s*:)\s+{spread}", own, re.IGNORECASE) else ""
     for number, (a, b) in enumerate(steps, start=1):
         step = Medication(first.name, key=first.key, text=first.text, start=first.start,
                           end=first.end, section=first.section, label=first.label, step=number)
@@ -2164,6 +2166,10 @@ def _stepped(first: Medication, own: str, steps: list[tuple[int, int]], vocab: V
                 and not any(q.unit in vocab.dose_forms for q in _quantities(strength, vocab)):
             # "267 mg capsules, 1 capsule t.i.d. ..., then 2 capsules t.i.d.": more of the strength
             step.dose, step.count = strength, step.dose
+        elif step.count and step.dose and strength and step.dose != strength and re.search(
+                rf"{re.escape(step.dose)}\s+(?:total|in\s+(?:all|total))\b", own[a:b], re.IGNORECASE):
+            # "THEN 2.5 tablets (50 mg total)": what the tablets add up to, of the same strength
+            step.dose = strength
         elif taken and taken[0].unit == "ml" and "/" in strength and strength.endswith("mL"):
             # "15 mg/5 mL ... 11 mL once a day for 4 weeks, then 11 mL every other day": more
             # of the same liquid
