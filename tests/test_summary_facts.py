@@ -794,3 +794,35 @@ def test_a_taper_step_s_total_is_no_new_strength(glossary):
     assert [(m["dose"], m["count"], m.get("reason")) for m in meds] == [
         ("20 mg", "3 tablets", "lupus nephritis"), ("20 mg", "2.5 tablets", "lupus nephritis"),
         ("20 mg", "2 tablets", "lupus nephritis")]
+
+
+def test_a_space_laid_reconciliation_table_is_read_by_its_columns(glossary):
+    # the dose before the stay is the change's "from", never what to take now; a stopped
+    # row's only dose is its home dose; comments give the reason, not when or where from
+    summary = ("Medicines reconciliation\n"
+               "Medicine              Home dose           Action      Discharge dose      Comment\n"
+               "Levothyroxine      100 micrograms om      INCREASED   125 micrograms om   Rifampicin speeds its breakdown\n"
+               "Desogestrel           75 micrograms od    STOPPED     -                   Makes it unreliable\n"
+               "Paracetamol           1 g qds prn         CHANGED     1 g qds             Regular now\n"
+               "Zoladex LA 10.8 mg    -                   Continue    no change           Next implant due 12/12/2025\n")
+    levothyroxine, desogestrel, paracetamol, zoladex = _fields(summary, glossary, "dmy")
+    assert (levothyroxine["dose"], levothyroxine["changed_from"], levothyroxine["changed_to"],
+            levothyroxine["reason"]) == ("125 micrograms", "100 micrograms om", "125 micrograms om",
+                                         "Rifampicin speeds its breakdown")
+    assert (desogestrel["status"], desogestrel["dose"], desogestrel["frequency"]) == ("stopped", "75 micrograms", "1/day")
+    assert "as_needed" not in paracetamol and paracetamol["changed_from"] == "1 g qds prn"
+    assert "reason" not in paracetamol and "reason" not in zoladex
+
+
+def test_a_pipe_table_s_home_dose_is_no_dose_to_take(glossary):
+    [omeprazole] = _fields("Discharge medications:\n| Medicine | Home dose | Discharge dose | Change |\n"
+                           "|---|---|---|---|\n| Omeprazole | 20 mg daily prn | 40 mg twice daily | Increased |\n",
+                           glossary)
+    assert (omeprazole["dose"], omeprazole["frequency"], omeprazole["changed_from"]) == (
+        "40 mg", "2/day", "20 mg daily prn") and "as_needed" not in omeprazole
+
+
+def test_a_liquid_combination_keeps_both_strengths(glossary):
+    [hydrocodone] = _fields("Discharge medications:\n4. Hydrocodone-acetaminophen 7.5-325 mg/15 mL oral solution,"
+                            " 10 mL by mouth every 6 hours as needed\n", glossary)
+    assert (hydrocodone["dose"], hydrocodone["count"]) == ("7.5-325 mg/15 mL", "10 mL")

@@ -50,7 +50,7 @@ from .grounding import missing_facts, not_in_summary, unsupported_facts
 from .plain import list_items
 from .safety import inspect_document, neutralise_control_markers, reads_like_instruction
 from .summary_facts import (Medication, SummaryFacts, SummarySection, medicine_names, patient_text,
-                            read_summary, section_items)
+                            read_summary, section_items, uk_dose_times)
 from ..hashing import sha256_text
 from .retry import Turns, attempts_until_passed
 from .trace import Attempt, CallRecord, Gate, Trace
@@ -321,7 +321,7 @@ def medicine_row(medication: Medication, explainer: Explainer) -> MedicineRow:
                            "what this means for this medicine.", m.text)
     why = []
     if m.status == "changed" and m.changed_from:
-        why.append(f"Was {m.changed_from}.")
+        why.append(explainer.explain(f"Was {uk_dose_times(m.changed_from)}."))
     if m.reason:
         why.append(explainer.explain(m.reason))
     return MedicineRow(m.name, explainer.meaning(m.name), how_much,

@@ -878,6 +878,59 @@ def _is_table_header(line: str, next_line: str, vocab: Vocabulary) -> bool:
     return named >= max(2, (2 * len(cells) + 2) // 3)
 
 
+def spaced_columns(summary: str, section: SummarySection, position: int,
+                   vocab: Vocabulary | None = None) -> list[tuple[str, int]]:
+    """The columns (name in lower case, where it starts on the line) of the space-laid table
+    ("Medicine      Home dose     Action     Discharge dose     Comment") the row at
+    `position` belongs to, or []: a blank line ends a table."""
+    vocab = vocab or vocabulary()
+    columns: list[tuple[str, int]] = []
+    for a, b in _line_spans(summary[section.body_start:section.end]):
+        start = section.body_start + a
+        if start > position:
+            break
+        line = summary[start:section.body_start + b]
+        if not line.strip():
+            columns = []
+        elif not _TABLE_ROW.match(line) and _is_table_header(line, "", vocab):
+            columns = [(m.group(0).lower(), m.start()) for m in re.finditer(r"\S+(?: \S+)*", line)]
+    return columns
+
+
+def _piped(summary: str, a: int, b: int, columns: list[tuple[str, int]]) -> str:
+    """The item `summary[a:b]`, a row of a space-laid table, with bars between its cells (each
+    cell under the column it overlaps most; a word starting right at a column's start begins
+    that column's cell), so that it reads as a table row; offsets kept."""
+    line_start = summary.rfind("\n", 0, a) + 1
+    line_end = summary.find("\n", a)
+    row = summary[line_start:b if line_end < 0 or line_end > b else line_end]
+    starts = [start for _name, start in columns]
+    pieces: list[tuple[int, int]] = []
+    for m in re.finditer(r"\S+(?: \S+)*", row):
+        cut = m.start()
+        for start in starts:  # "... (max 8 tabs in 24 h) Pain or fever", "Pain" under "Comment"
+            if cut < start < m.end() and row[start - 1] == " " and row[start - 2] != " ":
+                pieces.append((cut, start - 1))
+                cut = start
+        pieces.append((cut, m.end()))
+    cells: list[tuple[int, int, int]] = []
+    for start, end in pieces:
+        overlap = [max(0, min(end, (starts + [len(row) + 1])[i + 1]) - max(start, starts[i]))
+                   for i in range(len(starts))]
+        column = max(range(len(starts)), key=lambda i: (overlap[i], -i))
+        cells.append((start, end, max(column, cells[-1][2] if cells else 0)))
+    if len({column for _a, _b, column in cells}) < 2:
+        return summary[a:b]
+    chars = list(summary[a:b])
+    for (_s, end, column), (start, _e, next_column) in zip(cells, cells[1:]):
+        # one bar per column the gap passes; the gap holds at least one space beside them
+        for bar in range(min(next_column - column, max(0, start - end - 1))):
+            chars[line_start + end + bar - a] = "|"
+        if next_column > column and start - end == 1:
+            chars[line_start + end - a] = "|"
+    return "".join(chars)
+
+
 def table_header(summary: str, section: SummarySection, position: int,
                  vocab: Vocabulary | None = None) -> list[str]:
     """The column names (lower case) of the table the row at `position` belongs to, or []."""
@@ -1135,8 +1188,9 @@ def _quantities(text: str, vocab: Vocabulary) -> list[_Quantity]:
     unit = vocab.unit_pattern
     number = r"\d+(?:[.,]\d+)?"
     found: list[_Quantity] = []
-    concentration = re.compile(rf"(?<![\w.])({number})\s*({unit})\s*/\s*({number})?\s*({unit})(?![\w/])",
-                               re.IGNORECASE)
+    # ("7.5-325 mg/15 mL", "400/57 mg/5 mL": a combination's two strengths in one volume)
+    concentration = re.compile(rf"(?<![\w.])({number}(?:\s*[-/]\s*{number})?)\s*({unit})\s*/\s*({number})?\s*"
+                               rf"({unit})(?![\w/])", re.IGNORECASE)
     # "90 mcg/puff", "50 mcg/spray": the strength of each one taken
     for m in re.finditer(rf"(?<![\w.])({number})\s*({unit})\s*(?:/|per\s+)(?:puff|spray|actuation|inhalation|"
                          rf"drop|dose)\b", text, re.IGNORECASE):
@@ -1149,8 +1203,8 @@ def _quantities(text: str, vocab: Vocabulary) -> list[_Quantity]:
             continue
         if first.value in vocab.dose_units and second.value in ("ml", "l"):
             per = f"{_number_text(m.group(3))} " if m.group(3) else ""
-            found.append(_Quantity(m.start(), m.end(),
-                                   f"{_number_text(m.group(1))} {first.plain}/{per}{second.plain}",
+            strength = re.sub(r"[\d.,]+", lambda n: _number_text(n.group(0)), re.sub(r"\s+", "", m.group(1)))
+            found.append(_Quantity(m.start(), m.end(), f"{strength} {first.plain}/{per}{second.plain}",
                                    second.value, True))
     words = "|".join(NUMBER_WORDS)
     # "2-4 puffs", and "2.5ml to 5ml" with the unit written twice (the same unit)
@@ -1257,6 +1311,18 @@ def _clock_times(text: str) -> str:
     return ", ".join(dict.fromkeys(times))
 
 
+def uk_dose_times(text: str) -> str:
+    """`text` with the UK's "ON" and "OM" after a dose in words: "40 mg PO ON", "| ON |",
+    "2 tabs on    Constipation" (omni nocte) at night, never the word "on"; "30 mg om"
+    (omni mane) in the morning."""
+    after_dose = r"(\|\s*|(?:(?<=\d)|\b)(?:mg|g|mcg|micrograms?|units?|tabs?|tablets?|caps?|sachets?|PO|po|oral|Oral)\s+)"
+    ends = r"(?=[ \t]*(?:\||$|PRN\b|prn\b|[,;])|[ \t]{2,}|[ \t]+(?:for|then|x)\b)"
+    text = re.sub(after_dose + r"O\.?N\.?" + ends, r"\1at night", text)
+    return re.sub(after_dose + r"(?:o\.?n\.?|O\.?M\.?|o\.?m\.?)" + ends,
+                  lambda m: m.group(1) + ("at night" if m.group(0).rstrip(". ")[-1] in "nN" else "in the morning"),
+                  text)
+
+
 def _frequency(text: str, vocab: Vocabulary) -> tuple[str, bool]:
     """(frequency, as needed) of a line: its first regular timing, where a time of day
     ("at night", "every morning") says more than "once a day"; "as needed" when it gives
@@ -1264,15 +1330,7 @@ def _frequency(text: str, vocab: Vocabulary) -> tuple[str, bool]:
     # "to be taken regularly rather than when needed"
     text = re.sub(r"\b(?:rather than|instead of|not)\s+(?:only\s+)?(?:(?:when|as|if)\s+(?:needed|required)|prn)\b",
                   " ", text, flags=re.IGNORECASE)
-    # "40 mg PO ON", "| ON |", "2 tabs on    Constipation": the UK's omni nocte, never the
-    # word "on"; "30 mg om" omni mane, in the morning
-    after_dose = r"(\|\s*|(?:(?<=\d)|\b)(?:mg|g|mcg|micrograms?|units?|tabs?|tablets?|caps?|sachets?|PO|po|oral|Oral)\s+)"
-    ends = r"(?=[ \t]*(?:\||$|PRN\b|prn\b|[,;])|[ \t]{2,}|[ \t]+(?:for|then|x)\b)"
-    text = re.sub(after_dose + r"O\.?N\.?" + ends, r"\1at night", text)
-    text = re.sub(after_dose + r"(?:o\.?n\.?|O\.?M\.?|o\.?m\.?)" + ends,
-                  lambda m: m.group(1) + ("at night" if m.group(0).rstrip(". ")[-1] in "nN" else "in the morning"),
-                  text)
-    timings = vocab.timing_values(text)
+    timings = vocab.timing_values(uk_dose_times(text))
     regular = [t for t in timings if t != "as needed"]
     specific = [t for t in regular if t in ("morning", "bedtime")]
     # "once each morning": "once" there is how many times a day, not a single dose
@@ -2491,10 +2549,20 @@ def _without_record_cells(line: str, header: list[str], vocab: Vocabulary) -> st
     for bar in bars + [len(line)]:
         cells.append((start, bar))
         start = bar + 1
+    # The dose before the stay is read only when the row gives no other ("| 75 micrograms od
+    # | STOPPED | - |": what is stopped)
+    doses = [line[a:b] for name, (a, b) in zip(header, cells) if "dose" in name
+             and name not in vocab.previous_dose_columns and name not in vocab.record_columns]
+    stopped_only = bool(doses) and not any(re.search(r"\d", dose) for dose in doses)
     for name, (a, b) in zip(header, cells):
-        if name in vocab.record_columns:
+        if name in vocab.record_columns or name in vocab.previous_dose_columns and not stopped_only:
             line = line[:a] + " " * (b - a) + line[b:]
     return line
+
+
+def _cell(line: str, header: list[str], columns: frozenset[str]) -> str:
+    """The text of a table row's first cell under one of `columns` ('' when none)."""
+    return next((cell for name, cell in zip(header, _cells(line)) if name in columns), "")
 
 
 def _reason_cell(line: str, header: list[str], vocab: Vocabulary) -> str:
@@ -2508,7 +2576,11 @@ def _reason_cell(line: str, header: list[str], vocab: Vocabulary) -> str:
             while len(pieces) > 1 and _status(pieces[-1], vocab) and len(pieces[-1].split()) <= 3:
                 pieces.pop()  # "anti-rejection, no change"
             first = ",".join(pieces).strip()
+            # ("Regular now", "Next implant due 12/12/2025", "Hospital supply only": what changed,
+            # when and where from, never why)
             if (first and not _INSTRUCTION_START.match(first) and not _quantities(first, vocab)
+                    and not DATE.search(first) and not re.search(r"\b(?:now|due|supply|supplied)\b",
+                                                                 first, re.IGNORECASE)
                     and not (_status(first, vocab) and len(first.split()) <= 3)
                     and not first.lower().startswith(("see ", "held", "increased", "reduced", "up from",
                                                       "decreased", "was ", "changed", "plus ", "also ",
@@ -2842,6 +2914,35 @@ def _labelled(medication: Medication, status: str, label: str, line: str, vocab:
 _ROW_LABEL = re.compile(r"^\s*(?P<label>[A-Za-z][A-Za-z ]{2,20}):\s{2,}(?=\S)")
 
 
+def _table_row(summary: str, section: SummarySection, a: int, b: int,
+               vocab: Vocabulary) -> tuple[str, list[str]]:
+    """The item `summary[a:b]` and the column names of the table it is a row of ([] when it
+    is none); a row of a table laid out with spaces comes with bars between its cells."""
+    line = summary[a:b]
+    if _TABLE_ROW.match(line):
+        return line, table_header(summary, section, a, vocab)
+    spaced = spaced_columns(summary, section, a, vocab)
+    if spaced:
+        line = _piped(summary, a, b, spaced)
+        if _TABLE_ROW.match(line.split("\n")[0]):
+            return line, [name for name, _start in spaced]
+    return line, []
+
+
+def _from_columns(medication: Medication, row: str, header: list[str], before: str,
+                  vocab: Vocabulary) -> None:
+    """What a table row's own columns add to its medicine: the brand, the change from the
+    dose before the stay ("100 micrograms om" to "125 micrograms om"), the reason."""
+    _brand_cell(medication, row, header)
+    now = _cell(row, header, frozenset(n for n in header if "dose" in n and n not in vocab.record_columns
+                                       and n not in vocab.previous_dose_columns))
+    if medication.status == "changed" and re.search(r"\w", before) and not medication.changed_from:
+        medication.changed_from, medication.changed_to = before, now
+    why = _reason_cell(row, header, vocab)
+    if why and not medication.reason.startswith("replaced") and not (medication.as_needed and medication.reason):
+        medication.reason = why  # the row's own column says why
+
+
 def _brand_cell(medication: Medication, row: str, header: list[str]) -> None:
     """"| Cartia | aspirin | 100 mg | ...": a table's brand column names the medicine as the
     patient's packet does, beside its generic name."""
@@ -2893,7 +2994,7 @@ def _read_medication_list(summary: str, section: SummarySection, items: list[tup
     for a, b in items:
         line = summary[a:b]
         row = _row_label(summary[summary.rfind("\n", 0, a) + 1:b], row, vocab)
-        header = table_header(summary, section, a, vocab) if _TABLE_ROW.match(line) else []
+        line, header = _table_row(summary, section, a, b, vocab)
         if _TABLE_ROW.match(line) and not _medication_table(header) and header:
             continue  # a row of another table (follow-ups)
         if section.effective_kind != "medications" and not header:
@@ -2906,7 +3007,9 @@ def _read_medication_list(summary: str, section: SummarySection, items: list[tup
             label = line.strip().strip("*#=- ").rstrip(":").strip()
             last = []
             continue
-        if header:  # the record's own columns ("| Last dose given | 06/12 08:00 |") are not read
+        before = _cell(line, header, vocab.previous_dose_columns) if header else ""
+        if header:  # the record's own columns ("| Last dose given | 06/12 08:00 |") are not read,
+            # nor the dose before the stay ("| Home dose |")
             line = _without_record_cells(line, header, vocab)
         elif reads_as_warning(line, vocab) and not medicine_names(line, glossary, vocab):
             # "Call 911 at once if he is too breathless to talk" under the list: a sign to
@@ -2916,11 +3019,10 @@ def _read_medication_list(summary: str, section: SummarySection, items: list[tup
         medications = _medications_of_line(line, a, b, section.title, glossary, vocab,
                                            facts.date_order, in_list=True, status_column=column)
         if header and medications:
-            _brand_cell(medications[0], summary[a:b], header)
-            why = _reason_cell(line, header, vocab)
-            if why and not medications[0].reason.startswith("replaced") and not (
-                    medications[0].as_needed and medications[0].reason):
-                medications[0].reason = why  # the row's own column says why
+            _from_columns(medications[0], line, header, before, vocab)
+            if not _TABLE_ROW.match(summary[a:b]):  # a space-laid row: quoted cell by cell
+                medications[0].text = " | ".join(c for c in map(_plain_space, _cells(_table_row(
+                    summary, section, a, b, vocab)[0])) if c.strip("- "))
         if not medications:
             if line.rstrip().endswith(":") and len(line.split()) <= 6:
                 listed_status = _status(line, vocab)

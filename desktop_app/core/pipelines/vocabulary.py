@@ -119,6 +119,7 @@ class Vocabulary:
     status_columns: frozenset[str] = frozenset()
     reason_columns: frozenset[str] = frozenset()
     record_columns: frozenset[str] = frozenset()
+    previous_dose_columns: frozenset[str] = frozenset()
     letter_greetings: tuple[str, ...] = ()
     letter_references: tuple[str, ...] = ()
     letter_closings: tuple[str, ...] = ()
@@ -507,6 +508,7 @@ def vocabulary() -> Vocabulary:
             status_columns=frozenset(w.lower() for w in data["table"]["status_columns"]),
             reason_columns=frozenset(w.lower() for w in data["table"]["reason_columns"]),
             record_columns=frozenset(w.lower() for w in data["table"]["record_columns"]),
+            previous_dose_columns=frozenset(w.lower() for w in data["table"]["previous_dose_columns"]),
             letter_greetings=tuple(data["letter"]["greetings"]),
             letter_references=tuple(data["letter"]["references"]),
             letter_closings=tuple(data["letter"]["closings"]),
