@@ -826,3 +826,29 @@ def test_a_liquid_combination_keeps_both_strengths(glossary):
     [hydrocodone] = _fields("Discharge medications:\n4. Hydrocodone-acetaminophen 7.5-325 mg/15 mL oral solution,"
                             " 10 mL by mouth every 6 hours as needed\n", glossary)
     assert (hydrocodone["dose"], hydrocodone["count"]) == ("7.5-325 mg/15 mL", "10 mL")
+
+
+def test_a_long_reason_is_never_cut_mid_word(glossary):
+    long_for, long_purpose = _fields(
+        "Discharge medications:\n- Cefalexin 500 mg four times daily for cellulitis of the left lower leg spreading "
+        "from the ankle towards the knee despite oral treatment\n"
+        "- Apixaban 5 mg twice daily to prevent blood clots forming in the heart chambers while the rhythm "
+        "stays irregular\n", glossary)
+    for reason in (long_for["reason"], long_purpose["reason"]):
+        assert reason.split()[-1] in ("towards", "the", "knee", "despite", "oral", "treatment", "rhythm",
+                                      "while", "stays", "irregular", "chambers"), reason
+
+
+def test_a_reason_on_its_own_indented_line_under_the_medicine(glossary):
+    # and never a line the one above runs on to, nor a name
+    loperamide, perindopril, labetalol, lisinopril = _fields(
+        "DISCHARGE MEDICATIONS\nNEW\n  Loperamide (Imodium) 2 mg caps - 1 x 2mg cap po tds, 30 min before meals\n"
+        "      To thicken stoma output. Do not stop without talking to the stoma nurse.\n"
+        "WITHHELD\n  Perindopril (Coversyl) 5 mg po mane - WITHHELD until GP review\n"
+        "      AKI with high stoma output. Restart when creatinine stable.\n"
+        "CHANGED\n- Labetalol up-titrated from 100 mg to 200 mg\n  PO BID. No severe-range BPs.\n"
+        "- lisinopril 20 mg daily - do not take until your kidney labs are rechecked next week;\n"
+        "  Ms. Amundsen will tell you when to restart\n", glossary, "dmy")
+    assert loperamide["reason"] == "To thicken stoma output"
+    assert perindopril["reason"] == "AKI with high stoma output"
+    assert "reason" not in labetalol and "reason" not in lisinopril

@@ -1539,7 +1539,7 @@ def _reason(text: str, vocab: Vocabulary, *, brackets: bool = True) -> str:
         if re.search(r"\b(?:tests?|checks?|bloods|labs?|appointment|visit|clinic|review|x-ray|scan|"
                      r"monitoring)\s*$", text[:cue.start()], re.IGNORECASE):
             continue  # "a blood test for potassium": what the test is for
-        why = match.group("why").strip()
+        why = _whole_words(text, match, "why").strip()
         # "for 5 days" and "for some years" are durations, "for pain" a reason.
         if re.match(r"(?:another\s+|a total of\s+|the next\s+|no more than\s+|up to\s+|"
                     r"at most\s+|a further\s+)?\d|\w+\s+(?:more\s+)?(?:days?|weeks?)\b|(?:some|many|"
@@ -1557,7 +1557,7 @@ def _reason(text: str, vocab: Vocabulary, *, brackets: bool = True) -> str:
         break
     purpose = _PURPOSE.search(text) or _IT_DOES.search(text)
     if purpose:
-        found.append((purpose.start(), (purpose.group("why") or purpose.group("why2")).strip()))
+        found.append((purpose.start(), _whole_words(text, purpose, "why" if purpose.group("why") else "why2").strip()))
     # "- 06:00, 10:00, 14:00" after a dash gives the times, "new for him" whom, not a reason
     # and "- no longer needed" says what to do, not why
     found = [(position, why) for position, why in found if re.search(r"[A-Za-z]{3}|^[A-Z]{2}$", why)
@@ -2071,7 +2071,7 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
             # Why it was stopped is most often after a dash ("d/c HCTZ - hypokalemia (K 3.1)").
             medication.reason = (_reason(_plain_space(own), vocab, brackets=False)
                                  or _dash_reason(own, vocab, stopped=True) or medication.reason)
-        medication.reason = medication.reason or _dash_reason(own, vocab)
+        medication.reason = medication.reason or _dash_reason(own, vocab) or _indented_reason(own, vocab)
         steps = _steps(own, vocab)
         if len(steps) > 1:
             *earlier_steps[index], medication = _stepped(medication, own, steps, vocab, order)
@@ -2240,6 +2240,42 @@ def _stepped(first: Medication, own: str, steps: list[tuple[int, int]], vocab: V
         step.reason = step.reason or shared
         made.append(step)
     return made
+
+
+# The first words of a line under a medicine that says what to do or what was done, not why.
+_NOT_WHY = re.compile(r"(?:monitor|check|review|weigh|measure|recheck|reduce|increase|wean|titrate|"
+                      r"dispensed|supplied|commonly|brand|indications?|last|next|pharmacy|patient|pt|"
+                      r"wife|husband|mother|father|parents?|family|nurse|gp|dr|prescribed|given|"
+                      r"may|can|should|must|will|crush|store|shake|swallow|chew|dissolve|"
+                      r"usual|home|was|is|are|were|has|have|had)", re.IGNORECASE)
+
+
+def _indented_reason(own: str, vocab: Vocabulary) -> str:
+    """Why, written on its own indented line under a medicine's line ("Loperamide 2 mg caps -
+    1 cap tds" over "    To thicken stoma output. Do not stop ..."): that line's first
+    sentence, when it is short and neither what to do, a dose, a date nor a label."""
+    lines = own.split("\n")
+    if len(lines) < 2 or not lines[1][:1].isspace():
+        return ""
+    sentence = re.split(r"(?<=[.;!])\s", lines[1].strip())[0].rstrip(".;!").strip()
+    if (not sentence[:1].isupper() or len(sentence.split()) > 10 or ":" in sentence
+            # a line the one above runs on to ("... 200 mg" over "PO BID", "...;" over "Ms. X")
+            or lines[0].rstrip()[-1:] in ",;-" or vocab.timings(sentence) or vocab.route.search(sentence)
+            or re.match(r"(?:Dr|Mr|Mrs|Ms|Miss|Prof)\b", sentence)
+            or _INSTRUCTION_START.match(sentence) or _NOT_WHY.match(sentence) or _status(sentence, vocab)
+            or _quantities(sentence, vocab) or DATE.search(sentence) or re.search(r"\b(?:you|your)\b", sentence,
+                                                                                re.IGNORECASE)):
+        return ""
+    return sentence
+
+
+def _whole_words(text: str, match: re.Match, group: str) -> str:
+    """A group of a match its length limit cut off: without the cut word ("... to lower the
+    blood press" is "... to lower the blood")."""
+    found, end = match.group(group), match.end(group)
+    if end < len(text) and text[end].isalnum() and found[-1:].isalnum() and " " in found.strip():
+        return found.rsplit(" ", 1)[0]
+    return found
 
 
 def _clean_reason(reason: str) -> str:
