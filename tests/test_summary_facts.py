@@ -852,3 +852,11 @@ def test_a_reason_on_its_own_indented_line_under_the_medicine(glossary):
     assert loperamide["reason"] == "To thicken stoma output"
     assert perindopril["reason"] == "AKI with high stoma output"
     assert "reason" not in labetalol and "reason" not in lisinopril
+
+
+def test_the_last_drops_and_cease_after_end_a_course(glossary):
+    drops, somac = _fields("Discharge medications:\n5. Chloramphenicol 0.5% eye drops - 1 drop into both eyes four "
+                           "times a day, last drops on 24/07/2025 [NEW]\n"
+                           "6. Somac 40 mg once daily - NEW. Cease after 02/07/2025 together with Cartia\n",
+                           glossary, "dmy")
+    assert (drops["until"], somac["until"]) == ("2025-07-24", "2025-07-02")

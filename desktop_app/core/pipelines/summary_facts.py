@@ -675,7 +675,8 @@ _ENDS_ON = re.compile(r"\b(?:(?:(?:up to|until|till) and including|to|until|till
                       r"recommence|up to)\s+"
                       r"(?:on\s+)?(?=\d{1,2}/\d{1,2}|\d{4}-\d{2}|"
                       r"(?-i:[A-Z][a-z]{2,8})\.?\s+\d{1,2}\b|\d{1,2}\s+[A-Z][a-z]{2,8}\b)|ending|ends|"
-                      r"finishing|finish(?:es)?|last (?:\w+ )?dose|last day|final dose)\b", re.IGNORECASE)
+                      r"finishing|finish(?:es)?|last (?:\w+ )?(?:dose|drops?|tablets?|capsules?|injections?|"
+                      r"application|patch)|last day|final dose|(?:stop|cease|discontinue)\s+after)\b", re.IGNORECASE)
 _RESUME_ON = re.compile(r"(?<!not )(?<!n't )(?<!never )\b(?:resume|restart|recommence)\w*\b[^;.()]*?\b(?:on|after)\s+"
                         r"(?!being\b)(?P<what>[^;,.()]{2,40})", re.IGNORECASE)
 _REASON_CUE = re.compile(r"(?:\bfor\b|\bbecause(?: of)?\b|\bdue to\b|\bd/t\b|\bgiven\b|"
