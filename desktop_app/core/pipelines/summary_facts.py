@@ -1857,8 +1857,8 @@ def _unnamed_medicine(named: str, vocab: Vocabulary, *, in_list: bool) -> tuple[
             or words[0].lower() in vocab.units and vocab.units[words[0].lower()].value in vocab.dose_forms
             or words[0].lower() in ("she", "he", "they", "we", "you", "i", "it", "her", "his", "their",
                                     "patient", "mr", "mrs", "ms")  # "She has stopped ..."
-            or words[0].lower() in ("taking", "using", "giving", "of", "pill", "pills", "tablet",
-                                    "tablets", "dose", "doses",
+            or words[0].lower() in ("taking", "using", "giving", "of", "pill", "pills", "tablet", "capsule",
+                                    "tablets", "capsules", "dose", "doses",
                                     "more", "less", "than", "about", "approximately", "up", "at", "a",
                                     "an", "one", "two", "each", "every", "then", "after", "before",
                                     "these", "this", "those", "medications", "medicines", "meds",
