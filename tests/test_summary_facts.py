@@ -860,3 +860,77 @@ def test_the_last_drops_and_cease_after_end_a_course(glossary):
                            "6. Somac 40 mg once daily - NEW. Cease after 02/07/2025 together with Cartia\n",
                            glossary, "dmy")
     assert (drops["until"], somac["until"]) == ("2025-07-24", "2025-07-02")
+
+
+def test_an_after_visit_summary_with_its_instructions_under_the_name_unindented(glossary):
+    # the instruction line is the medicine's, not a medicine of its own or of the name in its
+    # indication; "HOLD these medications - do not take until ..." labels the lines below it
+    summary = ("START taking these medications\n\namLODIPine 5 MG tablet\nCommonly known as: NORVASC\n"
+               "Take 1 tablet (5 mg total) by mouth daily.\n    Indication: blood pressure while lisinopril is on hold\n\n"
+               "HOLD these medications - do not take until your doctor tells you to restart\n\n"
+               "lisinopril 20 MG tablet\nCommonly known as: ZESTRIL\nTake 20 mg by mouth daily.\n"
+               "    Why on hold: acute kidney injury. Do not take until your creatinine is 1.2 or lower.\n")
+    amlodipine, lisinopril = _fields(summary, glossary)
+    assert (amlodipine["name"], amlodipine["status"], amlodipine["frequency"], amlodipine["reason"]) == (
+        "amLODIPine", "new", "1/day", "blood pressure while lisinopril is on hold")
+    assert (lisinopril["status"], lisinopril["reason"], lisinopril["until"]) == (
+        "held", "acute kidney injury", "your creatinine is 1.2 or lower")
+
+
+def test_a_long_heading_in_capitals_over_warning_signs(glossary):
+    facts = read_summary("FOLLOW-UP APPOINTMENTS\n- Clinic on 09/11/2025\n\n\n"
+                         "CALL YOUR DOCTOR OR RETURN TO THE EMERGENCY DEPARTMENT IF YOU HAVE\n"
+                         "- Temperature of 100.4 F (38 C) or higher\n- Yellow skin or eyes\n", glossary)
+    assert [w.text for w in facts.warning_signs] == ["Temperature of 100.4 F (38 C) or higher", "Yellow skin or eyes"]
+
+
+def test_uk_on_before_an_arrow_or_a_dash_and_a_labelled_reason_below(glossary):
+    atorvastatin, tamsulosin, bisoprolol = _fields(
+        "Changes to medication\nDose increased:\n  Atorvastatin 20 mg ON -> 80 mg ON\n     secondary prevention after TIA\n"
+        "Unchanged:\n  Tamsulosin 400 micrograms ON - no change\nStarted:\n  Bisoprolol 2.5 mg OM\n     rate control of AF\n",
+        glossary, "dmy")
+    assert (atorvastatin["dose"], atorvastatin["changed_from"], atorvastatin["frequency"], atorvastatin["reason"]) == (
+        "80 mg", "20 mg ON", "bedtime", "secondary prevention after TIA")
+    assert tamsulosin["frequency"] == "bedtime" and bisoprolol["reason"] == "rate control of AF"
+
+
+def test_a_rescue_dose_given_if_and_a_schedule_by_lines(glossary):
+    levetiracetam_1, levetiracetam_2, diazepam = _fields(
+        "Owen's medicines\n1. Levetiracetam oral solution 100 mg/mL - NEW, daily seizure medicine\n"
+        "   For the first 2 weeks (through 10/14/2025): give 2.4 mL (240 mg) by mouth twice a day.\n"
+        "   Starting 10/15/2025: give 4.8 mL (480 mg) by mouth twice a day.\n\n"
+        "2. Diazepam nasal spray 10 mg - NEW, RESCUE medicine\n"
+        "   Give 1 spray (10 mg) in ONE nostril if a seizure lasts 5 minutes or longer, or if he has 3 seizures.\n",
+        glossary)
+    assert (levetiracetam_1["frequency"], levetiracetam_1["duration"], levetiracetam_1["count"]) == ("2/day", "2 weeks", "2.4 mL")
+    assert (levetiracetam_2["count"], levetiracetam_2["step"]) == ("4.8 mL", 2)
+    assert (diazepam["frequency"], diazepam["as_needed"], diazepam["reason"]) == (
+        "as needed", True, "a seizure lasts 5 minutes or longer")
+
+
+def test_a_med_rec_table_in_capitals_with_wrapped_comments(glossary):
+    summary = ("DISCHARGE MEDICATION (TTO):\n"
+               "DRUG                   DOSE      ROUTE  FREQ           DURATION     STATUS     COMMENTS\n"
+               "PANTOPRAZOLE           40 MG     PO     BD             8 WEEKS      NEW        GASTRIC ULCER\n"
+               "WARFARIN               5 MG      PO     NOCTE          -            RESUMED    MECHANICAL VALVE. HELD 14/04.\n"
+               "                                                                               DOSE AS PER CLINIC\n"
+               "DICLOFENAC             50 MG     PO     TDS            -            STOPPED    CONTRIBUTED TO ULCER\n\n"
+               "DISCHARGE MED REC\nMedication                   Sig                              Status\n"
+               "insulin glargine (Lantus)    18 units SC nightly at 9 PM      CHANGED (was 22 units)\n"
+               "acetaminophen                650 mg PO q6h PRN pain           CONTINUE\n")
+    facts = read_summary(summary, glossary, "dmy")
+    assert [(m.name, m.status, m.duration, m.reason) for m in facts.medications] == [
+        ("PANTOPRAZOLE", "new", "8 weeks", "GASTRIC ULCER"), ("WARFARIN", "resume", "", "MECHANICAL VALVE"),
+        ("DICLOFENAC", "stopped", "", "CONTRIBUTED TO ULCER"), ("insulin glargine", "changed", "", ""),
+        ("acetaminophen", "unchanged", "", "pain")]
+    assert not any(s.title.startswith(("DRUG", "DOSE AS")) for s in facts.sections)
+
+
+def test_a_status_stays_in_its_own_clause_and_odt_is_the_same_medicine(glossary):
+    acetaminophen, ibuprofen = _fields("A/P:\n - acetaminophen 650 mg PO q6h PRN pain\n"
+                                       " - HOLD home ibuprofen 400 mg PRN until BMP rechecked; use "
+                                       "acetaminophen instead\n", glossary)
+    assert ibuprofen["status"] == "held" and "status" not in acetaminophen
+    [ondansetron] = _fields("Plan:\n- ondansetron 4 mg PO q8h PRN nausea\n\nDischarge medications:\n"
+                            "- ondansetron ODT 4 mg PO q8h PRN nausea - NEW\n", glossary)
+    assert ondansetron["status"] == "new"

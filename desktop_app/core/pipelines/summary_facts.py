@@ -45,7 +45,7 @@ from .vocabulary import (DATE, NUMBER_WORDS, Vocabulary, date_order_of, date_val
 # ---- sections --------------------------------------------------------------------------
 
 _TITLED = re.compile(r"^\s*(?:#{1,4}\s*)?(?P<title>[A-Za-z][A-Za-z0-9 /&(),'-]{1,80}?)\s*:\s*(?P<rest>.*)$")
-_CAPS = re.compile(r"^\s*(?:#{1,4}\s*)?(?P<title>[A-Z][A-Z0-9 /&(),'-]{3,60}?)\s*:?\s*$")
+_CAPS = re.compile(r"^\s*(?:#{1,4}\s*)?(?P<title>[A-Z][A-Z0-9 /&(),'-]{3,90}?)\s*:?\s*$")
 _MARKDOWN = re.compile(r"^\s*#{1,4}\s+(?P<title>[A-Za-z][^\n:]{1,60}?)\s*:?\s*$")
 _PROBLEM = re.compile(r"^\s*(?:#\s*|(?:\d{1,2}|[A-Za-z])[.)]\s+)(?P<title>[A-Z][A-Za-z0-9 /&(),.'-]{2,50}?)"
                       r"\s*(?::|\s[-–—]{1,2}\s)\s*(?P<rest>.*)$")
@@ -158,8 +158,10 @@ def _heading(line: str, vocab: Vocabulary, inside: str, *, shouting: bool = Fals
         return title, kind if kind != "other" else "problem", len(line)
     if not line.strip() or _BULLET.match(line) and not _PROBLEM.match(line):
         return None
-    if _TABLE_ROW.match(line) or _TABLE_RULE.match(line):
-        return None
+    if _TABLE_ROW.match(line) or _TABLE_RULE.match(line) or _is_table_header(line, "", vocab):
+        return None  # ("DRUG      DOSE     ROUTE     FREQ": a table's header laid out with spaces)
+    if not after_blank and len(line) - len(line.lstrip()) >= 20:
+        return None  # a table's cell wrapped far to the right, under the row above
     banner = _BANNER.match(line)
     if banner:  # "==================== MEDICATION CHANGES ===================="
         return banner.group("title"), vocab.section_kind(banner.group("title")), len(line)
@@ -669,7 +671,8 @@ _DURATION = re.compile(r"(?:\bx\s*|\bfor\s+(?:another\s+|a total of\s+|the next\
                        r"(?:more\s+|further\s+|additional\s+)?(?P<unit>days?|weeks?|months?|d|wks?|"
                        r"hours?|hrs?|h)\b", re.IGNORECASE)
 _UNTIL = re.compile(r"\b(?:until|till|stop once|stop when)\s+(?P<what>(?:[^;,.()|]|(?<=\b(?:Dr|Mr|Ms|St))\.|"
-                    r"(?<=\bMrs)\.){2,60})", re.IGNORECASE)  # "until Dr. Oyelowo rechecks ..."
+                    r"(?<=\bMrs)\.|(?<=\d)\.(?=\d)){2,60})", re.IGNORECASE)  # "until Dr. Oyelowo rechecks ...",
+# "until your creatinine is 1.2 or lower"
 # A course's last day given as a date: "to 13/03/2025", "last dose on 05/31", "ending 4/22".
 _ENDS_ON = re.compile(r"\b(?:(?:(?:up to|until|till) and including|to|until|till|through|thru|stop|resume|restart|"
                       r"recommence|up to)\s+"
@@ -978,6 +981,27 @@ def _opens_a_medicine_line(line: str, above: str, vocab: Vocabulary) -> bool:
                  or ends[0].lower().strip("()[],;") not in _GOES_ON | vocab.status_words | _LEFT_OPEN))
 
 
+# An after-visit summary's labelled reason under a medicine, to the end of its line.
+_LABELLED_WHY = re.compile(r"\b(?:indications?|why\s+(?:on\s+hold|held|stopped|paused|changed)|"
+                           r"reason(?:\s+for\s+(?:stopping|holding|change))?)\s*:[ \t]*"
+                           r"(?P<why>(?:[^.\n]|(?<=\b[A-Z])\.(?=\s?[a-z])|\.(?=\S))+)",
+                           re.IGNORECASE)
+
+# How an after-visit summary's instruction under a medicine's name begins.
+_SIG_START = re.compile(r"\s*(?:take|inject|apply|use|give|inhale|place|dissolve|chew|insert|instill|spray|"
+                        r"put|swallow|mix|you were taking|given in (?:the )?hospital)\b", re.IGNORECASE)
+
+
+def _names_its_medicine(block: str, vocab: Vocabulary) -> bool:
+    """An after-visit summary's head of a medicine: its name, strength and form alone
+    ("amLODIPine 5 MG tablet"), or with "Commonly known as: NORVASC" under it."""
+    lines = [line for line in block.split("\n") if line.strip()]
+    if len(lines) == 2 and _KNOWN_AS.match(lines[1]):
+        return True
+    return (len(lines) == 1 and len(lines[0].split()) <= 6 and _opens_a_medicine_line(lines[0], "", vocab)
+            and not vocab.timings(lines[0]) and not _SIG_START.search(lines[0]))
+
+
 def _is_status_label(text: str, vocab: Vocabulary) -> bool:
     """"Not yet - restart on 04/25/2025" over the lines it labels: a status, no medicine, no dose."""
     return (len(text.split()) <= 8 and "\n" not in text.strip() and bool(_status(text, vocab))
@@ -1002,16 +1026,23 @@ def section_items(summary: str, section: SummarySection) -> list[tuple[int, int]
     blocks: list[list | None] = []  # [start, end, bulleted, indent], or None for a blank line
     lines = _line_spans(summary[section.body_start:section.end])
     row_column = 0  # where a space-aligned table's labelled rows start their text
+    signed: set[int] = set()  # where a medicine's head with its instructions below starts
+    spaced_table = False  # below a space-laid table's header, until a blank line
     for index, (start, end) in enumerate(lines):
         a, b = section.body_start + start, section.body_start + end
         line = summary[a:b]
         if not line.strip():
             blocks.append(None)
+            spaced_table = False
             continue
         next_line = next((summary[section.body_start + c:section.body_start + d]
                           for c, d in lines[index + 1:index + 2]), "")
         if _TABLE_RULE.match(line) or _is_table_header(line, next_line, vocab):
             blocks.append(None)
+            spaced_table = not _TABLE_ROW.match(line) and not _TABLE_RULE.match(line)
+            continue
+        if spaced_table and not line[:1].isspace():
+            blocks.append([a, b, False, 0])  # a row of a table laid out with spaces
             continue
         bulleted = bool(_BULLET.match(line)) or bool(_TABLE_ROW.match(line))
         previous = blocks[-1] if blocks else None
@@ -1023,6 +1054,11 @@ def section_items(summary: str, section: SummarySection) -> list[tuple[int, int]
         new_row = bool(row_column) and not labelled and abs(indent - row_column) <= 1
         if previous is not None and _KNOWN_AS.match(line) and "\n" in summary[previous[1]:a]:
             previous[1] = b  # "Commonly known as: CIPRO" under its medicine's line
+            continue
+        if previous is not None and not prose and summary[previous[1]:a].count("\n") == 1 \
+                and _SIG_START.match(line) and _names_its_medicine(summary[previous[0]:previous[1]], vocab):
+            previous[1] = b  # "Take 1 tablet ... by mouth daily." under "amLODIPine 5 MG tablet"
+            signed.add(previous[0])  # one item, however long
             continue
         if previous is not None and not bulleted and indent > previous[3] and not new_row and \
                 "\n" in summary[previous[1]:a] and not _is_status_label(summary[previous[0]:previous[1]], vocab):
@@ -1055,7 +1091,7 @@ def section_items(summary: str, section: SummarySection) -> list[tuple[int, int]
         a, b, bulleted, indent = block
         # A list's line with its instructions indented below it ("amLODIPine 5 mg tablet" over
         # "Crush 1 tablet ...", "What changed: ...") is one item, however long.
-        held_under = not prose and "\n" in summary[a:b] and all(
+        held_under = a in signed or not prose and "\n" in summary[a:b] and all(
             len(line) - len(line.lstrip()) > indent or _KNOWN_AS.match(line)
             for line in summary[a:b].split("\n")[1:] if line.strip())
         # "predniSONE 5 mg tabs - taper: ... clinic. Do not stop suddenly. [NEW]": one line of
@@ -1317,7 +1353,8 @@ def uk_dose_times(text: str) -> str:
     "2 tabs on    Constipation" (omni nocte) at night, never the word "on"; "30 mg om"
     (omni mane) in the morning."""
     after_dose = r"(\|\s*|(?:(?<=\d)|\b)(?:mg|g|mcg|micrograms?|units?|tabs?|tablets?|caps?|sachets?|PO|po|oral|Oral)\s+)"
-    ends = r"(?=[ \t]*(?:\||$|PRN\b|prn\b|[,;])|[ \t]{2,}|[ \t]+(?:for|then|x)\b)"
+    # ("... ON -> 80 mg ON", "400 micrograms ON - no change")
+    ends = r"(?=[ \t]*(?:\||$|PRN\b|prn\b|[,;])|[ \t]{2,}|[ \t]+(?:for|then|x)\b|[ \t]+(?:->|→|[-–—]\s))"
     text = re.sub(after_dose + r"O\.?N\.?" + ends, r"\1at night", text)
     return re.sub(after_dose + r"(?:o\.?n\.?|O\.?M\.?|o\.?m\.?)" + ends,
                   lambda m: m.group(1) + ("at night" if m.group(0).rstrip(". ")[-1] in "nN" else "in the morning"),
@@ -1331,6 +1368,9 @@ def _frequency(text: str, vocab: Vocabulary) -> tuple[str, bool]:
     # "to be taken regularly rather than when needed"
     text = re.sub(r"\b(?:rather than|instead of|not)\s+(?:only\s+)?(?:(?:when|as|if)\s+(?:needed|required)|prn)\b",
                   " ", text, flags=re.IGNORECASE)
+    # "a daily seizure medicine", "his daily tablets": what it is, not how often
+    text = re.sub(r"\bdaily\s+(?=(?:[a-z-]+\s+)?(?:medicines?|medications?|pills?|tablets?|injections?)\b)",
+                  "      ", text, flags=re.IGNORECASE)
     timings = vocab.timing_values(uk_dose_times(text))
     regular = [t for t in timings if t != "as needed"]
     specific = [t for t in regular if t in ("morning", "bedtime")]
@@ -1619,11 +1659,20 @@ def _plain_doses(text: str, vocab: Vocabulary) -> str:
 
 # "atorvastatin 20 mg -> 80 mg qHS"
 # ("25 -> 50 mg": the old dose in the new one's unit)
-_ARROW = re.compile(r"(?<![-–\d.,/])(?P<from>\d[\d.,/]*(?:\s*[A-Za-z%]+(?:\s+(?:daily|bid|tid|qd|od|bd|qhs|twice daily|once daily))?)?)"
+_ARROW = re.compile(r"(?<![-–\d.,/])(?P<from>\d[\d.,/]*(?:\s*[A-Za-z%]+(?:\s+(?:daily|bid|tid|qid|qd|od|bd|tds|qds|qhs|"
+                    r"qam|qpm|nocte|mane|on|om|nightly|weekly|at night|in the morning|at bedtime|"
+                    r"twice daily|once daily|twice a day|once a day))?)?)"
                     r"\s*(?:->|→|=>|-->)\s*(?P<to>\d[\d.,/]*\s*[A-Za-z%]+)", re.IGNORECASE)
 # "5 days only", "7 day course"
 _DURATION_AFTER = re.compile(r"\b(?P<n>\d+)\s*-?\s*(?P<unit>days?|weeks?|months?)\s+(?:only|course|total|"
                              r"in total|supply)\b", re.IGNORECASE)
+
+
+# A dose given only when something happens: "Give 1 spray (10 mg) in ONE nostril if a seizure
+# lasts 5 minutes or longer" (the condition its reason).
+_GIVEN_IF = re.compile(r"\b(?:give|take|use|inject|spray|inhale|apply)\b[^.;\n]{0,60}?\bif\s+"
+                       r"(?P<condition>(?!needed|required|you\s+(?:can|need))[^.;,]{3,80}?)(?=\s*(?:[.;,]|\bor\s+if\b|$))",
+                       re.IGNORECASE)
 
 
 def _fields(medication: Medication, part: str, vocab: Vocabulary, order: str) -> None:
@@ -1647,10 +1696,13 @@ def _fields(medication: Medication, part: str, vocab: Vocabulary, order: str) ->
     timed = part if maximum_span is None else (part[:maximum_span[0]] + " " * (maximum_span[1] - maximum_span[0])
                                                + part[maximum_span[1]:])
     frequency, as_needed = _frequency(timed, vocab)
+    given_if = _GIVEN_IF.search(part) if not frequency else None
+    if given_if:  # "Give 1 spray in one nostril if a seizure lasts 5 minutes or longer"
+        frequency, as_needed = "as needed", True
     if changed and vocab.timings(part[changed.start("to"):]):
         # "reduced from 300 mg daily to 100 mg every other day": the new regimen's timing
         frequency = _frequency(part[changed.start("to"):], vocab)[0]
-    duration = _DURATION.search(part) or _DURATION_AFTER.search(part)
+    duration = _DURATION.search(part) or _DURATION_AFTER.search(part) or _FIRST_WEEKS.search(part)
     medication.dose, medication.count = dose, count
     medication.route = vocab.routes[route.group(1).lower()].value if route else ""
     if not medication.route and any(q.unit == "puff" for q in quantities):
@@ -1669,6 +1721,8 @@ def _fields(medication: Medication, part: str, vocab: Vocabulary, order: str) ->
     if named_as and len(named_as.group(1).split()) <= 3 and not _status(named_as.group(1), vocab):
         part = part[:named_as.start(1) - 1] + " " * (len(named_as.group(1)) + 2) + part[named_as.end():]
     medication.reason = _clean_reason(_ranked_reason(_plain_space(part), vocab))
+    if given_if and not _AS_NEEDED_FOR.search(part):
+        medication.reason = _plain_space(given_if.group("condition"))
     to_dose = _TO_DOSE.search(part)
     if changed:
         medication.status = medication.status or "changed"
@@ -1943,6 +1997,11 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
     body = _BULLET.sub("", text, count=1)
     if _KNOWN_AS.match(body):
         return []  # the brand of the medicine above ("Commonly known as: EMLA")
+    # "Indication: blood pressure while lisinopril is on hold": why, labelled, naming neither
+    # another medicine of the line nor its status
+    labelled_why = _LABELLED_WHY.search(body)
+    if labelled_why:
+        body = body[:labelled_why.start()] + " " * (labelled_why.end() - labelled_why.start()) + body[labelled_why.end():]
     offset = len(text) - len(body)
     prefix = _STATUS_PREFIX.match(body)
     named = body[prefix.end():] if prefix else body
@@ -2070,9 +2129,9 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
         medication.status = status or medication.status
         if medication.status in ("stopped", "held"):
             # Why it was stopped is most often after a dash ("d/c HCTZ - hypokalemia (K 3.1)").
-            medication.reason = (_reason(_plain_space(own), vocab, brackets=False)
+            medication.reason = (_reason(_plain_space(own), vocab, brackets=False) or _indented_reason(own, vocab)
                                  or _dash_reason(own, vocab, stopped=True) or medication.reason)
-        medication.reason = medication.reason or _dash_reason(own, vocab) or _indented_reason(own, vocab)
+        medication.reason = medication.reason or _indented_reason(own, vocab) or _dash_reason(own, vocab)
         steps = _steps(own, vocab)
         if len(steps) > 1:
             *earlier_steps[index], medication = _stepped(medication, own, steps, vocab, order)
@@ -2144,7 +2203,8 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
                                                  said_of[:parts[index][1]], re.IGNORECASE):
             found[index].status = found[index - 1].status
     for index, medication in enumerate(found):
-        if index and re.search(r"\b(?:because|since|as|which|that|who|when|if|while|so)\b", re.sub(
+        # (a clause of its own: "HOLD ibuprofen ...; use acetaminophen instead")
+        if index and re.search(r"\b(?:because|since|as|which|that|who|when|if|while|so)\b|;|\.\s", re.sub(
                 r"\b(?:when|if|as)\s+(?:needed|required|necessary)\b", " ",
                 said_of[parts[index - 1][0][1]:parts[index][1]], flags=re.IGNORECASE), re.IGNORECASE):
             continue  # "stop Sprintec, because the estrogen in it ...": not a list of medicines
@@ -2160,6 +2220,10 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
         # sick-day rule's end is no end of the medicines
         for medication in found:
             medication.until = ""
+    if labelled_why and len(found) == 1:
+        why = _clean_reason(_plain_space(labelled_why.group("why")))
+        for step in [*earlier_steps.get(0, []), found[0]]:
+            step.reason = why or step.reason
     stepped = []
     for index, medication in enumerate(found):
         for step in earlier_steps.get(index, []):
@@ -2189,11 +2253,23 @@ _THEN_DOSE = re.compile(r"(?:[,;]\s*|\s+)(?:and\s+)?then\s+(?:take\s+|give\s+|" 
                         r"with|before|after|qam|qpm|qhs|bd|tds|midday|noon))", re.IGNORECASE)
 
 
+# "   For the first 2 weeks (through 10/14/2025): give ...": a first step's length, at the
+# start of its line ("withheld for the first two days" in the course is none)
+_FIRST_WEEKS = re.compile(r"(?:^|\n)[ \t]*for\s+the\s+first\s+(?P<n>\d+|one|two|three|four|five|six)\s*"
+                          r"(?P<unit>days?|weeks?|months?)\b", re.IGNORECASE)
+# A line of its own that starts the next step: "   Starting 10/15/2025: give 4.8 mL ...",
+# "   From week 3: ..."
+_STEP_LINE = re.compile(r"\n[ \t]*(?:starting|from|beginning|after|then)\b[^\n:]{1,40}:\s*", re.IGNORECASE)
+
+
 def _steps(own: str, vocab: Vocabulary) -> list[tuple[int, int]]:
     """The steps of a medicine's own words, each giving a dose or a timing of its own."""
     cuts = [m for m in _THEN_DOSE.finditer(own) if _quantities(own[m.end():m.end() + 20], vocab)
             or not re.match(r"\d(?!\s*(?:x|times)\b)", own[m.end():m.end() + 12])
             and vocab.timings(own[m.end():m.end() + 25])]
+    cuts += [m for m in _STEP_LINE.finditer(own)
+             if _quantities(own[m.end():m.end() + 40], vocab) and _quantities(own[:m.start()], vocab)]
+    cuts.sort(key=lambda m: m.start())
     if not cuts:
         return [(0, len(own))]
     bounds = [0] + [m.start() for m in cuts] + [len(own)]
@@ -2259,7 +2335,11 @@ def _indented_reason(own: str, vocab: Vocabulary) -> str:
     if len(lines) < 2 or not lines[1][:1].isspace():
         return ""
     sentence = re.split(r"(?<=[.;!])\s", lines[1].strip())[0].rstrip(".;!").strip()
-    if (not sentence[:1].isupper() or len(sentence.split()) > 10 or ":" in sentence
+    # ("Bisoprolol 2.5 mg OM" over "   rate control of AF": the line above is whole)
+    whole_above = lines[0].rstrip().endswith((")", "]")) or any(
+        end >= len(uk_dose_times(lines[0]).rstrip()) - 1 for _start, end, _value in vocab.timings(uk_dose_times(lines[0])))
+    if (not (sentence[:1].isupper() or sentence[:1].islower() and whole_above) or len(sentence.split()) > 10
+            or ":" in sentence
             # a line the one above runs on to ("... 200 mg" over "PO BID", "...;" over "Ms. X")
             or lines[0].rstrip()[-1:] in ",;-" or vocab.timings(sentence) or vocab.route.search(sentence)
             or re.match(r"(?:Dr|Mr|Mrs|Ms|Miss|Prof)\b", sentence)
@@ -2414,8 +2494,10 @@ def _merge(medications: list[Medication], new: Medication) -> Medication:
             known.step == 0 and new.step == 1
         # "Co-careldopa 25/100 mg" and "Co-careldopa CR 50/200 mg", each with its dose, are
         # two products; "metoprolol succinate" named again is "Metoprolol succinate ER".
-        two_products = bool((set(known.name.lower().split()) ^ set(new.name.lower().split()))
-                            & _RELEASE_FORMS and known.dose and new.dose) or bool(
+        released = (set(known.name.lower().split()) ^ set(new.name.lower().split())) & _RELEASE_FORMS
+        # ("ondansetron 4 mg" and "ondansetron ODT 4 mg": one medicine that melts on the tongue)
+        two_products = bool(released and known.dose and new.dose
+                            and (released - {"odt"} or known.dose != new.dose)) or bool(
             # eye drops and tablets of one medicine are two things to take
             known.route and new.route and known.route != new.route) or bool(
             # "| Hydrocortisone 10 mg tab | ... | 07:00 |" over "| Hydrocortisone 5 mg tab | ... |
@@ -2978,6 +3060,10 @@ def _from_columns(medication: Medication, row: str, header: list[str], before: s
     why = _reason_cell(row, header, vocab)
     if why and not medication.reason.startswith("replaced") and not (medication.as_needed and medication.reason):
         medication.reason = why  # the row's own column says why
+    length = re.fullmatch(r"(?P<n>\d+)\s*(?P<unit>days?|weeks?|months?)", _cell(
+        row, header, frozenset({"duration", "length", "course"})).strip(), re.IGNORECASE)
+    if length and not medication.duration:  # "| 14 DAYS |" under "Duration"
+        medication.duration = f"{int(length.group('n'))} {_unit_word(length.group('unit'), int(length.group('n')))}"
 
 
 def _brand_cell(medication: Medication, row: str, header: list[str]) -> None:
@@ -3005,7 +3091,11 @@ def _row_label(line: str, row: tuple[str, str, int] | None,
 
 
 def _is_label_line(line: str, glossary: Glossary | None, vocab: Vocabulary) -> bool:
-    """A label over the list lines below it ("Stopped:", "** NEW **"): short, a status, no dose."""
+    """A label over the list lines below it ("Stopped:", "** NEW **"): short, a status, no dose;
+    or an after-visit summary's "HOLD these medications - do not take until ...", however long."""
+    if re.match(r"\s*[A-Za-z]+(?:\s+[a-z]+){0,3}\s+these\s+(?:medications|medicines)\b", line) \
+            and _status(line, vocab) and not _quantities(line, vocab):
+        return True
     return bool(len(line.split()) <= 8 and _status(line, vocab) and not _quantities(line, vocab)
                 and not re.search(r"[.;]\s+\S", line.strip())  # "5 days only.   [NEW]" goes on
                 # "Medicine (previous dose)     Reason     Restart?": a table's header row
