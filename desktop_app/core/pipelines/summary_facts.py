@@ -1018,7 +1018,10 @@ _KNOWN_AS = re.compile(r"\s*(?:commonly\s+|also\s+)?known\s+as\s*:|\s*brand(?:\s
 def section_items(summary: str, section: SummarySection) -> list[tuple[int, int]]:
     """The items of a section: each line of a list (with the lines it wraps onto), and the
     sentences of a paragraph, its lines wrapped at a fixed width joined again.  A table's
-    header row and rule are no items: they name the columns."""
+    header row and rule are no items: they name the columns.
+
+    Long: one pass over the lines, where each rule of joining a line to the item above needs
+    the items read so far (the order of the rules decides)."""
     if not section.is_content:
         return []
     vocab = vocabulary()
