@@ -934,3 +934,15 @@ def test_a_status_stays_in_its_own_clause_and_odt_is_the_same_medicine(glossary)
     [ondansetron] = _fields("Plan:\n- ondansetron 4 mg PO q8h PRN nausea\n\nDischarge medications:\n"
                             "- ondansetron ODT 4 mg PO q8h PRN nausea - NEW\n", glossary)
     assert ondansetron["status"] == "new"
+
+
+def test_warning_signs_under_when_to_call_a_long_lead_in_and_urgent_advice(glossary):
+    facts = read_summary(
+        "Seizure Action Plan\nWrite down the time.\n\nWhen to call 911\n- The seizure happens in water.\n\n"
+        "Plan\nShe must not stop prednisolone suddenly.\n\nShe knows to call the IBD Advice Line, or NHS 24 on 111 out of hours, or 999 in an emergency, if she has:\n"
+        "- a temperature of 38C or above\n- dizziness or fainting\n\n"
+        "He should seek urgent advice (111 or A&E) for bleeding that will not stop while on apixaban.\n",
+        glossary, "dmy")
+    signs = " | ".join(w.text for w in facts.warning_signs)
+    for sign in ("happens in water", "38C or above", "dizziness or fainting", "bleeding that will not stop"):
+        assert sign in signs, signs

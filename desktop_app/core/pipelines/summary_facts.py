@@ -59,7 +59,8 @@ _SHAPED = re.compile(r"^\s*(?:#{1,4}\s*)?(?P<title>[A-Z][A-Za-z0-9 /&(),'-]{1,60
 _BANNER = re.compile(r"^\s*[=*~#-]{3,}\s*(?P<title>[A-Za-z][A-Za-z0-9 /&(),'-]{1,60}?)\s*[=*~#-]{3,}\s*$")
 # A long lead-in to a list of warning signs, ending "if", "for" or "when"
 _WARNING_LEAD_IN = re.compile(r"^\s*(?P<title>[A-Z][A-Za-z0-9 /&(),'-]{1,120}?\b(?:if|for|when)"
-                              r"(?:\s+(?:[A-Z][a-z]+|he|she|they|you|your child|your baby))?)\s*:?\s*$")
+                              r"(?:\s+(?:[A-Z][a-z]+|he|she|they|you|your child|your baby)"
+                              r"(?:\s+(?:has|have|gets?|notices?|develops?|sees?))?)?)\s*:?\s*$")
 # A letter's greeting and closing (resources/summary_vocabulary.toml [letter]).
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$|^[^|\n]+(?:\|[^|\n]*){2,}$")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:[|+]\s*:?-{2,}:?\s*)*\|?\s*$")
@@ -230,8 +231,12 @@ def _heading(line: str, vocab: Vocabulary, inside: str, *, shouting: bool = Fals
                 vocab.is_medicine_word(word) for word in title.split()):
             return None  # "Prednisone taper:" over its steps, in the list of medicines
         words = len(title.split())
+        # ("She knows to call the IBD Advice Line, or NHS 24 on 111 out of hours, or 999 in an
+        # emergency, if she has:" over its list)
+        long_lead = re.search(r"\b(?:if|for|when)(?:\s+(?:she|he|they|you|your child|the patient)\s+"
+                              r"(?:has|have|gets?|notices?|develops?|is|are))?\s*$", title, re.IGNORECASE)
         if kind != "other" and (words <= 6 or words <= 10 and not rest.strip()
-                                or kind == "warning_signs" and words <= 20 and not rest.strip()):
+                                or kind == "warning_signs" and words <= (30 if long_lead else 20) and not rest.strip()):
             return title, kind, match.start("rest")
         # An unknown "Title: text" is a heading only when it looks like one: few words,
         # a capital, and little text after it.
@@ -239,7 +244,7 @@ def _heading(line: str, vocab: Vocabulary, inside: str, *, shouting: bool = Fals
             return title, "other", match.start("rest")
         return None
     lead_in = _WARNING_LEAD_IN.match(line)
-    if lead_in and after_blank and _BULLET.match(next_line) and len(lead_in.group("title").split()) <= 20 \
+    if lead_in and after_blank and _BULLET.match(next_line) and len(lead_in.group("title").split()) <= 30 \
             and vocab.section_kind(lead_in.group("title"), exact=True) == "warning_signs":
         # "See your GP urgently or return to the Emergency Department (call 000 in an
         # emergency) if" over its list
@@ -251,6 +256,9 @@ def _heading(line: str, vocab: Vocabulary, inside: str, *, shouting: bool = Fals
         # and reads like one (few words, no number, no dose, no medicine).
         title = match.group("title").strip()
         kind = vocab.section_kind(title, exact=True)
+        if kind == "other" and re.match(r"when to (?:call|get|seek|go|return|come|phone|ring|contact)\b", title,
+                                        re.IGNORECASE):
+            kind = "warning_signs"  # "When to call 911", "When to call the Neurology office"
         if kind != "other" and (len(title.split()) <= 8 or kind == "warning_signs" and after_blank
                                 and len(title.split()) <= 14) and not _reads_as_item(title, vocab):
             # "Call your doctor or go to the emergency department for" over its list

@@ -269,7 +269,8 @@ class Vocabulary:
         # "Call the pediatrician or come back to the ER if", "Signs of dehydration - call
         # your doctor if you see": a heading that says when to get help.
         if re.search(r"\b(?:call|return|come back|seek|go to|get help|contact|phone|ring|notify|transfer to)\b.*\b(?:if|for|when)"
-                     r"(?:\s+(?:you|she|he|they)\s+(?:see|notice|have|get))?$", name):
+                     r"(?:\s+(?:you|she|he|they)\s+(?:see|sees|notice|notices|have|has|get|gets|develop|develops))?$",
+                     name):
             return "warning_signs"
         zone = re.match(r"(green|yellow|amber|orange|red)\s+zone\b", name)
         if zone:  # an action plan's zones: the green one says what to keep doing
