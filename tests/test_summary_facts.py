@@ -946,3 +946,19 @@ def test_warning_signs_under_when_to_call_a_long_lead_in_and_urgent_advice(gloss
     signs = " | ".join(w.text for w in facts.warning_signs)
     for sign in ("happens in water", "38C or above", "dizziness or fainting", "bleeding that will not stop"):
         assert sign in signs, signs
+
+
+def test_a_letter_s_story_after_its_list_of_medicines_is_no_medicine_line(glossary):
+    summary = ("Current medication on discharge\nMesalazine (Octasa MR) 4.8 g OD\nAdcal-D3 one tablet BD\n\n"
+               "Mrs Lennox is a 41-year-old teacher with ulcerative colitis, well controlled on mesalazine 2.4 g "
+               "daily until this spring. She had been taking ibuprofen for three weeks for knee pain.\n\n"
+               "She was treated with IV hydrocortisone 100 mg four times a day and prophylactic dalteparin. By day 3 "
+               "her stool frequency was down. She received ferric carboxymaltose 1 g IV on 09/06/2025.\n")
+    names = [m.name.lower() for m in read_summary(summary, glossary, "dmy").medications]
+    assert "hydrocortisone" not in names and "ferric carboxymaltose" not in names
+
+
+def test_restarted_at_the_same_dose_from_today_is_a_restart(glossary):
+    [cilazapril] = _fields("Her blood pressure was 102/58, so her cilazapril was withheld on admission. Her "
+                           "cilazapril 2.5 mg once daily has been restarted at the same dose from today.\n", glossary, "dmy")
+    assert cilazapril["status"] == "resume"

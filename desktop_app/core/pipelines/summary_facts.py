@@ -434,9 +434,13 @@ def _prose_paragraph(line: str, next_line: str, vocab: Vocabulary) -> bool:
     """Whether a line opens a paragraph of wrapped prose (two long lines of words, no dose,
     no medicine's name to open it)."""
     words = line.split()
-    return (len(line.strip()) >= 60 and len(next_line.strip()) >= 50 and line.lstrip()[:1].isupper()
-            and not _BULLET.match(line) and not _TABLE_ROW.match(line) and not _quantities(line, vocab)
-            and not any(vocab.is_medicine_word(word) for word in words[:3]) and len(words) >= 10)
+    opens = (line.lstrip()[:1].isupper() and not _BULLET.match(line) and not _TABLE_ROW.match(line)
+             and not any(vocab.is_medicine_word(word) for word in words[:3]))
+    # ("Mrs Lennox is a 41-year-old teacher ... on mesalazine 2.4 g daily until this spring.
+    # She had been taking ...": a paragraph on one line, doses and all)
+    story = len(words) >= 25 and len(re.findall(r"[a-z)]\.\s+[A-Z]", line)) >= 1
+    return opens and (story or len(line.strip()) >= 60 and len(next_line.strip()) >= 50
+                      and not _quantities(line, vocab) and len(words) >= 10)
 
 
 def _record_or_letter(line: str, found: tuple[str, str, int] | None, inside: str, after_blank: bool,
@@ -1477,7 +1481,8 @@ _DURING_THE_STAY = re.compile(r"\b(?:withheld|held|stopped|suspended|omitted|pau
                               r"four|five|a few)\s+(?:days?|doses?|hours?|hrs)(?!\s+(?:after|following)\s+"
                               r"(?:discharge|going home)))\b", re.IGNORECASE)
 # A restart that is now, not one to come ("resume once the creatinine settles" is a hold)
-_RESUMED_NOW = re.compile(r"\b(?:resum|restart|recommenc|re-?start)\w*\s+(?:(?:it|this|them)\s+)?(?:now|today|"
+# ("has been restarted at the same dose from today")
+_RESUMED_NOW = re.compile(r"\b(?:resum|restart|recommenc|re-?start)\w*\s+(?:[a-z]+\s+){0,5}?(?:now|today|"
                           r"at discharge|on discharge|from today)\b|\b(?:RESUME|RESTART|RECOMMENCE)\b")
 
 
