@@ -962,3 +962,9 @@ def test_restarted_at_the_same_dose_from_today_is_a_restart(glossary):
     [cilazapril] = _fields("Her blood pressure was 102/58, so her cilazapril was withheld on admission. Her "
                            "cilazapril 2.5 mg once daily has been restarted at the same dose from today.\n", glossary, "dmy")
     assert cilazapril["status"] == "resume"
+
+
+def test_record_fields_leave_patient_text_and_words_of_a_sentence_stay():
+    shown = patient_text("Go to the emergency room if worse. Medicare No: 0000 00000 0. Ward/Bed: 64/12. "
+                         "Back to the ward today. HPCSA NO: MP 0931472. Patient (DOB\nxx/xx/1940) of")
+    assert shown.split() == "Go to the emergency room if worse. Back to the ward today. Patient of".split()

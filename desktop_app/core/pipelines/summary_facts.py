@@ -324,6 +324,11 @@ _STAMP = re.compile(r"\bprinted\s+\d{1,2}/\d{1,2}/\d{2,4}\b.*\bby\b|^\s*(?:total
                     r"^\s*(?:typed|dictated|transcribed)\s+\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}\b", re.IGNORECASE)
 
 
+# Record fields that are also words of a sentence ("the emergency room", "ext"): dropped only
+# with a value or a colon.
+_FIELD_WORDS = re.compile(r"room|rm|ext|extension|fin|chi|ur|medicare|bleep|pager|health card", re.IGNORECASE)
+
+
 def patient_text(text: str, vocab: Vocabulary | None = None) -> str:
     """`text` without the record's fields it holds: identifiers with their values ("MRN:
     000-00-0000", "(DOB xx/xx/1940, NHS No 000 000 0000)") and clinicians' names in staff
@@ -336,9 +341,12 @@ def patient_text(text: str, vocab: Vocabulary | None = None) -> str:
     # A bracket of identifiers goes whole: "(MRN 000-00-0000, DOB xx/xx/2003)".
     text = re.sub(rf"\((?:\s*(?:{vocab.record_identifier.pattern})\s*(?:{value})(?:\s+(?:{value}))*[,;]?)+\s*\)",
                   " ", text, flags=re.IGNORECASE)
-    identifier = re.compile(rf"(?:{vocab.record_identifier.pattern})\s*(?:(?:{value})(?:\s(?:{value}))*)?",
-                            re.IGNORECASE)
-    text = drop(identifier, text)
+    # A field with its value ("MRN 000-00-0000", "DOB" alone at a line's end); a word that
+    # names a field in a sentence ("the emergency room") stays.
+    values = rf"(?:(?-i:[A-Z]{{1,3}})\s)?(?:{value})(?:\s(?:{value}))*"  # ("MP 0931472")
+    identifier = re.compile(rf"(?P<field>{vocab.record_identifier.pattern})\s*(?P<value>{values})?", re.IGNORECASE)
+    text = identifier.sub(lambda m: m.group(0) if not m.group("value") and _FIELD_WORDS.fullmatch(
+        m.group("field").strip()) else " ", text)
     name = r"[A-Z][\w'’-]+\b(?!\s*:)"
     person = (rf"(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+(?:[A-Z]\.\s*)*{name}(?:\s+{name})?"
               rf"|(?:[A-Z]\.\s*)+{name}|{name}(?:\s+{name}){{0,2}}(?=,?\s*{_CREDENTIAL}\b))"
@@ -412,7 +420,7 @@ def _is_signature(line: str, vocab: Vocabulary) -> bool:
 
 _ADDRESS = re.compile(r"^\s*\d{1,5}[A-Za-z]?\s+(?:[A-Z][\w'’-]*\s+){1,3}(?:Street|St|Road|Rd|Terrace|Avenue|Ave|"
                       r"Lane|Ln|Drive|Dr|Close|Crescent|Cres|Way|Place|Pl|Court|Ct|Gardens|Grove|Square|"
-                      r"Boulevard|Blvd|Row|Mews|Parade)\b\.?(?:,\s*[A-Z][\w'’ -]*)?\s*$")
+                      r"Boulevard|Blvd|Row|Mews|Parade|Brae|Wynd|Loan|Rise|View|Vale|Park|Hill|Walk|Green|Gate|Bank|Highway|Hwy)\b\.?(?:,\s*[A-Z][\w'’ -]*)?\s*$")
 
 
 def _is_record_line(line: str, vocab: Vocabulary) -> bool:
@@ -424,10 +432,12 @@ def _is_record_line(line: str, vocab: Vocabulary) -> bool:
     found = vocab.record_identifier.search(line)
     if not found or len(line.split()) > 14:
         return False
-    rest = vocab.record_identifier.sub(" ", line)
+    rest = re.sub(rf"(?:{vocab.record_identifier.pattern})\s*(?:[\w/#.,'’-]*\d[\w/#.'’-]*)?", " ", line,
+                  flags=re.IGNORECASE)
     rest = _DEMOGRAPHIC.sub(" ", rest)
-    rest = re.sub(r"\b(?:Dr|Mr|Mrs|Ms|Miss)\b\.?|\b[A-Z][a-z'-]+\b|\b[A-Z]\.", " ", rest)
-    return len(rest.split()) <= 2
+    # (names, a surname in capitals, "Ward 6 Older Adults & Medicine")
+    rest = re.sub(r"\b(?:Dr|Mr|Mrs|Ms|Miss)\b\.?|\b[A-Z][a-z'-]+\b|\b[A-Z]\.|\b[A-Z]{2,}\b|\b\d+\b", " ", rest)
+    return len([word for word in rest.split() if re.search(r"[A-Za-z]", word)]) <= 2
 
 
 def _prose_paragraph(line: str, next_line: str, vocab: Vocabulary) -> bool:
@@ -462,8 +472,9 @@ def _record_or_letter(line: str, found: tuple[str, str, int] | None, inside: str
     if found is not None and _is_staff_field(found[0], vocab) and _names_a_person(line[found[2]:]):
         # "Attending: R. Halvorsen, MD": who wrote or signed, not what the patient needs
         return (found[0], "letter", found[2]), True
-    if found is not None and found[1] in ("other", "header") and vocab.record_identifier.search(
-            line[found[2]:]) and len(line.split()) <= 16:
+    field = vocab.record_identifier.match(found[0]) if found is not None else None
+    if found is not None and found[1] in ("other", "header") and (vocab.record_identifier.search(
+            line[found[2]:]) or field and field.end() >= len(found[0].rstrip(" :"))) and len(line.split()) <= 16:
         # "PATIENT: ALVAREZ-KING, TOMAS MRN: 000-00-0000": the record's own fields
         return (found[0], "identifier", found[2]), True
     return found, False
