@@ -74,7 +74,11 @@ def same_value(key: str, expected: Any, read: Any) -> bool:
         # micrograms" the same dose, "2 tabs" and "2 tablets" the same count
         a, b = (re.sub(r"(\d)\s+(?=[a-z])", r"\1", re.sub(r"\btab(?:let)?s?\b", "tab", re.sub(
             r"(?<=\d)(\s*)(?:mcg|µg|ug)\b", r"\1micrograms", value))) for value in (a, b))
-        return bool(a) and bool(b) and (a in b or b in a)
+        # (from a word's start, and more than a letter: a reason read as "H" is not "H. pylori
+        # eradication")
+        short, long = sorted((a, b), key=len)
+        return len(re.sub(r"[^a-z0-9]", "", short)) >= 2 and re.search(
+            r"(?<![a-z0-9])" + re.escape(short), long) is not None
     if key == "until" and not re.match(r"(\d{4}|-)-\d{2}-\d{2}$", a):
         return bool(a) and bool(b) and (a in b or b in a)
     return a == b

@@ -968,3 +968,9 @@ def test_record_fields_leave_patient_text_and_words_of_a_sentence_stay():
     shown = patient_text("Go to the emergency room if worse. Medicare No: 0000 00000 0. Ward/Bed: 64/12. "
                          "Back to the ward today. HPCSA NO: MP 0931472. Patient (DOB\nxx/xx/1940) of")
     assert shown.split() == "Go to the emergency room if worse. Back to the ward today. Patient of".split()
+
+
+def test_a_comment_cell_s_reason_keeps_an_initial(glossary):
+    [amoxicillin] = _fields("DISCHARGE MEDICATION (TTO):\n| DRUG | DOSE | FREQ | STATUS | COMMENTS |\n"
+                            "| AMOXICILLIN | 1 G | BD | NEW | H. PYLORI ERADICATION. RAISES INR |\n", glossary)
+    assert amoxicillin["reason"] == "H. PYLORI ERADICATION"

@@ -2717,7 +2717,9 @@ def _reason_cell(line: str, header: list[str], vocab: Vocabulary) -> str:
     cells = _cells(line)
     for name, cell in zip(header, cells):
         if _column_is(name, vocab.reason_columns) and re.search(r"[A-Za-z]", cell):
-            first = re.split(r";|\.\s|\s[-–—]\s", cell)[0].strip()  # "Recurrent UTI - do not resume"
+            # "Recurrent UTI - do not resume"; "H. PYLORI ERADICATION. RAISES INR" (an initial is
+            # no sentence's end)
+            first = re.split(r";|(?<!\b[A-Za-z])\.\s|\s[-–—]\s", cell)[0].strip()
             pieces = first.split(",")
             while len(pieces) > 1 and _status(pieces[-1], vocab) and len(pieces[-1].split()) <= 3:
                 pieces.pop()  # "anti-rejection, no change"
