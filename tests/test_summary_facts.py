@@ -974,3 +974,11 @@ def test_a_comment_cell_s_reason_keeps_an_initial(glossary):
     [amoxicillin] = _fields("DISCHARGE MEDICATION (TTO):\n| DRUG | DOSE | FREQ | STATUS | COMMENTS |\n"
                             "| AMOXICILLIN | 1 G | BD | NEW | H. PYLORI ERADICATION. RAISES INR |\n", glossary)
     assert amoxicillin["reason"] == "H. PYLORI ERADICATION"
+
+
+def test_a_clock_time_in_a_taper_s_line_is_no_step_label(glossary):
+    meds = _fields("Medications on discharge\n\nDexamethasone tablets - ORAL - NEW. Reducing course:\n"
+                   "   02/12 to 05/12/2025: 8 mg twice a day at 08:00 and 12:00\n"
+                   "   then 8 mg once a day at 08:00 for 4 days\n   then 4 mg once a day at 08:00 for 4 days\n",
+                   glossary, "dmy")
+    assert [(m["dose"], m.get("time")) for m in meds] == [("8 mg", "08:00, 12:00"), ("8 mg", "08:00"), ("4 mg", "08:00")]

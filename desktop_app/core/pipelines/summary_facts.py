@@ -2286,7 +2286,7 @@ _FIRST_WEEKS = re.compile(r"(?:^|\n)[ \t]*for\s+the\s+first\s+(?P<n>\d+|one|two|
                           r"(?P<unit>days?|weeks?|months?)\b", re.IGNORECASE)
 # A line of its own that starts the next step: "   Starting 10/15/2025: give 4.8 mL ...",
 # "   From week 3: ..."
-_STEP_LINE = re.compile(r"\n[ \t]*(?:starting|from|beginning|after|then)\b[^\n:]{1,40}:\s*", re.IGNORECASE)
+_STEP_LINE = re.compile(r"\n[ \t]*(?:starting|from|beginning|after)\b[^\n:]{1,40}:(?!\d)\s*", re.IGNORECASE)
 
 
 def _steps(own: str, vocab: Vocabulary) -> list[tuple[int, int]]:
@@ -2295,7 +2295,8 @@ def _steps(own: str, vocab: Vocabulary) -> list[tuple[int, int]]:
             or not re.match(r"\d(?!\s*(?:x|times)\b)", own[m.end():m.end() + 12])
             and vocab.timings(own[m.end():m.end() + 25])]
     cuts += [m for m in _STEP_LINE.finditer(own)
-             if _quantities(own[m.end():m.end() + 40], vocab) and _quantities(own[:m.start()], vocab)]
+             if _quantities(own[m.end():m.end() + 40], vocab) and _quantities(own[:m.start()], vocab)
+             and not any(c.start() <= m.end() and m.start() <= c.end() for c in cuts)]
     cuts.sort(key=lambda m: m.start())
     if not cuts:
         return [(0, len(own))]
