@@ -29,6 +29,10 @@ _INITIAL_SURNAME = re.compile(
     rf"(?<![\w.])(?:{_INITIAL}\s*)+{_SURNAME}(?=\s*(?:[,;)\n]|$|\b(?:MD|DO|MBBS|FRCP|MRCP|RN|NP|PA|"
     rf"PhD|FRCS|MBChB|Consultant|Registrar)\b))")
 
+# A genus written as its initial before the species ("K. pneumoniae", "E. coli", "H. pylori"):
+# the letter is no shorthand either ("K" is not potassium there).
+_GENUS_INITIAL = re.compile(r"(?<![\w.])[A-Z]\.(?=\s?[a-z]{3,}\b)")
+
 # Shorthand written with full stops that is not a person's initials.
 _NOT_INITIALS = frozenset({
     "B.I.D.", "T.I.D.", "Q.I.D.", "Q.D.", "P.O.", "P.R.N.", "Q.H.S.", "H.S.", "Q.A.M.",
@@ -39,11 +43,12 @@ _NOT_INITIALS = frozenset({
 
 def name_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of every name and initial in `text`: a title with the name after it,
-    runs of initials, and an initial before a surname that ends a name."""
+    runs of initials, an initial before a surname that ends a name, and a genus's initial."""
     spans = [m.span() for m in _TITLED_NAME.finditer(text)]
     spans += [m.span() for m in _INITIALS.finditer(text)
               if re.sub(r"\s", "", m.group(0)).upper() not in _NOT_INITIALS]
     spans += [m.span() for m in _INITIAL_SURNAME.finditer(text)]
+    spans += [m.span() for m in _GENUS_INITIAL.finditer(text)]
     return sorted(spans)
 
 
