@@ -5,8 +5,8 @@ The parser of two commits (`--before`, and `--after`, HEAD by default) is run ov
 layout corpora, each commit checked out into a temporary git worktree and run in a child
 process, on the same machine in one run:
 
-- `tests/data/layouts`: the corpus the parser was tuned on (110 summaries, 10 layouts);
-- `bench/data/layouts-heldout`: 30 summaries in the same layouts written by someone who
+- `tests/data/layouts`: the corpus the parser was tuned on (122 summaries, 10 layouts);
+- `bench/data/layouts-heldout`: 42 summaries in the same layouts written by someone who
   never saw the parser, and never read while tuning it: the honest figure.  With
   `--newer-than N` the held-out summaries numbered above N (a set written after the last
   tuning round) are also scored apart.
@@ -19,7 +19,7 @@ and the share of summaries in which every medicine is found; then the share of e
 follow-ups, warning signs and restrictions found.  Speed is reported as milliseconds per
 summary for each commit (the parser uses no model, so there is no raw engine to compare).
 
-    python bench/bench_facts.py [--before 6b3e806] [--after HEAD] [--newer-than 123] [--batch DIR]
+    python bench/bench_facts.py [--before 8ddc7b7] [--after HEAD] [--newer-than 159] [--batch DIR]
                                 [--json out.json]
 """
 
