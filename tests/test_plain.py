@@ -391,3 +391,11 @@ def test_a_lexicon_form_never_cuts_a_medicine_s_name(glossary):
     # would have taken its first word)
     swapped, _replaced = lay_words("Sliding scale insulin lispro was used with meals.", glossary)
     assert "insulin lispro" in swapped
+
+
+def test_a_verb_or_record_shorthand_beside_another_form_is_still_plain(glossary):
+    # two forms side by side stay only where they could make one term together; a verb and
+    # the record's shorthand never do ("underwent uncomplicated", "status post laparoscopic")
+    text, words = lay_words("He underwent uncomplicated surgery, status post laparoscopic repair.", glossary)
+    assert text == "He had problem-free surgery, after keyhole repair."
+    assert {"underwent", "uncomplicated", "status post"} <= set(words)

@@ -306,8 +306,13 @@ def lay_words(text: str, glossary: Glossary | None, protected: list[tuple[int, i
     found = [m for m in words.pattern.finditer(text) if words.key_of(m.group(0))]
     # Two forms side by side make a term the lexicon does not know as a whole ("pulmonary
     # oedema" is not "lung swelling"): both stay.
+    # A verb or the record's shorthand makes no such term with its neighbour ("underwent
+    # uncomplicated ...", "status post laparoscopic ...").
+    loose = ("actions", "record")
     joined = {i for i in range(len(found) - 1)
-              if re.fullmatch(r"[\s-]+", text[found[i].end():found[i + 1].start()])}
+              if re.fullmatch(r"[\s-]+", text[found[i].end():found[i + 1].start()])
+              and words.kinds.get(words.key_of(found[i].group(0))) not in loose
+              and words.kinds.get(words.key_of(found[i + 1].group(0))) not in loose}
     joined |= {i + 1 for i in joined}
     for index, match in enumerate(found):
         start, end = match.span()
