@@ -982,3 +982,12 @@ def test_a_clock_time_in_a_taper_s_line_is_no_step_label(glossary):
                    "   then 8 mg once a day at 08:00 for 4 days\n   then 4 mg once a day at 08:00 for 4 days\n",
                    glossary, "dmy")
     assert [(m["dose"], m.get("time")) for m in meds] == [("8 mg", "08:00, 12:00"), ("8 mg", "08:00"), ("4 mg", "08:00")]
+
+
+def test_a_results_table_s_header_is_no_heading_and_its_dates_are_no_appointments(glossary):
+    facts = read_summary("PERTINENT RESULTS\n\nDate     Cr    WBC    CRP (mg/L)   Glucose\n08/04    2.9   24.6   310          412\n"
+                         "08/24    1.7    9.1    31          143\n\n"
+                         "HbA1c 10.8%. Repeat cultures 08/06, 08/08: no growth.\n\nFOLLOW-UP APPOINTMENTS\n"
+                         "- Endocrinology - 09/24/2025 at 10:00 AM.\n", glossary)
+    assert not any(s.title.startswith("Date") for s in facts.sections)
+    assert [f.when for f in facts.follow_ups] == ["2025-09-24"]

@@ -159,8 +159,11 @@ def _heading(line: str, vocab: Vocabulary, inside: str, *, shouting: bool = Fals
         return title, kind if kind != "other" else "problem", len(line)
     if not line.strip() or _BULLET.match(line) and not _PROBLEM.match(line):
         return None
-    if _TABLE_ROW.match(line) or _TABLE_RULE.match(line) or _is_table_header(line, "", vocab):
-        return None  # ("DRUG      DOSE     ROUTE     FREQ": a table's header laid out with spaces)
+    if _TABLE_ROW.match(line) or _TABLE_RULE.match(line) or _is_table_header(line, "", vocab) or (
+            len(re.split(r"\s{2,}", line.strip())) >= 4 and not re.search(r":\s", line)):
+        # ("DRUG      DOSE     ROUTE     FREQ", "Date     Cr    WBC    CRP (mg/L)": a table's
+        # header laid out with spaces)
+        return None
     if not after_blank and len(line) - len(line.lstrip()) >= 20:
         return None  # a table's cell wrapped far to the right, under the row above
     banner = _BANNER.match(line)
