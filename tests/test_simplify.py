@@ -389,3 +389,18 @@ def test_a_count_beside_a_total_is_never_a_count_of_that_strength(glossary):
                           text="Prednisone 20 mg tablet: take 2 tablets (40 mg total) every morning")
     assert medicine_row(total, explainer).how_much == "2 tablets (40 mg in all)"
     assert medicine_row(strength, explainer).how_much == "2 tablets of 20 mg"
+
+
+def test_a_low_dose_medicine_is_explained_by_what_it_does_at_that_dose(glossary):
+    """Aspirin 81 mg keeps platelets from clumping; it is not "a common pain and fever
+    medicine" to the patient who takes it after a stent (issue #31); 600 mg is for pain."""
+    from desktop_app.core.pipelines.evidence import Explainer
+    from desktop_app.core.pipelines.simplify import medicine_row
+    from desktop_app.core.pipelines.summary_facts import Medication
+
+    low = medicine_row(Medication("Aspirin", dose="81 mg", text="Aspirin 81 mg daily"),
+                       Explainer(glossary, "", "mdy", True, glosses=0))
+    high = medicine_row(Medication("Aspirin", dose="600 mg", text="Aspirin 600 mg every 6 hours as needed"),
+                        Explainer(glossary, "", "mdy", True, glosses=0))
+    assert "platelets" in low.about and "pain" not in low.about
+    assert "pain" in high.about

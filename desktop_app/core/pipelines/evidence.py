@@ -88,6 +88,16 @@ FOLLOW_UP_KINDS = ("when", "duration", "warning")
 # Sections that say what to do, which answer before the stay's story does.
 TO_DO_SECTIONS = ("medications", "instructions", "warning_signs", "follow_up", "restrictions")
 GLOSS_WORDS = 14  # longest gloss
+# A definition's sentence for a medicine's other use at low doses ("In low doses it keeps
+# platelets from clumping, ..."), and the most a dose in mg may be to be read as one: low-dose
+# aspirin is 75-150 mg, its doses for pain 300 mg and more.
+_LOW_DOSE_SENSE = re.compile(r"(?<=[.!?]\s)In low doses[^.!?]*[.!?]")
+LOW_DOSE_MG = 150
+
+
+def _low_dose(dose: str) -> bool:
+    written = re.fullmatch(r"(\d+(?:\.\d+)?)\s*mg", dose.strip())
+    return written is not None and float(written.group(1)) <= LOW_DOSE_MG
 
 
 @dataclass
@@ -556,12 +566,20 @@ class Explainer:
         out.append(text[position:])
         return "".join(out)
 
-    def meaning(self, name: str) -> str:
-        """What a word means, from the glossary ('' when it has no gloss worth giving)."""
+    def meaning(self, name: str, dose: str = "") -> str:
+        """What a word means, from the glossary ('' when it has no gloss worth giving); for
+        a medicine taken at a low `dose`, its definition's "In low doses ..." sentence
+        (aspirin 81 mg keeps platelets from clumping; it is not there for pain)."""
         if self.glossary is None:
             return ""
         for match in self.glossary.match(name):
-            gloss = self._gloss(self.glossary.by_key[match.key], limited=False)
+            entry = self.glossary.by_key[match.key]
+            low = _LOW_DOSE_SENSE.search(entry.definition) if _low_dose(dose) else None
+            if low and entry.key not in self.glossed and not (
+                    self.summary and unsupported_facts(low.group(0), self.summary, self.glossary)):
+                self.glossed.add(entry.key)
+                return low.group(0).strip()
+            gloss = self._gloss(entry, limited=False)
             if gloss:
                 return _capital(gloss) + "."
         return ""

@@ -315,7 +315,7 @@ def medicine_row(medication: Medication, explainer: Explainer) -> MedicineRow:
         how_much = f"{m.count} ({m.dose} in all)"
     if m.doubt:
         # Which medicine the line's status is for cannot be told: its own words, whole.
-        return MedicineRow(m.name, explainer.meaning(m.name), how_much,
+        return MedicineRow(m.name, explainer.meaning(m.name, m.dose), how_much,
                            " ".join(filter(None, [m.route, when])), until, DOUBT_LABEL,
                            f'Your summary says: "{m.quote.rstrip(".")}". Please ask your care team '
                            "what this means for this medicine.", m.text)
@@ -324,7 +324,7 @@ def medicine_row(medication: Medication, explainer: Explainer) -> MedicineRow:
         why.append(explainer.explain(f"Was {uk_dose_times(m.changed_from)}."))
     if m.reason:
         why.append(explainer.explain(m.reason))
-    return MedicineRow(m.name, explainer.meaning(m.name), how_much,
+    return MedicineRow(m.name, explainer.meaning(m.name, m.dose), how_much,
                        " ".join(filter(None, [m.route, when])), until,
                        CHANGE_LABELS.get(m.status, ""), " ".join(why), m.quote)
 
