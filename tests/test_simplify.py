@@ -404,3 +404,14 @@ def test_a_low_dose_medicine_is_explained_by_what_it_does_at_that_dose(glossary)
                         Explainer(glossary, "", "mdy", True, glosses=0))
     assert "platelets" in low.about and "pain" not in low.about
     assert "pain" in high.about
+
+
+def test_a_later_step_of_a_taper_reads_as_the_next_step(glossary):
+    from desktop_app.core.pipelines.evidence import Explainer
+    from desktop_app.core.pipelines.simplify import medicine_row
+    from desktop_app.core.pipelines.summary_facts import Medication
+
+    explainer = Explainer(glossary, "", "mdy", True, glosses=0)
+    first = medicine_row(Medication("Prednisone", dose="20 mg", frequency="morning", step=1), explainer)
+    second = medicine_row(Medication("Prednisone", dose="10 mg", frequency="morning", step=2), explainer)
+    assert first.how_much == "20 mg" and second.how_much == "then 10 mg"

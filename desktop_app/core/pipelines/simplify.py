@@ -313,6 +313,10 @@ def medicine_row(medication: Medication, explainer: Explainer) -> MedicineRow:
         # "Take 2 tablets (40 mg total)" with no tablet strength written: never "2 tablets of
         # 40 mg", which would be twice the dose
         how_much = f"{m.count} ({m.dose} in all)"
+    if m.step > 1:
+        # A later step of a dose that changes on a schedule reads as one ("then 2 tablets of
+        # 20 mg ...", under the row of the step before)
+        how_much = f"then {how_much}".strip()
     if m.doubt:
         # Which medicine the line's status is for cannot be told: its own words, whole.
         return MedicineRow(m.name, explainer.meaning(m.name, m.dose), how_much,
