@@ -3155,6 +3155,7 @@ def _read_medication_list(summary: str, section: SummarySection, items: list[tup
         line = summary[a:b]
         row = _row_label(summary[summary.rfind("\n", 0, a) + 1:b], row, vocab)
         line, header = _table_row(summary, section, a, b, vocab)
+        as_written = line  # (a row's cells, before the record's own are blanked)
         if _TABLE_ROW.match(line) and not _medication_table(header) and header:
             continue  # a row of another table (follow-ups)
         if section.effective_kind != "medications" and not header:
@@ -3181,8 +3182,8 @@ def _read_medication_list(summary: str, section: SummarySection, items: list[tup
         if header and medications:
             _from_columns(medications[0], line, header, before, vocab)
             if not _TABLE_ROW.match(summary[a:b]):  # a space-laid row: quoted cell by cell
-                medications[0].text = " | ".join(c for c in map(_plain_space, _cells(_table_row(
-                    summary, section, a, b, vocab)[0])) if c.strip("- "))
+                medications[0].text = " | ".join(c for c in map(_plain_space, _cells(as_written))
+                                                 if c.strip("- "))
         if not medications:
             if line.rstrip().endswith(":") and len(line.split()) <= 6:
                 listed_status = _status(line, vocab)
