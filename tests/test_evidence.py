@@ -637,3 +637,34 @@ def test_an_evidence_line_describes_itself_the_same_from_the_trace():
     assert again.describe() == line.describe() and (again.start, again.end) == (10, 38)
     plain = EvidenceLine("Walk daily.", 0, 11, "", "other", 0.4, 0.4, 0.4, 0.0)
     assert plain.describe() == "Walk daily."
+
+
+def test_a_line_to_act_on_goes_first_only_when_it_is_about_what_was_asked(glossary):
+    """"Do I need antibiotics at home?": the course line that says none were needed comes
+    before a pain-medicine instruction that scores close to it but shares nothing with
+    the question; an instruction that does share a word still comes first."""
+    from desktop_app.core.pipelines.evidence import EvidenceLine, answer_lines
+
+    course = EvidenceLine("No antibiotics were needed after surgery.", 0, 41, "Course",
+                          "hospital_course", 0.52, 0.74, 0.42, 0.0)
+    unrelated = EvidenceLine("Use acetaminophen first; alternate with ibuprofen.", 50, 100,
+                             "Instructions", "instructions", 0.50, 0.0, 0.36, 0.25)
+    related = EvidenceLine("Finish the antibiotics at home.", 110, 141, "Instructions",
+                           "instructions", 0.45, 0.3, 0.3, 0.25)
+    question = Question.read("Do I need to take antibiotics at home?", glossary)
+    assert answer_lines([course, unrelated, related], 3, question) == [related, course, unrelated]
+
+
+def test_a_why_answer_whose_line_gives_its_reason_needs_no_sentence_before_it(embedder,
+                                                                               glossary):
+    """A "why" answer starts with the sentence before its best line (a reason is most
+    often written just before what was done about it), unless the line gives its own."""
+    summary = ("Hospital Course:\nHis oxygen was stopped on day 2 and he walked the ward. "
+               "Lisinopril was stopped because his mother gave it to him by mistake.\n\n"
+               "Discharge Medications:\n1. Albuterol inhaler 2 puffs every 4 hours as needed\n")
+    question = "Why was the lisinopril stopped?"
+    facts, evidence = evidence_for(summary, question, embedder, glossary)
+    answer = evidence_answer(evidence, facts, glossary, summary,
+                             question=Question.read(question, glossary))
+    assert answer.startswith("Lisinopril was stopped because")
+    assert not [line for line in evidence if line.related == "reason"]

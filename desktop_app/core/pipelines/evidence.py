@@ -114,6 +114,7 @@ class EvidenceLine:
     # Why a line was added beside the best-scoring ones: "medicine" (the medication-list
     # line of a medicine named), "follow-up" (the follow-up of something named), or "".
     related: str = ""
+    names_asked: bool = False  # names a medicine the question asks about
 
     def quote(self) -> str:
         """The line with the section it comes from, as the model and the reader see it."""
@@ -230,12 +231,13 @@ def find_evidence(summary: str, question: Question, *, embed: Callable[[list[str
             bonus -= PAST_PENALTY
         if unit.section_kind == "header" and lexical[index] == 0:
             bonus -= PAST_PENALTY  # a record field ("Admission Date") unless it is asked about
-        if asked and asked & medicine_words(unit.text, glossary):
+        names_asked = bool(asked and asked & medicine_words(unit.text, glossary))
+        if names_asked:
             bonus += MEDICINE_BONUS
         score = LEXICAL_WEIGHT * lexical[index] + MEANING_WEIGHT * meaning[index] + bonus
         lines.append(EvidenceLine(unit.text, unit.start, unit.end, unit.section,
                                   unit.section_kind, float(score), float(lexical[index]),
-                                  float(meaning[index]), bonus))
+                                  float(meaning[index]), bonus, names_asked=names_asked))
     lines.sort(key=lambda line: (-line.score, line.start))
     chosen = lines[:count]
     if chosen and chosen[0].score >= EVIDENCE_FLOOR:
@@ -250,6 +252,10 @@ def _terms(text: str, glossary: Glossary | None) -> set[str]:
     """The glossary entries and the tests (resources/summary_vocabulary.toml) a text names."""
     tests = {f"test:{m.group(1).lower()}" for m in vocabulary().follow_up_test.finditer(text)}
     return tests | {w for w in retrieval_tokens(text, glossary) if w.startswith("§")}
+
+
+# A line that gives its own reason needs no sentence before it for one.
+_SAYS_WHY = re.compile(r"\b(?:because|due to|owing to|caused by|as a result of|since)\b", re.IGNORECASE)
 
 
 def related_lines(ranked: list[EvidenceLine], answer: list[EvidenceLine], question: Question,
@@ -309,6 +315,7 @@ def related_lines(ranked: list[EvidenceLine], answer: list[EvidenceLine], questi
         before = max((line for line in ranked if line.end <= answer[0].start), default=None,
                      key=lambda line: line.end)
         if (before is not None and before not in answer and before not in found
+                and not _SAYS_WHY.search(answer[0].text)
                 and "\n" not in summary[before.end:answer[0].start]):
             before.related = "reason"
             found.append(before)
@@ -703,7 +710,11 @@ def answer_lines(evidence: list[EvidenceLine], count: int = ANSWER_LINES,
     has_question = question is not None and bool(question.text)
     kinds = question.kind_names if has_question else frozenset()
     if has_question and not kinds & {"why", "what"}:
-        close.sort(key=lambda e: e.section_kind not in TO_DO_SECTIONS)  # stable: by score within
+        # A line that says what to do goes first only when it is about what was asked (shares
+        # a word with the question or names its medicine): a pain-medicine instruction
+        # does not answer "Do I need antibiotics at home?" before the line that does.
+        close.sort(key=lambda e: not (e.section_kind in TO_DO_SECTIONS
+                                      and (e.lexical > 0 or e.names_asked)))  # stable
     reasons = [e for e in evidence if e.related == "reason"]
     return reasons + close + [e for e in evidence if e.related in IN_THE_ANSWER
                               and e.related != "reason"
