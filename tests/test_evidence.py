@@ -668,3 +668,19 @@ def test_a_why_answer_whose_line_gives_its_reason_needs_no_sentence_before_it(em
                              question=Question.read(question, glossary))
     assert answer.startswith("Lisinopril was stopped because")
     assert not [line for line in evidence if line.related == "reason"]
+
+
+def test_what_a_medicine_taken_when_needed_is_for_reads_in_its_sentence_in_plain_words(glossary):
+    from desktop_app.core.pipelines.evidence import Explainer
+    from desktop_app.core.pipelines.summary_facts import Medication
+
+    explainer = Explainer(glossary)
+    explainer.defer_glosses = True  # as an answer says them: a word's meaning after the lines
+    inhaler = Medication("Albuterol", dose="90 micrograms", count="2 puffs", route="inhaled",
+                         frequency="every 4 hours", as_needed=True, reason="SOB or wheeze")
+    said = explainer.medication(inhaler)
+    assert said.endswith("only when you need it for shortness of breath or wheeze."), said
+    # A reason that is no symptom stays after the sentence, in plain words too.
+    stopped = Medication("Furosemide", dose="40 mg", frequency="1/day", status="stopped",
+                         reason="replaced by torsemide d/t poor PO absorption")
+    assert explainer.medication(stopped).startswith("Stop taking Furosemide (40 mg once a day). (")

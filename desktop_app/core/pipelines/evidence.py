@@ -602,6 +602,7 @@ class Explainer:
                                                      or m.duration or m.until)):
             return ""
         until = plain_date(m.until, self.date_order) if m.until else ""
+        reason = m.reason
         timing = vocab.plain_frequency(m.frequency) if m.frequency != "as needed" else ""
         what = " ".join(p for p in (m.dose, m.route, timing) if p)
         what = f" ({what})" if what else ""
@@ -615,9 +616,16 @@ class Explainer:
         else:
             # The verb says the status: a new medicine is started, an unchanged one kept.
             verb = {"unchanged": "Keep taking", "new": "Start taking"}.get(m.status, "Take")
+            # What a medicine taken when needed is needed for reads in the sentence, in
+            # plain words ("only when you need it for shortness of breath or wheeze").
+            need_for = ""
+            if m.as_needed and m.reason:
+                need_for = re.sub(r"^for\s+", "", _inline(self.explain(m.reason)), flags=re.IGNORECASE)
+                reason = ""
             parts = [verb, m.count and f"{m.count} of", m.name, m.dose, m.route, timing,
                      f"at {m.time}" if m.time else "",
                      "only when you need it" if m.as_needed else "",
+                     f"for {need_for}" if need_for else "",
                      f"for {m.duration}" if m.duration else "",
                      f"until {until}" if until else ""]
             sentence = " ".join(p for p in parts if p) + "."
@@ -627,8 +635,8 @@ class Explainer:
                 sentence += f" The dose changed from {m.changed_from} to {m.changed_to}."
             elif m.status == "changed":
                 sentence += " The dose changed."
-        if m.reason:
-            sentence += f" ({_sentence(m.reason)[:-1]})."
+        if reason:
+            sentence += f" ({self.explain(reason).strip().rstrip('.')})."
         return sentence
 
 
@@ -665,6 +673,16 @@ def _unmarked(text: str) -> str:
 
 def _capital(text: str) -> str:
     return text[:1].upper() + text[1:]
+
+
+def _inline(sentence: str) -> str:
+    """A sentence said inside another: no full stop, and a capital only where the word
+    keeps one ("Shortness of breath." -> "shortness of breath"; "H. PYLORI" stays)."""
+    text = sentence.strip().rstrip(".")
+    first = text.split(" ", 1)[0]
+    if first[:1].isupper() and first[1:].islower():
+        text = text[0].lower() + text[1:]
+    return text
 
 
 def _sentence(text: str) -> str:
