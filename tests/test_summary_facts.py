@@ -610,6 +610,16 @@ def test_a_combination_over_a_name_the_glossary_knows_is_one_medicine(glossary):
     assert [(m["name"], m["status"]) for m in meds] == [("Tiotropium/olodaterol", "new"), ("Tiotropium", "stopped")]
 
 
+def test_a_combination_with_its_first_part_s_salt_is_one_medicine(glossary):
+    """A patient's triple inhaler is no plain "Fluticasone" in the handout's table."""
+    meds = _fields("Discharge medications:\n3. Fluticasone furoate/umeclidinium/vilanterol (Trelegy "
+                   "Ellipta) 100/62.5/25 mcg 1 inhalation once daily (NEW).\n"
+                   "4. Metoprolol succinate 25 mg daily\n", glossary)
+    assert [(m["name"], m["dose"]) for m in meds] == [
+        ("Fluticasone furoate/umeclidinium/vilanterol", "100/62.5/25 micrograms"),
+        ("Metoprolol succinate", "25 mg")]
+
+
 def test_a_brand_named_in_apposition_is_the_same_medicine(glossary):
     meds = _fields("You also have a new glyceryl trinitrate spray, brand name Nitrolingual, 400 micrograms "
                    "under the tongue as needed for chest pain.\n", glossary, "dmy")

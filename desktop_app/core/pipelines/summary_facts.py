@@ -1135,6 +1135,9 @@ def section_items(summary: str, section: SummarySection) -> list[tuple[int, int]
     return _trimmed(summary, spans)
 
 
+_SALT_THEN_SLASH = re.compile(r"\s+[a-z]{3,}(?:ate|ide)\s*/\s*")
+
+
 def medicine_names(text: str, glossary: Glossary | None, vocab: Vocabulary | None = None,
                    matches: list[GlossaryMatch] | None = None) -> list[tuple[int, int, str, str]]:
     """(start, end, name as written, key) of every medicine named in `text`: by the
@@ -1166,7 +1169,9 @@ def medicine_names(text: str, glossary: Glossary | None, vocab: Vocabulary | Non
     # than either of its parts (its own key, so a stop of plain tiotropium is not its stop).
     joined: list[tuple[int, int, str, str]] = []
     for start, end, name, key in sorted(found):
-        if joined and text[joined[-1][1]:start] in ("/", "-", " + ", "+"):
+        # Its salt may stand between them: "Fluticasone furoate/umeclidinium/vilanterol".
+        if joined and (text[joined[-1][1]:start] in ("/", "-", " + ", "+")
+                       or _SALT_THEN_SLASH.fullmatch(text[joined[-1][1]:start])):
             start = joined.pop()[0]
             name = text[start:end]
             key = name.lower()
