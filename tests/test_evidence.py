@@ -684,3 +684,16 @@ def test_what_a_medicine_taken_when_needed_is_for_reads_in_its_sentence_in_plain
     stopped = Medication("Furosemide", dose="40 mg", frequency="1/day", status="stopped",
                          reason="replaced by torsemide d/t poor PO absorption")
     assert explainer.medication(stopped).startswith("Stop taking Furosemide (40 mg once a day). (")
+
+
+def test_a_combination_is_never_explained_by_one_of_its_parts(glossary):
+    """The handout's table explains a medicine by its glossary definition: a triple inhaler
+    is no "steroid medicine", lisinopril-HCTZ no "mild water pill"."""
+    from desktop_app.core.pipelines.evidence import Explainer
+
+    explainer = Explainer(glossary)
+    for name in ("Fluticasone furoate/umeclidinium/vilanterol", "Lisinopril-HCTZ",
+                 "Amlodipine/benazepril"):
+        part = Explainer(glossary).meaning(re.split(r"[ /-]", name)[0])
+        assert part and explainer.meaning(name) != part, name
+    assert explainer.meaning("Metoprolol succinate")  # a salt is still the medicine

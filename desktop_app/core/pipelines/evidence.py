@@ -579,7 +579,12 @@ class Explainer:
         (aspirin 81 mg keeps platelets from clumping; it is not there for pain)."""
         if self.glossary is None:
             return ""
+        # "Fluticasone furoate/umeclidinium/vilanterol" is the triple inhaler the glossary
+        # knows as "fluticasone/umeclidinium/vilanterol", not its first part's steroid.
+        name = re.sub(r"\s+[a-z]{3,}(?:ate|ide)(?=\s*[/+-])", "", name)
         for match in self.glossary.match(name):
+            if re.search(r"[/+-]\s*$", name[:match.start]) or _JOINED.match(name[match.end:]):
+                continue  # one part of a combination is not what the combination is
             entry = self.glossary.by_key[match.key]
             low = _LOW_DOSE_SENSE.search(entry.definition) if _low_dose(dose) else None
             if low and entry.key not in self.glossed and not (
@@ -640,6 +645,7 @@ class Explainer:
         return sentence
 
 
+_JOINED = re.compile(r"\s*(?:[/+]|-(?=[A-Za-z]))\s*")
 _SIDES = {"L": "left", "R": "right", "B": "both"}
 
 
