@@ -377,6 +377,23 @@ def test_a_diagnosis_said_twice_is_told_once_the_longer_way(glossary):
         assert f"{first.lower()}.\n" in story and second.lower() in story, story
 
 
+def test_the_story_tells_diagnoses_in_order_without_labels_or_lists_of_results(glossary):
+    """The course's problems in its order, each said once the longer way where it first
+    comes; the record's "Primary:" label left out; a line listing test results is for the
+    care team; a list line that starts with a problem's name is no longer way of it."""
+    summary = ("Hospital Course:\n# Pneumonia: given antibiotics.\n# Hyperkalemia: treated on day 1.\n"
+               "# Tobacco use: counselled.\n"
+               "Legionella urinary antigen negative, blood cultures no growth.\n"
+               "Walked the ward on day 2.\n\n"
+               "Discharge Diagnoses:\nPrimary: Pneumonia of the right lower lobe, resolved\n"
+               "Secondary: Hyperkalemia (resolved), gout, hypertension, asthma\n")
+    lines = handout_without_model(summary, glossary).story().text.splitlines()
+    assert not [line for line in lines if "Primary" in line or "Secondary" in line], lines
+    assert not [line for line in lines if "cultures" in line], lines
+    assert lines[0].startswith("Pneumonia") and "lower lobe" in lines[0], lines
+    assert "otassium" in lines[1] and "gout" not in lines[1].lower(), lines
+
+
 @pytest.mark.parametrize("written, kept", [
     ("Portal hypertension with varices.", "Portal hypertension"),  # not "high blood pressure"
     ("Intracranial hypertension.", "Intracranial hypertension"),

@@ -82,6 +82,7 @@ NOW_KINDS = ("instructions", "allergies")
 STORY_KINDS = ("diagnoses", "hospital_course", "results", "history")
 STORY_DIAGNOSES = 3  # at most this many of the story's sentences are diagnosis lines
 STORY_LONGEST = 45  # words; a longer sentence is detail for the care team
+STORY_SAID_LONGER = 8  # most words a diagnosis said again may add ("RSV bronchiolitis, resolved")
 
 
 @dataclass
@@ -424,6 +425,12 @@ def narrative_pieces(summary: str, facts: SummaryFacts) -> list[tuple[SummarySec
     return pieces
 
 
+# A test's result as a report gives it; two in a sentence are a list of results.
+_TEST_RESULT = re.compile(r"(?<!-)\b(?:positive|negative|no growth|not detected|unremarkable)\b"
+                          r"(?!\s+(?:airway|pressure|inspiratory))", re.IGNORECASE)
+# "Primary: ...", "Secondary diagnoses: ...": the record's label, not the patient's story.
+_DIAGNOSIS_LABEL = re.compile(r"^(?:primary|secondary|principal|main|final|discharge|other)"
+                              r"(?:\s+diagnos[ie]s)?\s*:\s*", re.IGNORECASE)
 _TIME_SPAN = re.compile(r"\b\d+(?:\.\d+)?(?:\s*(?:-|to)\s*\d+)?\s*(?:hours?|hrs?|days?|nights?|"
                         r"weeks?|wks?|months?|years?|yrs?)\b", re.IGNORECASE)
 
@@ -435,6 +442,8 @@ def care_team_detail(text: str, glossary: Glossary | None) -> bool:
     plain = _TIME_SPAN.sub(" ", DATE.sub(" ", text))
     numbers = len(re.findall(r"\d+(?:[.,]\d+)?", plain))
     if numbers >= 2 or (numbers and len(text.split()) <= 6):  # "BNP 2460."
+        return True
+    if len(_TEST_RESULT.findall(text)) >= 2:  # "Legionella antigen negative, blood cultures no growth"
         return True
     if vocabulary().quantity.search(text) and medicine_names(text, glossary):
         return True
@@ -463,6 +472,8 @@ def story_lines(summary: str, facts: SummaryFacts, glossary: Glossary | None,
             if (not re.search(r"[A-Za-z]{3}", text) or reads_like_instruction(text)
                     or (kind != "diagnoses" and care_team_detail(text, glossary))):
                 continue
+            if kind == "diagnoses":
+                text = _DIAGNOSIS_LABEL.sub("", text)
             {"diagnoses": diagnoses, "history": history, "results": results}.get(
                 kind, course).append(text)
     # A problem's title said again in the diagnoses, with more after it ("RSV
@@ -472,9 +483,18 @@ def story_lines(summary: str, facts: SummaryFacts, glossary: Glossary | None,
     for d in diagnoses:
         name = re.sub(r"^[\s\-*•\d.)]+", "", d)
         named.setdefault(name.lower(), (d, name))
-    diagnoses = [d for d, name in named.values()
-                 if not any(name != other and re.match(rf"{re.escape(name)}(?!\w)", other,
-                                                       re.IGNORECASE) for _d, other in named.values())]
+    said: list[str] = []
+    for d, name in named.values():  # the longer way, where the name first comes
+        # ... and not a list line that starts with it ("Hyperkalemia (resolved), metabolic
+        # acidosis (resolved), hypertension, ...").
+        longer = [other_d for other_d, other in named.values()
+                  if name != other and re.match(rf"{re.escape(name)}(?!\w)", other, re.IGNORECASE)
+                  and len(other[len(name):].split()) <= STORY_SAID_LONGER
+                  and other[len(name):].count(",") <= 1]
+        d = longer[0] if longer else d
+        if d not in said:
+            said.append(d)
+    diagnoses = said
     lead = diagnoses[:STORY_DIAGNOSES] or history[:1]
     return (lead + course + results)[:count]
 
