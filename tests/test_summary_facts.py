@@ -297,6 +297,18 @@ def test_a_title_and_its_initial_end_no_sentence():
         "Seen by Dr. A. Smith today.", "Screened for hepatitis B.", "Negative."]
 
 
+def test_a_dose_form_before_a_name_ends_no_sentence():
+    """South Asian prescriptions write the form first ("Tab. Ecosprin", "Inj. Enoxaparin"):
+    the story had said "managed with dual antiplatelets, high dose statin, Inj."."""
+    from desktop_app.core.pipelines.summary_facts import _sentences
+
+    text = ("Managed with high dose statin, Inj. Enoxaparin 60 mg s/c and fluids. "
+            "Started Tab. Glycomet 500 mg 1-0-1. Given 1 Tab. Then observed.")
+    assert [text[a:b] for a, b in _sentences(text, 0, len(text))] == [
+        "Managed with high dose statin, Inj. Enoxaparin 60 mg s/c and fluids.",
+        "Started Tab. Glycomet 500 mg 1-0-1.", "Given 1 Tab.", "Then observed."]
+
+
 def test_the_record_s_line_is_no_appointment(glossary):
     """The patient's name, record number and visit date head a one-page summary; its date
     is the record's, and no line of the handout's appointments may carry the name."""

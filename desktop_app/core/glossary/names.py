@@ -60,11 +60,17 @@ _ENDS_IN_INITIAL = re.compile(rf"(?:{_TITLE}|(?<![\w.])(?:[A-Z]\.\s?)+)$")
 _LOWER_WORD_BEFORE = re.compile(r"\b[a-z][a-z-]*\s+[A-Z]\.$")
 
 
+# A dose form written before a medicine's name (South Asian prescriptions: "Tab. Ecosprin").
+_DOSE_FORM_BEFORE_NAME = re.compile(r"(?<![\w.])(?<!\d )(?:Tabs?|Caps?|Inj|Syp|Syr|Susp|Oint)\.$")
+
+
 def ends_no_sentence(before: str) -> bool:
     """Whether a full stop at the end of `before` belongs to a title or an initial (so no
     sentence ends there): "Dr.", "Mr. T.", "B.K.", "seen by J."; "hepatitis B." ends one."""
     tail = before[-40:]
     if re.search(rf"{_TITLE}$", tail) and tail.endswith("."):
+        return True
+    if _DOSE_FORM_BEFORE_NAME.search(tail):  # "... high dose statin, Inj. Enoxaparin 60 mg"
         return True
     if not _ENDS_IN_INITIAL.search(tail):
         return False
