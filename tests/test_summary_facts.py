@@ -1013,3 +1013,61 @@ def test_a_results_table_s_header_is_no_heading_and_its_dates_are_no_appointment
                          "- Endocrinology - 09/24/2025 at 10:00 AM.\n", glossary)
     assert not any(s.title.startswith("Date") for s in facts.sections)
     assert [f.when for f in facts.follow_ups] == ["2025-09-24"]
+
+
+# ---- South Asian prescriptions (session 46) ----------------------------------------------
+
+
+def test_doses_by_time_of_day_give_the_frequency_and_the_form_is_no_part_of_the_name(glossary):
+    meds = _fields("MEDICATIONS:\n1. Tab. Ecosprin 75 mg 0-1-0 after food\n2. Tab. Atorva 80 mg 0-0-1\n"
+                   "3. Tab. Met XL 25 mg 1-0-0\n4. Tab. Glycomet 500 mg 1-0-1 after food\n"
+                   "5. Cap. Amoxicillin 500 mg 1-1-1 x 5 days\n6. Tab. Panadol 500 mg 2-0-2 SOS for fever\n"
+                   "7. Tab. Paracetamol 1 g 1-1-1-1\n", glossary, "dmy")
+    assert [(m["name"], m.get("frequency"), m.get("count", ""), m.get("route", "")) for m in meds] == [
+        ("Ecosprin", "1/day", "", ""), ("Atorva", "bedtime", "", ""), ("Met XL", "morning", "", ""),
+        ("Glycomet", "2/day", "", ""), ("Amoxicillin", "3/day", "", ""),
+        ("Panadol", "2/day", "2 tablets", ""), ("Paracetamol", "4/day", "", "")]
+    assert meds[5]["as_needed"] and meds[5]["reason"] == "fever"  # SOS: only when needed
+    # A date or a range is no dose by time of day.
+    from desktop_app.core.pipelines.vocabulary import vocabulary
+    assert vocabulary().timing_values("seen on 1-1-2025, pain 0-1-2-10 scale") == []
+
+
+def test_an_insulin_with_a_morning_and_a_night_dose_is_two_doses_of_its_mix(glossary):
+    meds = _fields("MEDICATIONS:\n4. Inj. Human Mixtard 30/70 18 units - 0 - 12 units s/c before food (new)\n",
+                   glossary, "dmy")
+    assert [(m["name"], m["dose"], m["frequency"], m["status"]) for m in meds] == [
+        ("Human Mixtard 30/70", "18 units", "morning", "new"),
+        ("Human Mixtard 30/70", "12 units", "bedtime", "new")]
+
+
+def test_a_change_to_tablets_in_hospital_is_no_status_at_discharge(glossary):
+    meds = _fields("POST-OPERATIVE COURSE\nIV cefuroxime and metronidazole were given for 48 hours and "
+                   "then changed to tablets.\n\nDRUGS ON DISCHARGE\n1. Tab. Metronidazole 400 mg 1-1-1 "
+                   "x 5 days\n", glossary, "dmy")
+    assert meds == [{"name": "Metronidazole", "dose": "400 mg", "frequency": "3/day",
+                     "duration": "5 days"}]
+
+
+def test_a_reason_said_in_another_sentence_is_no_reason_this(glossary):
+    meds = _fields("POST-OPERATIVE COURSE\nThere was a small ooze from the port site on day 2, which "
+                   "settled with a fresh dressing; his aspirin is being held for a few days because of "
+                   "this.\n\nDRUGS ON DISCHARGE\n1. Tab. Aspirin 75 mg 0-1-0 - HOLD for 5 days because of "
+                   "the wound ooze, do not take until 29/09/2025\n", glossary, "dmy")
+    assert meds[0]["status"] == "held" and meds[0]["reason"] == "the wound ooze"
+
+
+def test_a_call_as_a_thing_is_no_warning_sign(glossary):
+    facts = read_summary("FUNCTION\nBefore admission he was independent, with a morning call for "
+                         "medicines and meals.\n\nWARNING SIGNS\nCall 999 if you have chest pain.\n", glossary)
+    assert [w.text for w in facts.warning_signs] == ["Call 999 if you have chest pain."]
+
+
+def test_ward_and_bed_numbers_are_record_matter():
+    assert patient_text("Female Medical Ward, Bed 9") == "Female Medical Ward"
+    assert patient_text("Ward: Surgical Ward B, Bed No. 12\nSeen by the dietitian.").strip() == (
+        "Seen by the dietitian.")
+    assert patient_text("UHID: SGH-2025-004417 IP No.: IP/25/8831").strip() == ""
+    # A ward spoken of stays, and so does a surname ("Achebe-Ward").
+    for kept in ("He went back to the ward 2 days later.", "Endocrinology, Dr. T. Achebe-Ward - 04/08/2025"):
+        assert patient_text(kept) == kept

@@ -33,14 +33,14 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from ..glossary.glossary import Glossary
 from ..glossary.matcher import GlossaryMatch
 from ..glossary.names import ends_no_sentence
-from .vocabulary import (DATE, NUMBER_WORDS, Vocabulary, date_order_of, date_value, number_value,
-                         vocabulary)
+from .vocabulary import (DATE, NUMBER_WORDS, SLOT_FREQUENCIES, SLOTS, Vocabulary, date_order_of,
+                         date_value, number_value, slots_count, vocabulary)
 
 # ---- sections --------------------------------------------------------------------------
 
@@ -329,7 +329,13 @@ _STAMP = re.compile(r"\bprinted\s+\d{1,2}/\d{1,2}/\d{2,4}\b.*\bby\b|^\s*(?:total
 
 # Record fields that are also words of a sentence ("the emergency room", "ext"): dropped only
 # with a value or a colon.
-_FIELD_WORDS = re.compile(r"room|rm|ext|extension|fin|chi|ur|medicare|bleep|pager|health card", re.IGNORECASE)
+_FIELD_WORDS = re.compile(r"room|rm|ext|extension|fin|chi|ur|medicare|bleep|pager|health card|ip",
+                          re.IGNORECASE)
+# A ward's or bed's number after the unit it belongs to ("Female Medical Ward, Bed 9",
+# "Surgical Unit B, Ward 14"): the record's, not the patient's.
+_BED_NUMBER = re.compile(r"(?:,\s*|(?<=^)|(?<=\n))(?-i:Ward|Bed|WARD|BED)(?:\s+(?:No\.?|Number))?\s*\d+[A-Z]?\b"
+                         # and the record's field "Ward: Surgical Ward B, Bed No. 12", whole
+                         r"|^[ \t]*(?-i:Ward|Bed|WARD|BED)(?:\s+No\.?)?[ \t]*:[^\n]*", re.MULTILINE)
 
 
 def patient_text(text: str, vocab: Vocabulary | None = None) -> str:
@@ -350,6 +356,7 @@ def patient_text(text: str, vocab: Vocabulary | None = None) -> str:
     identifier = re.compile(rf"(?P<field>{vocab.record_identifier.pattern})\s*(?P<value>{values})?", re.IGNORECASE)
     text = identifier.sub(lambda m: m.group(0) if not m.group("value") and _FIELD_WORDS.fullmatch(
         m.group("field").strip()) else " ", text)
+    text = _BED_NUMBER.sub(" ", text)
     name = r"[A-Z][\w'’-]+\b(?!\s*:)"
     person = (rf"(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+(?:[A-Z]\.\s*)*{name}(?:\s+{name})?"
               rf"|(?:[A-Z]\.\s*)+{name}|{name}(?:\s+{name}){{0,2}}(?=,?\s*{_CREDENTIAL}\b))"
@@ -753,7 +760,7 @@ _IT_DOES = re.compile(r"(?:\b(?:it|this)|,\s*which)\s+(?P<why>(?:helps|protects|
 # "to prevent blood clots", "helps to lower blood pressure"
 _PURPOSE = re.compile(r"(?i:(?<!how )(?<!when )(?<!what )(?<!need )(?<!have )\b(?:to|helps?(?: to)?)\s+"
                       r"(?P<why>(?:prevent|treat|protect|reduce|control|"
-                      r"lower|thin|ease|relieve|settle|stop|keep|help|suit|allow|match)\b[^;.()]{3,60}))"
+                      r"lower|thin|ease|relieve|settle|stop|keep|help|suit|allow|match|(?<!advised to )(?<!told to )(?<!asked to )(?<!advice to )avoid)\b[^;.()]{3,60}))"
                       # "Clot prevention", "SBP prophylaxis" (shorthand in capitals only)
                       r"|(?P<why2>\b(?:(?i:clot|blood clot|dvt|vte|stroke|infection|ulcer|seizure|viral|"
                       r"fungal|pcp|pjp|gi|stress ulcer)|[A-Z]{2,5})\s+(?i:prevention|prophylaxis)\b)")
@@ -799,7 +806,10 @@ _IF_DEVELOPS = re.compile(r"\bif\s+(?:she|he|you|they|the patient|your child|the
 # Who a section for the family doctor speaks to ("Actions for GP").
 _DOCTOR_IN_TITLE = re.compile(r"\b(?:GP|PCP|primary care(?: physician| provider)?|family doctor)\b",
                               re.IGNORECASE)
-_CALL_IF = re.compile(r"\b(?:call|contact|phone|ring|page)\b[^.;]*?\b(?:if|for|when)\b", re.IGNORECASE)
+# ("a morning call for medicines and meals", "the phone call": a call as a thing, no warning)
+_CALL_IF = re.compile(r"(?<!\ba )(?<!\bthe )(?<!morning )(?<!evening )(?<!daily )(?<!phone )(?<!video )"
+                      r"(?<!welfare )(?<!on-)\b(?:call|contact|phone|ring|page)\b[^.;]*?\b(?:if|for|when)\b",
+                      re.IGNORECASE)
 
 
 def reads_as_warning(text: str, vocab: Vocabulary | None = None) -> bool:
@@ -809,6 +819,11 @@ def reads_as_warning(text: str, vocab: Vocabulary | None = None) -> bool:
     return bool(vocab.warning_cue.search(text) or _CALL_IF.search(text) or _IF_DEVELOPS.search(text))
 _WAS = re.compile(r"\b(?:(?<!pressure )(?<!BP )(?<!rate )(?<!level )(?<!sugar )(?<!glucose )was|previously|formerly|prev\.?|(?<!\bas )before|used to take|used to be|up from|down from)(?:\s+|\s*:\s*)(?P<from>\d[\d.,/]*\s*[A-Za-z%]+(?:\s+(?:daily|once daily|twice daily|"
                   r"bid|tid|qd|[a-z]+ a day))?)", re.IGNORECASE)
+# Amounts by time of day: "18 units - 0 - 12 units" (each slot an amount or 0).
+_SLOT_DOSE = r"(?:\d+(?:\.\d+)?\s*(?:units?|mL|mg|tablets?|tabs?|puffs?)|0)"
+_SLOT_DOSES = re.compile(rf"(?<![\w/.]){_SLOT_DOSE}(?:\s+-\s+{_SLOT_DOSE}){{2,3}}(?![\w/])", re.IGNORECASE)
+# "Tab. Ecosprin": the form a South Asian prescription writes before the name is no part of it.
+_DOSE_FORM_FIRST = re.compile(r"^(?:tabs?|caps?|inj|syp|syr|susp|oint)\.?\s+(?=\w)", re.IGNORECASE)
 _NAME_END = re.compile(r"\s+\d|\s*(?:\(|\[|[-–—:,;|]\s|\bx\s*\d)")
 # Clock times: "10 pm", "8:30 a.m.", "22:00".
 _CLOCK = re.compile(r"(?<![\w:/.])(?P<h>1[0-2]|0?[1-9])(?::(?P<m>[0-5]\d))?\s*(?P<ap>[ap])\.?\s?m\b\.?"
@@ -1616,6 +1631,8 @@ def _reason(text: str, vocab: Vocabulary, *, brackets: bool = True) -> str:
                      r"monitoring)\s*$", text[:cue.start()], re.IGNORECASE):
             continue  # "a blood test for potassium": what the test is for
         why = _whole_words(text, match, "why").strip()
+        if re.fullmatch(r"(?:this|that|these|those|it|them)\W*", why, re.IGNORECASE):
+            continue  # "held because of this": the reason is in another sentence
         # "for 5 days" and "for some years" are durations, "for pain" a reason.
         if re.match(r"(?:another\s+|a total of\s+|the next\s+|no more than\s+|up to\s+|"
                     r"at most\s+|a further\s+)?\d|\w+\s+(?:more\s+)?(?:days?|weeks?)\b|(?:some|many|"
@@ -1882,6 +1899,11 @@ def _own_medicines(named: str, names: list[tuple[int, int, str, str]],
     return sorted(kept)
 
 
+# A premixed insulin's ratio, written after its name with no unit ("Mixtard 30/70").
+_PREMIX_RATIO = re.compile(r"\s+\d{2}/\d{2}(?![\d/])(?!\s*(?:mg|mcg|micrograms?|g|ml|units?|iu|%))",
+                           re.IGNORECASE)
+
+
 def _list_name(named: str, found: tuple[int, int, str, str] | None) -> str:
     """The name of a list line's medicine: the medicine found in it, with the capitalised
     words before it that are part of its name ("Coloxyl with Senna"); or, when none is
@@ -1895,6 +1917,9 @@ def _list_name(named: str, found: tuple[int, int, str, str] | None) -> str:
     release = _RELEASE.match(named, found[1])  # "Co-careldopa CR 50/200 mg"
     if release:
         found = (found[0], release.end(), named[found[0]:release.end()], found[3])
+    premix = _PREMIX_RATIO.match(named, found[1]) if re.search(r"mix|insulin", found[2], re.IGNORECASE) else None
+    if premix:  # "Human Mixtard 30/70": which mix is its name
+        found = (found[0], premix.end(), named[found[0]:premix.end()], found[3])
     if lead.strip() and found[0] <= len(before_dose) and len(words) <= 3 and words[0][:1].isupper() \
             and not {w.lower().strip(":,") for w in words} & (_INSTRUCTION_WORDS - {"with", "and"}) - (
                 {"plus"} if words[0].lower() != "plus" else set()) \
@@ -2116,10 +2141,12 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
     shared = prefix_status or _status(leads[0], vocab) or (status_column if in_list else "")
     found: list[Medication] = []  # one for each of `parts` (its last step, if it has steps)
     earlier_steps: dict[int, list[Medication]] = {}
+    same_day: dict[int, list[Medication]] = {}  # the other doses of one day (_slot_doses)
     for index, (name, part_start, part_end) in enumerate(parts):
         own, lead = owns[index], leads[index]
         written = _list_name(named, name) if in_list and index == 0 else name[2]
-        medication = Medication(name=_plain_space(written).strip(" -–—:,;"), key=name[3],
+        medication = Medication(name=_DOSE_FORM_FIRST.sub("", _plain_space(written).strip(" -–—:,;")),
+                                key=name[3],
                                 text=_plain_space(text), start=start + shift + name[0],
                                 end=end if index == len(parts) - 1 else start + shift + part_end,
                                 section=section)
@@ -2132,6 +2159,12 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
         if index == 0 and not medication.reason and lead.strip():
             # "For aches and pains she may take X"
             medication.reason = _clean_reason(_reason(_plain_space(lead), vocab, brackets=False))
+        form = _DOSE_FORM_FIRST.match(_plain_space(written).strip(" -–—:,;"))
+        slots = SLOTS.search(own) if form and not medication.count else None
+        if slots and slots_count(slots.group(0)) and form.group(0).lower()[:3] in ("tab", "cap"):
+            # "Tab. Panadol 500 mg 2-0-2": 2 tablets of 500 mg, morning and night
+            taken = slots_count(slots.group(0))
+            medication.count = f"{taken} {'tablets' if form.group(0).lower().startswith('tab') else 'capsules'}"
         if index == 0 and not medication.count:
             taken = [q for q in _quantities(lead[-30:], vocab) if q.unit in vocab.dose_forms]
             if taken:
@@ -2180,6 +2213,10 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
                 found[0].reason = medication.reason
             medication.reason = f"replaced by {found[0].name}"
             found[0].status = found[0].status or "new"
+        slot_doses = _slot_doses(medication, own, vocab)
+        if slot_doses:
+            # "18 units - 0 - 12 units": a morning dose and a night dose, each its own entry
+            same_day[index], medication = slot_doses[:-1], slot_doses[-1]
         found.append(medication)
     # "stop taking Sprintec, ..., because the estrogen in it makes clots more likely": a
     # medicine only mentioned does not end the reason of the one before it.
@@ -2261,11 +2298,30 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
             step.reason = why or step.reason
     stepped = []
     for index, medication in enumerate(found):
-        for step in earlier_steps.get(index, []):
+        for step in earlier_steps.get(index, []) + same_day.get(index, []):
             step.status, step.doubt = step.status or medication.status, medication.doubt
             stepped.append(step)
         stepped.append(medication)
     return stepped
+
+
+def _slot_doses(medication: Medication, own: str, vocab: Vocabulary) -> list[Medication]:
+    """One entry per dose of a day written by time of day with its own amounts
+    ("Inj. Human Mixtard 30/70 18 units - 0 - 12 units": 18 units in the morning, 12 at
+    night); [] when the line writes no such doses."""
+    match = _SLOT_DOSES.search(own)
+    if match is None:
+        return []
+    slots = [slot.strip() for slot in re.split(r"\s+-\s+", match.group(0))]
+    given = [(index, slot) for index, slot in enumerate(slots) if slot != "0"]
+    if len(given) < 2 or len({slot for _i, slot in given}) < 2:
+        return []
+    doses = []
+    for index, slot in given:
+        dose = replace(medication, dose=_quantities(slot, vocab)[0].text, count="",
+                       frequency=SLOT_FREQUENCIES[index])
+        doses.append(dose)
+    return doses
 
 
 # "..., then 5 mg twice a day": the next step of a dose that changes on a schedule.
@@ -2539,7 +2595,10 @@ def _merge(medications: list[Medication], new: Medication) -> Medication:
             # "| Hydrocortisone 10 mg tab | ... | 07:00 |" over "| Hydrocortisone 5 mg tab | ... |
             # 14:00 |": two doses of one day, each on its own line of the list
             known.section == new.section and known.dose and new.dose and known.dose != new.dose
-            and known.time and new.time and known.time != new.time and not known.step and not new.step)
+            and known.time and new.time and known.time != new.time and not known.step and not new.step) or bool(
+            # "18 units - 0 - 12 units": the morning and the night dose of one line
+            known.start == new.start and known.text == new.text and known.dose != new.dose
+            and known.frequency != new.frequency)
         if (known.name.lower() == new.name.lower() or known.key and known.key == new.key
                 and _same_medicine(known.name, new.name) or _named_as(known, new)) \
                 and same_step and not two_products:
@@ -2858,7 +2917,9 @@ def read_summary(summary: str, glossary: Glossary | None = None,
                                                              order, in_list=False, known=known,
                                                              bulleted_plan=bool(_BULLET.match(text)))]:
                 if in_hospital and (medication.status in ("", "new") or medication.route == "into a vein"
-                                    and medication.status != "stopped"):
+                                    and medication.status != "stopped"
+                                    # "... were given for 48 hours and then changed to tablets"
+                                    or medication.status == "changed" and not medication.changed_to):
                     # what was done in hospital ("was started on IV ceftriaxone", "You had
                     # intravenous ceftriaxone ... and were then changed to tablets"; "D/C IV
                     # cefazolin" in the plan still says it is stopped)

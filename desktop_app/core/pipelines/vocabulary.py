@@ -158,6 +158,10 @@ class Vocabulary:
         text = _ONCE_WHEN.sub(lambda m: " " * len(m.group(0)), text)
         found = [(m.start(), m.end(), self.frequencies[m.group(1)].value)
                  for m in self.frequency.finditer(text)]
+        for m in SLOTS.finditer(text):
+            value = slots_frequency(m.group(0))
+            if value and not any(a < m.end() and m.start() < b for a, b, _ in found):
+                found.append((m.start(), m.end(), value))
         for m in _INTERVAL.finditer(text):
             if any(a < m.end() and m.start() < b for a, b, _ in found):
                 continue
@@ -359,6 +363,28 @@ def number_value(text: str) -> float:
 _INTERVAL = re.compile(r"(?<![\w/])(?:(?:every|q\.?)\s*(?P<low>\d{1,2})(?:\s*(?:-|–|to)\s*(?P<high>\d{1,2}))?"
                        r"\s*(?:hours?|hrs?|h)\b\.?|(?P<low2>\d{1,2})(?:\s*(?:-|–|to)\s*(?P<high2>\d{1,2}))?"
                        r"[\s-]?(?:hourly|hrly)\b)", re.IGNORECASE)
+# Doses by time of day, as South Asian prescriptions write them: morning-noon-night
+# ("1-0-1"), sometimes with a fourth slot at bedtime ("1-1-1-1").
+SLOTS = re.compile(r"(?<![\w/.-])[0-4½](?:\s*-\s*[0-4½]){2,3}(?![\w/.-]|\s*-\s*\d)")
+SLOT_FREQUENCIES = {0: "morning", 1: "1/day", 2: "bedtime", 3: "bedtime"}
+
+
+def slots_frequency(written: str) -> str:
+    """The frequency doses by time of day give ("1-0-1": "2/day", "0-0-1": "bedtime"); ''
+    when none is taken."""
+    slots = [part.strip() for part in written.split("-")]
+    given = [index for index, slot in enumerate(slots) if slot != "0"]
+    if not given:
+        return ""
+    return SLOT_FREQUENCIES[given[0]] if len(given) == 1 else f"{len(given)}/day"
+
+
+def slots_count(written: str) -> str:
+    """What each dose of a "2-0-2" is ("2"), when every dose is the same and not one."""
+    taken = {part.strip() for part in written.split("-")} - {"0"}
+    return taken.pop() if len(taken) == 1 and taken != {"1"} else ""
+
+
 _SPELLED_OUT = re.compile(r"(?<=\d)\s*\((?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|"
                           r"twelve|twenty-four)\)", re.IGNORECASE)
 # "once she is eating normally", "once the creatinine settles": when, not how often
