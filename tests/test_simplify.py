@@ -372,7 +372,9 @@ def test_page_one_of_a_short_summary_s_handout_is_what_to_do_now(glossary, tmp_p
     assert "What to do now" in first
     assert all(row.medicine in first for row in handout.medicines)
     for _heading, items in handout.page_one_lists():
-        assert all(" ".join(item.split()) in first for item in items)
+        # (a list under its lead, "Call the clinic if you have:", is the lead and its items)
+        texts = [t for item in items for t in ([item[0], *item[1]] if isinstance(item, tuple) else [item])]
+        assert all(" ".join(text.split()) in first for text in texts)
 
 
 def test_a_count_beside_a_total_is_never_a_count_of_that_strength(glossary):
@@ -415,3 +417,23 @@ def test_a_later_step_of_a_taper_reads_as_the_next_step(glossary):
     first = medicine_row(Medication("Prednisone", dose="20 mg", frequency="morning", step=1), explainer)
     second = medicine_row(Medication("Prednisone", dose="10 mg", frequency="morning", step=2), explainer)
     assert first.how_much == "20 mg" and second.how_much == "then 10 mg"
+
+
+def test_warning_signs_stay_under_the_line_that_says_where_to_go(glossary):
+    """Two lists of signs, one for 999 and one for the family doctor the same day, must not
+    run together: each sign stays under its own lead, on paper and in the window's HTML."""
+    from desktop_app.core.pipelines.simplify import handout_without_model
+
+    summary = ("WARNING SIGNS:\nSeek urgent help (999 or A&E) if:\n- chest pain\n"
+               "- black, tarry stools\n\nContact the GP or heart failure nurse (same day) if:\n"
+               "- ankles or legs more swollen\n- weight up by more than 2 kg in 3 days\n\n"
+               "Come to Casualty at once (open 24 hours) if there is:\n- fever or chills\n")
+    handout = handout_without_model(summary, glossary)
+    text = handout.main_text()
+    urgent = text.index("- Seek urgent help (999 or A&E) if:")
+    same_day = text.index("- Contact the GP or heart failure nurse (same day) if:")
+    assert urgent < text.index("  - Chest pain") < text.index("  - Black, tarry stools") < same_day
+    assert same_day < text.index("  - Ankles or legs more swollen")
+    assert text.count("Come to Casualty at once") == 1 and "  - Fever or chills" in text
+    html = handout.to_html()
+    assert re.search(r"Seek urgent help \(999 or A&amp;E\) if:\s*<ul>\s*<li>Chest pain", html), html

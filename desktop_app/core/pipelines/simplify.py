@@ -106,6 +106,9 @@ class HandoutItem:
     who: str = ""
     when: str = ""
     test: str = ""
+    # The line a list of warning signs hangs from, explained ("Seek urgent help (999 or
+    # A&E) if"): where to go for these signs, which may differ from list to list.
+    lead: str = ""
 
 
 @dataclass
@@ -182,7 +185,7 @@ class Handout:
         lists = [(vocabulary().section_plain("allergies"), lines_of["allergies"])]
         for kind, items in (("follow_up", self.appointments), ("warning_signs", self.warnings),
                             ("restrictions", self.restrictions)):
-            lists.append((head[kind], [i.text for i in items] + self.more_from_lists.get(kind, [])
+            lists.append((head[kind], _under_leads(items) + self.more_from_lists.get(kind, [])
                           + (lines_of["instructions"] if kind == "restrictions" else [])))
         return [(heading, items) for heading, items in lists if items]
 
@@ -219,7 +222,7 @@ class Handout:
         for heading, items in self.page_one_lists():
             lines += [heading, "-" * len(heading)]
             for item in items:
-                listed = list_items(item)
+                listed = item if isinstance(item, tuple) else list_items(item)
                 lines += ([f"- {listed[0]}:", *[f"  - {part}" for part in listed[1]]]
                           if listed else [f"- {item}"])
             lines.append("")
@@ -270,10 +273,48 @@ class Handout:
             care_team_note=CARE_TEAM_NOTE, care=care, copied_note=COPIED_NOTE, copied=self.copied)
 
 
-def _list_entry(item: str) -> dict[str, Any]:
+def _under_leads(items: list[HandoutItem]) -> list[str | tuple[str, list[str]]]:
+    """Items as a list shows them: those under one lead as (lead, their texts), in order."""
+    shown: list[str | tuple[str, list[str]]] = []
+    for item in items:
+        if not item.lead:
+            shown.append(item.text)
+        elif shown and isinstance(shown[-1], tuple) and shown[-1][0] == item.lead:
+            shown[-1][1].append(item.text)
+        else:
+            shown.append((item.lead, [item.text]))
+    return shown
+
+
+_LIST_LINE = re.compile(r"^\s*(?:[-•*·▪◦]|\(?\d{1,2}[.)]|\[\s?\])\s+")
+_LEAD_WORDS = re.compile(r"\b(?:if|for|when|any of|following)\b", re.IGNORECASE)
+
+
+def _plain_lead(text: str) -> str:
+    return " ".join(text.lower().rstrip(":. ").split())
+
+
+def warning_lead(summary: str, start: int) -> str:
+    """The line a warning sign of a list hangs from ("Seek urgent help (999 or A&E) if:"),
+    without its colon; '' when the sign is no list item or its list has no such line (a
+    heading such as "WARNING SIGNS:" says no more than the handout's own)."""
+    line_start = summary.rfind("\n", 0, start) + 1
+    if not _LIST_LINE.match(summary[line_start:start + 3]):
+        return ""
+    for line in reversed(summary[:line_start].split("\n")[:-1]):
+        if not line.strip():
+            return ""
+        if _LIST_LINE.match(line) or line[:1] in " \t":
+            continue  # an item of the same list, or a wrapped line of one
+        line = line.strip()
+        return line[:-1].strip() if line.endswith(":") and _LEAD_WORDS.search(line) else ""
+    return ""
+
+
+def _list_entry(item: str | tuple[str, list[str]]) -> dict[str, Any]:
     """A line of a list as HTML shows it: a sentence that lists what to look for as its
     lead and the things listed, any other line as its lead alone."""
-    listed = list_items(item)
+    listed = item if isinstance(item, tuple) else list_items(item)
     return {"lead": listed[0], "parts": listed[1]} if listed else {"lead": item, "parts": []}
 
 
@@ -362,8 +403,12 @@ def handout_tables(summary: str, facts: SummaryFacts, glossary: Glossary | None,
             text = explainer.explain(patient_text(f.text))
         appointments.append(HandoutItem(text, f.text, f.who, plain_date(f.when, facts.date_order)
                                         if f.when else "", f.test))
-    warnings = [HandoutItem(explainer.explain(patient_text(w.text)), w.text)
-                for w in facts.warning_signs]
+    leads = [warning_lead(summary, w.start) for w in facts.warning_signs]
+    warnings = [HandoutItem(explainer.explain(patient_text(w.text)), w.text,
+                            lead=explainer.explain(patient_text(lead)).rstrip(".") if lead else "")
+                for w, lead in zip(facts.warning_signs, leads)
+                # the lead read as a sign of its own is the list's lead, not one of its items
+                if _plain_lead(w.text) not in {_plain_lead(lead) for lead in leads if lead}]
     restrictions = [HandoutItem(explainer.explain(patient_text(r.text)), r.text)
                     for r in facts.restrictions]
     # Lines of a list section that no fact covers ("Weigh yourself every morning").
