@@ -394,6 +394,17 @@ def test_the_story_tells_diagnoses_in_order_without_labels_or_lists_of_results(g
     assert "otassium" in lines[1] and "gout" not in lines[1].lower(), lines
 
 
+def test_a_line_that_leads_the_next_list_is_no_part_of_the_diagnosis_above_it(glossary):
+    summary = ("Allergies / adverse reactions\nCodeine - vomiting.\n\n"
+               "Diagnoses\nPrimary: Right lower lobe community-acquired pneumonia with sepsis (CURB-65 = 3)\n"
+               "Complications / new problems this admission:\n"
+               "  1. Acute kidney injury stage 2 (pre-renal), recovering\n"
+               "  2. Atrial fibrillation, new onset, with fast ventricular response\n"
+               "  3. Constipation\n\nHospital course\nGiven antibiotics for 5 days.\n")
+    lines = handout_without_model(summary, glossary).story().text.splitlines()
+    assert lines[0].startswith("Right lower lobe pneumonia") and "problems" not in lines[0], lines
+
+
 @pytest.mark.parametrize("written, kept", [
     ("Portal hypertension with varices.", "Portal hypertension"),  # not "high blood pressure"
     ("Intracranial hypertension.", "Intracranial hypertension"),

@@ -513,7 +513,11 @@ def story_lines(summary: str, facts: SummaryFacts, glossary: Glossary | None,
         if kind not in STORY_KINDS:
             continue
         for a, b in section_items(summary, section):
-            text = patient_text(" ".join(summary[a:b].split()))
+            # A line after the first that ends in a colon leads the list below it
+            # ("Complications / new problems this admission:"), not this item's words.
+            first, *rest = summary[a:b].split("\n")
+            text = patient_text(" ".join(" ".join([first, *(line for line in rest
+                                                             if not line.rstrip().endswith(":"))]).split()))
             if (not re.search(r"[A-Za-z]{3}", text) or reads_like_instruction(text)
                     or (kind != "diagnoses" and care_team_detail(text, glossary))):
                 continue
