@@ -107,6 +107,8 @@ def score(folder: Path, run: dict, newer_than: int = 0) -> dict:
 
 def print_table(title: str, before: dict, after: dict) -> None:
     print(f"\n{title} ({after['summaries']} summaries)")
+    if not after["summaries"]:
+        return  # (--newer-than above every summary of the folder: nothing to score)
     print(f"  {'field':13} {'before P':>9} {'before R':>9} {'after P':>8} {'after R':>8}   goal")
     for key, now in after["fields"].items():
         then = before["fields"][key]
