@@ -437,3 +437,9 @@ def test_warning_signs_stay_under_the_line_that_says_where_to_go(glossary):
     assert text.count("Come to Casualty at once") == 1 and "  - Fever or chills" in text
     html = handout.to_html()
     assert re.search(r"Seek urgent help \(999 or A&amp;E\) if:\s*<ul>\s*<li>Chest pain", html), html
+    # A lead in capitals reads as a sentence, its abbreviations kept.
+    shouted = handout_without_model("DISCHARGE INSTRUCTIONS:\nRETURN TO THE ED OR CALL YOUR GP FOR:\n"
+                                    "- FEVER OVER 38 C\n- PAIN NOT CONTROLLED BY YOUR MEDICINES\n",
+                                    glossary).main_text()
+    assert "- Return to the emergency department or call your GP for:" in shouted, shouted
+    assert "  - Fever over 38 C." in shouted, shouted

@@ -44,6 +44,7 @@ from ..readability import lines_as_sentences
 from ..templates import render
 from .ask import EventCallback, clean_reply
 from .base import Pipeline
+from .answer_rules import answer_rules
 from .checks import degeneracy_problems, failing_early
 from .evidence import Explainer
 from .grounding import missing_facts, not_in_summary, unsupported_facts
@@ -290,6 +291,28 @@ _LIST_LINE = re.compile(r"^\s*(?:[-•*·▪◦]|\(?\d{1,2}[.)]|\[\s?\])\s+")
 _LEAD_WORDS = re.compile(r"\b(?:if|for|when|any of|following)\b", re.IGNORECASE)
 
 
+_SHORT_WORDS = frozenset({"get", "go", "see", "new", "all", "him", "day", "use", "now", "way", "out"})
+
+
+def sentence_case(text: str, glossary: Glossary | None = None) -> str:
+    """A line written in capitals ("RETURN TO THE ED FOR") as a sentence is ("Return to the
+    ED for"): a name the glossary writes with capitals keeps them (COPD, NSAIDs, INR), and
+    so does a short word that is no common word (GP, A&E, BP)."""
+    if not re.search(r"[A-Z]{2}", text) or re.search(r"[a-z]", text):
+        return text
+    common = answer_rules().stop_words | _SHORT_WORDS
+    said = re.sub(r"[A-Za-z&]+", lambda m: m.group(0) if len(m.group(0)) <= 3 and m.group(0).lower()
+                  not in common else m.group(0).lower(), text)
+    for match in glossary.match(text) if glossary is not None else []:
+        entry = glossary.by_key.get(match.key)
+        forms = (entry.term, *entry.aliases, *entry.abbreviations) if entry else ()
+        written = next((f for f in forms if f.lower() == match.text.lower() and f != f.lower()), None)
+        if written:
+            said = said[:match.start] + written + said[match.end:]
+    first = re.search(r"[A-Za-z]", said)
+    return said if first is None else said[:first.start()] + said[first.start()].upper() + said[first.start() + 1:]
+
+
 def _plain_lead(text: str) -> str:
     return " ".join(text.lower().rstrip(":. ").split())
 
@@ -404,8 +427,9 @@ def handout_tables(summary: str, facts: SummaryFacts, glossary: Glossary | None,
         appointments.append(HandoutItem(text, f.text, f.who, plain_date(f.when, facts.date_order)
                                         if f.when else "", f.test))
     leads = [warning_lead(summary, w.start) for w in facts.warning_signs]
-    warnings = [HandoutItem(explainer.explain(patient_text(w.text)), w.text,
-                            lead=explainer.explain(patient_text(lead)).rstrip(".") if lead else "")
+    warnings = [HandoutItem(explainer.explain(sentence_case(patient_text(w.text), glossary)), w.text,
+                            lead=explainer.explain(sentence_case(patient_text(lead), glossary)).rstrip(".")
+                            if lead else "")
                 for w, lead in zip(facts.warning_signs, leads)
                 # the lead read as a sign of its own is the list's lead, not one of its items
                 if _plain_lead(w.text) not in {_plain_lead(lead) for lead in leads if lead}]
