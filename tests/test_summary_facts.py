@@ -1071,3 +1071,19 @@ def test_ward_and_bed_numbers_are_record_matter():
     # A ward spoken of stays, and so does a surname ("Achebe-Ward").
     for kept in ("He went back to the ward 2 days later.", "Endocrinology, Dr. T. Achebe-Ward - 04/08/2025"):
         assert patient_text(kept) == kept
+
+
+def test_a_reason_stops_at_a_maximum_and_at_its_bracket(glossary):
+    meds = _fields("Medicines at discharge\n2. Tab. Panadol 500 mg 2-0-2 SOS for fever, not more than 8 "
+                   "tablets in 24 hours\n7. Syp. Mucaine - STOP while taking Azomax (it lowers the absorption "
+                   "of Azomax)\n", glossary, "dmy")
+    assert [(m["name"], m["reason"]) for m in meds] == [
+        ("Panadol", "fever"), ("Mucaine", "lowers the absorption of Azomax")]
+    assert meds[0]["maximum"] == "8 tablets in 24 hours"
+
+
+def test_a_signature_line_to_fill_in_is_record_matter(glossary):
+    facts = read_summary("Come back to the emergency if\nBlack or bloody stools\nFainting\n\n"
+                         "House Officer signature: ____________\nDr. F. Qureshi, Consultant Physician\n",
+                         glossary)
+    assert [w.text for w in facts.warning_signs] == ["Black or bloody stools", "Fainting"]

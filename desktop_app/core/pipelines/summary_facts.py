@@ -439,6 +439,8 @@ def _is_record_line(line: str, vocab: Vocabulary) -> bool:
     a street address ("14 Kinloch Terrace, Glenbrae")."""
     if _starts_with(line, vocab.record_signatures) and len(line.split()) <= 16 or _ADDRESS.match(line):
         return True
+    if re.search(r"\bsignature\s*:", line, re.IGNORECASE) and len(line.split()) <= 8:
+        return True  # "House Officer signature: ____________"
     found = vocab.record_identifier.search(line)
     if not found or len(line.split()) > 14:
         return False
@@ -755,7 +757,7 @@ _IT_DOES = re.compile(r"(?:\b(?:it|this)|,\s*which)\s+(?P<why>(?:helps|protects|
                       r"controls|eases|relieves|keeps|can harm|can cause|can damage|may harm|may cause|"
                       r"can hide|may hide|can mask|may mask|blocks|interferes with|undoes|"
                       r"raises|increases|has been replaced (?:by|with)|was replaced (?:by|with)|"
-                      r"is replaced by)\b[^.;]{3,100}(?=[.;]|$))|(?P<why2>\breplaced (?:by|with) [^.;()]{3,40})",
+                      r"is replaced by)\b[^.;()]{3,100}(?=[.;()]|$))|(?P<why2>\breplaced (?:by|with) [^.;()]{3,40})",
                       re.IGNORECASE)
 # "to prevent blood clots", "helps to lower blood pressure"
 _PURPOSE = re.compile(r"(?i:(?<!how )(?<!when )(?<!what )(?<!need )(?<!have )\b(?:to|helps?(?: to)?)\s+"
@@ -1638,7 +1640,7 @@ def _reason(text: str, vocab: Vocabulary, *, brackets: bool = True) -> str:
                     r"at most\s+|a further\s+)?\d|\w+\s+(?:more\s+)?(?:days?|weeks?)\b|(?:some|many|"
                     r"several|a few|a couple of|years|months|now|the time being|a while)\b", why):
             continue
-        why = re.split(r"\s+(?:x\s*\d|until|then|max)\b|\s+[-–—]\s|,\s*(?:to|and|which|who|then|"
+        why = re.split(r"\s+(?:x\s*\d|until|then|max)\b|,?\s+(?:not|no) more than\b|\s+[-–—]\s|,\s*(?:to|and|which|who|then|"
                        r"with|but|so|as|if|only|once)\b|\s+(?:you|she|he|they|we)\s+(?:can|may|should|"
                        r"will|must|need)\b"
                        # the next instruction of an after-visit summary ("... bacteremia Take with water")
@@ -2456,6 +2458,8 @@ def _clean_reason(reason: str) -> str:
     and her"), or the words of whoever takes it ("prevent constipation she should take")."""
     reason = re.sub(r"\s+(?:she|he|they|you|we)\s+(?:should|must|will|can|may)\s+(?:take|use|have|give)\b.*$",
                     "", reason, flags=re.IGNORECASE)
+    if reason.count(")") > reason.count("("):
+        reason = re.sub(r"\)\s*$", "", reason)  # the bracket the reason was read from closes
     return re.sub(r"(?:[\s,;:–—-]+|\b(?:and|or|but|then|with|plus|her|his|their|your|the)\b)+$", "",
                   reason).strip()
 
