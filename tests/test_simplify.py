@@ -443,3 +443,22 @@ def test_warning_signs_stay_under_the_line_that_says_where_to_go(glossary):
                                     glossary).main_text()
     assert "- Return to the emergency department or call your GP for:" in shouted, shouted
     assert "  - Fever over 38 C." in shouted, shouted
+
+
+def test_a_summary_in_capitals_reads_as_sentences_on_page_one(glossary):
+    """Capitals are harder to read: the handout's rows and lines say a summary's words in
+    sentence case, its abbreviations (ER, NPH, BMP) kept."""
+    from desktop_app.core.pipelines.simplify import handout_without_model
+
+    summary = ("ALLERGIES: PENICILLIN (HIVES)\n\nDISCHARGE MEDICATIONS:\n"
+               "1. POTASSIUM CHLORIDE ER 20 MEQ PO DAILY (NEW)\n2. INSULIN NPH 12 UNITS SC QAM (NEW)\n"
+               "3. FAMOTIDINE 20 MG BID - STOP, REPLACED BY PANTOPRAZOLE\n"
+               "4. PANTOPRAZOLE 40 MG PO QAM (NEW)\n\n"
+               "FOLLOW-UP:\n- BMP ON 01/27/2025 (POTASSIUM AND CREATININE ON FUROSEMIDE)\n")
+    handout = handout_without_model(summary, glossary)
+    text = handout.main_text()
+    assert [row.medicine for row in handout.medicines] == [
+        "Potassium chloride ER", "Insulin NPH", "Famotidine", "Pantoprazole"], text
+    assert "Penicillin (hives)" in text and "PENICILLIN" not in text, text
+    assert "(potassium and creatinine on furosemide)" in text, text
+    assert "Replaced by Pantoprazole" in text, text

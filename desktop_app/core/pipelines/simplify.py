@@ -180,7 +180,7 @@ class Handout:
         allergies, the appointments, when to call, and what to do and avoid (with the
         summary's own instructions: "Weigh yourself every morning")."""
         head = self._headings()
-        lines_of = {kind: [line for section in self.part("now") if section.kind == kind
+        lines_of = {kind: [sentence_case(line) for section in self.part("now") if section.kind == kind
                            for line in section.text.split("\n") if line.strip()]
                     for kind in NOW_KINDS}
         lists = [(vocabulary().section_plain("allergies"), lines_of["allergies"])]
@@ -294,10 +294,11 @@ _LEAD_WORDS = re.compile(r"\b(?:if|for|when|any of|following)\b", re.IGNORECASE)
 _SHORT_WORDS = frozenset({"get", "go", "see", "new", "all", "him", "day", "use", "now", "way", "out"})
 
 
-def sentence_case(text: str, glossary: Glossary | None = None) -> str:
+def sentence_case(text: str, glossary: Glossary | None = None, start: bool = True) -> str:
     """A line written in capitals ("RETURN TO THE ED FOR") as a sentence is ("Return to the
     ED for"): a name the glossary writes with capitals keeps them (COPD, NSAIDs, INR), and
-    so does a short word that is no common word (GP, A&E, BP)."""
+    so does a short word that is no common word (GP, A&E, BP); `start` False for words said
+    inside a sentence ("until neuromuscular clinic")."""
     if not re.search(r"[A-Z]{2}", text) or re.search(r"[a-z]", text):
         return text
     common = answer_rules().stop_words | _SHORT_WORDS
@@ -310,7 +311,7 @@ def sentence_case(text: str, glossary: Glossary | None = None) -> str:
         if written:
             said = said[:match.start] + written + said[match.end:]
     first = re.search(r"[A-Za-z]", said)
-    return said if first is None else said[:first.start()] + said[first.start()].upper() + said[first.start() + 1:]
+    return said if first is None or not start else said[:first.start()] + said[first.start()].upper() + said[first.start() + 1:]
 
 
 def _plain_lead(text: str) -> str:
@@ -367,8 +368,9 @@ def medicine_row(medication: Medication, explainer: Explainer) -> MedicineRow:
         when = f"{when}, only when needed".lstrip(", ")
     if m.maximum:
         when = f"{when}; no more than {m.maximum}".lstrip("; ")
-    until = (f"until {plain_date(m.until, order)}" if m.until and m.status != "resume" else
-             f"restart on {plain_date(m.until, order)}" if m.until else "")
+    until_said = sentence_case(plain_date(m.until, order), explainer.glossary, start=False) if m.until else ""
+    until = (f"until {until_said}" if m.until and m.status != "resume" else
+             f"restart on {until_said}" if m.until else "")
     if m.duration:
         until = f"for {m.duration}" + (f", {until}" if until else "")
     how_much = f"{m.count} of {m.dose}" if m.count and m.dose else m.dose or m.count
@@ -384,17 +386,20 @@ def medicine_row(medication: Medication, explainer: Explainer) -> MedicineRow:
         how_much = f"then {how_much}".strip()
     if m.doubt:
         # Which medicine the line's status is for cannot be told: its own words, whole.
-        return MedicineRow(m.name, explainer.meaning(m.name, m.dose), how_much,
-                           " ".join(filter(None, [m.route, when])), until, DOUBT_LABEL,
+        return MedicineRow(sentence_case(m.name, explainer.glossary), explainer.meaning(m.name, m.dose),
+                           how_much, " ".join(filter(None, [m.route, when])), until, DOUBT_LABEL,
                            f'Your summary says: "{m.quote.rstrip(".")}". Please ask your care team '
                            "what this means for this medicine.", m.text)
     why = []
     if m.status == "changed" and m.changed_from:
         why.append(explainer.explain(f"Was {uk_dose_times(m.changed_from)}."))
     if m.reason:
-        why.append(explainer.explain(m.reason))
-    return MedicineRow(m.name, explainer.meaning(m.name, m.dose), how_much,
-                       " ".join(filter(None, [m.route, when])), until,
+        # ("replaced by PANTOPRAZOLE": Lumen's words, and the new medicine's name as written)
+        reason = re.sub(r"^(replaced by )(.+)$", lambda r: r.group(1) + sentence_case(r.group(2), explainer.glossary),
+                        m.reason)
+        why.append(explainer.explain(sentence_case(reason, explainer.glossary)))
+    return MedicineRow(sentence_case(m.name, explainer.glossary), explainer.meaning(m.name, m.dose),
+                       how_much, " ".join(filter(None, [m.route, when])), until,
                        CHANGE_LABELS.get(m.status, ""), " ".join(why), m.quote)
 
 
@@ -423,7 +428,7 @@ def handout_tables(summary: str, facts: SummaryFacts, glossary: Glossary | None,
             # asked of the doctor, never turned into an instruction to the patient.
             text = f"{FOR_DOCTOR_LEAD} {explainer.explain(patient_text(f.text), to_reader=False)}"
         else:
-            text = explainer.explain(patient_text(f.text))
+            text = explainer.explain(sentence_case(patient_text(f.text), glossary))
         appointments.append(HandoutItem(text, f.text, f.who, plain_date(f.when, facts.date_order)
                                         if f.when else "", f.test))
     leads = [warning_lead(summary, w.start) for w in facts.warning_signs]
@@ -433,7 +438,7 @@ def handout_tables(summary: str, facts: SummaryFacts, glossary: Glossary | None,
                 for w, lead in zip(facts.warning_signs, leads)
                 # the lead read as a sign of its own is the list's lead, not one of its items
                 if _plain_lead(w.text) not in {_plain_lead(lead) for lead in leads if lead}]
-    restrictions = [HandoutItem(explainer.explain(patient_text(r.text)), r.text)
+    restrictions = [HandoutItem(explainer.explain(sentence_case(patient_text(r.text), glossary)), r.text)
                     for r in facts.restrictions]
     # Lines of a list section that no fact covers ("Weigh yourself every morning").
     spans = _fact_spans(facts)
@@ -447,7 +452,7 @@ def handout_tables(summary: str, facts: SummaryFacts, glossary: Glossary | None,
             line = re.sub(r"\s*\n\s*", " ", patient_text(summary[a:b].strip()))
             if (re.search(r"[A-Za-z]{3}", line) and not _covered(a, b, spans)
                     and not reads_like_instruction(line) and not _ABOUT_THE_LIST.search(line)):
-                more.setdefault(kind, []).append(explainer.explain(line))
+                more.setdefault(kind, []).append(explainer.explain(sentence_case(line, glossary)))
     return Handout(medicines, appointments, warnings, restrictions, more, [], [], [], trace)
 
 
