@@ -1087,3 +1087,11 @@ def test_a_signature_line_to_fill_in_is_record_matter(glossary):
                          "House Officer signature: ____________\nDr. F. Qureshi, Consultant Physician\n",
                          glossary)
     assert [w.text for w in facts.warning_signs] == ["Black or bloody stools", "Fainting"]
+
+
+def test_a_brand_s_strength_without_a_unit_stays_in_its_name(glossary):
+    """"Glycomet GP 2" and "Glycomet GP 1" are two strengths: the number is never dropped."""
+    meds = _fields("MEDICATIONS:\n1. Tab. Glycomet GP 2 1-0-1 after food (new)\n2. Tab. Dolo 650 SOS for fever\n",
+                   glossary, "dmy")
+    assert [(m["name"], m.get("dose", ""), m["frequency"]) for m in meds] == [
+        ("Glycomet GP 2", "", "2/day"), ("Dolo 650", "", "as needed")]

@@ -1992,12 +1992,19 @@ def _unnamed_medicine(named: str, vocab: Vocabulary, *, in_list: bool) -> tuple[
     after = after[len(after) - len(after.lstrip()):]
     if _quantities(after, vocab)[:1] and _quantities(after, vocab)[0].start <= 4:
         return start, start + len(name)
+    # "Tab. Glycomet GP 2 1-0-1", "Tab. Dolo 650 SOS": a number with no unit before the doses
+    # by time of day is the brand's strength, part of its name (never left out unsaid)
+    strength = _BRAND_STRENGTH.match(rest, cut) if in_list else None
+    if strength:
+        return start, start + strength.end()
     if in_list and (vocab.timings(after[:25]) or status is not None and cut <= status.start()
                     and not rest[cut:status.start()].strip(" -–—:,0123456789")):  # "MICROGYNON 30 - withheld"
         return start, start + len(name)
     return None
 
 
+_BRAND_STRENGTH = re.compile(r"\s+\d+(?:\.\d+)?(?=\s+(?:[0-4½](?:\s*-\s*[0-4½]){2,3}(?![\w/.-])|sos\b))",
+                             re.IGNORECASE)
 _WHILE_ON = re.compile(r"\bwhile\s+(?:(?:you|she|he|they)\s+(?:are|is)\s+|(?:still\s+)?)(?:on|taking|using)\s+"
                        r"(?:the\s+|her\s+|his\s+|your\s+|their\s+)?$", re.IGNORECASE)
 _TREATS = re.compile(r"\b(?:for|treat|treats|prevent|replace|because of|due to)\s+(?:the\s+|her\s+|his\s+|their\s+|"
