@@ -1095,3 +1095,12 @@ def test_a_brand_s_strength_without_a_unit_stays_in_its_name(glossary):
                    glossary, "dmy")
     assert [(m["name"], m.get("dose", ""), m["frequency"]) for m in meds] == [
         ("Glycomet GP 2", "", "2/day"), ("Dolo 650", "", "as needed")]
+
+
+def test_doses_by_time_of_day_that_are_not_one_each_are_never_said_as_a_timing_alone(glossary):
+    """"1-0-2" is one in the morning and two at night: "twice a day" alone would lose the
+    night's second tablet, so without a count the line is quoted whole (doubt)."""
+    meds = read_summary("MEDICATIONS:\n1. Tab. Glycomet 500 mg 1-0-2 after food\n2. Tab. Amlong 5 mg ½-0-½\n"
+                        "3. Metformin 500 mg 2-0-2\n", glossary, "dmy").medications
+    assert [(m.name, m.count, bool(m.doubt)) for m in meds] == [
+        ("Glycomet", "", True), ("Amlong", "½ tablet", False), ("Metformin", "", True)]

@@ -2173,7 +2173,13 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
         if slots and slots_count(slots.group(0)) and form.group(0).lower()[:3] in ("tab", "cap"):
             # "Tab. Panadol 500 mg 2-0-2": 2 tablets of 500 mg, morning and night
             taken = slots_count(slots.group(0))
-            medication.count = f"{taken} {'tablets' if form.group(0).lower().startswith('tab') else 'capsules'}"
+            unit = "tablet" if form.group(0).lower().startswith("tab") else "capsule"
+            medication.count = f"{taken} {unit}" if taken == "½" else f"{taken} {unit}s"
+        slots = SLOTS.search(own)
+        if slots and not medication.count and set(slots.group(0).replace(" ", "").split("-")) - {"0", "1"}:
+            # "1-0-2", "½-0-½" with no count read: "twice a day" alone would drop how much
+            # each dose is, so the line is quoted whole
+            medication.doubt = medication.doubt or "the doses by time of day are not one each"
         if index == 0 and not medication.count:
             taken = [q for q in _quantities(lead[-30:], vocab) if q.unit in vocab.dose_forms]
             if taken:
