@@ -1091,10 +1091,10 @@ def test_a_signature_line_to_fill_in_is_record_matter(glossary):
 
 def test_a_brand_s_strength_without_a_unit_stays_in_its_name(glossary):
     """"Glycomet GP 2" and "Glycomet GP 1" are two strengths: the number is never dropped."""
-    meds = _fields("MEDICATIONS:\n1. Tab. Glycomet GP 2 1-0-1 after food (new)\n2. Tab. Dolo 650 SOS for fever\n",
-                   glossary, "dmy")
+    meds = _fields("MEDICATIONS:\n1. Tab. Glycomet GP 2 1-0-1 after food (new)\n2. Tab. Dolo 650 SOS for fever\n"
+                   "3. Tab. Paracetamol 500 1-0-1\n", glossary, "dmy")
     assert [(m["name"], m.get("dose", ""), m["frequency"]) for m in meds] == [
-        ("Glycomet GP 2", "", "2/day"), ("Dolo 650", "", "as needed")]
+        ("Glycomet GP 2", "", "2/day"), ("Dolo 650", "", "as needed"), ("Paracetamol 500", "", "2/day")]
 
 
 def test_doses_by_time_of_day_that_are_not_one_each_are_never_said_as_a_timing_alone(glossary):

@@ -1920,8 +1920,11 @@ def _list_name(named: str, found: tuple[int, int, str, str] | None) -> str:
     if release:
         found = (found[0], release.end(), named[found[0]:release.end()], found[3])
     premix = _PREMIX_RATIO.match(named, found[1]) if re.search(r"mix|insulin", found[2], re.IGNORECASE) else None
-    if premix:  # "Human Mixtard 30/70": which mix is its name
-        found = (found[0], premix.end(), named[found[0]:premix.end()], found[3])
+    # "Human Mixtard 30/70": which mix is its name; "Tab. Paracetamol 500 1-0-1": a strength
+    # written without its unit stays with the name, never dropped
+    extra = premix or _BRAND_STRENGTH.match(named, found[1])
+    if extra:
+        found = (found[0], extra.end(), named[found[0]:extra.end()], found[3])
     if lead.strip() and found[0] <= len(before_dose) and len(words) <= 3 and words[0][:1].isupper() \
             and not {w.lower().strip(":,") for w in words} & (_INSTRUCTION_WORDS - {"with", "and"}) - (
                 {"plus"} if words[0].lower() != "plus" else set()) \
