@@ -1039,6 +1039,10 @@ def test_an_insulin_with_a_morning_and_a_night_dose_is_two_doses_of_its_mix(glos
     assert [(m["name"], m["dose"], m["frequency"], m["status"]) for m in meds] == [
         ("Human Mixtard 30/70", "18 units", "morning", "new"),
         ("Human Mixtard 30/70", "12 units", "bedtime", "new")]
+    # Tablets by time of day are counts of the tablet's strength, which stays.
+    meds = _fields("MEDICATIONS:\n1. Tab. Glycomet 500 mg 2 tabs - 0 - 1 tab after food\n", glossary, "dmy")
+    assert [(m["dose"], m["count"], m["frequency"]) for m in meds] == [
+        ("500 mg", "2 tablets", "morning"), ("500 mg", "1 tablet", "bedtime")]
 
 
 def test_a_change_to_tablets_in_hospital_is_no_status_at_discharge(glossary):

@@ -2336,9 +2336,11 @@ def _slot_doses(medication: Medication, own: str, vocab: Vocabulary) -> list[Med
         return []
     doses = []
     for index, slot in given:
-        dose = replace(medication, dose=_quantities(slot, vocab)[0].text, count="",
-                       frequency=SLOT_FREQUENCIES[index])
-        doses.append(dose)
+        amount = _quantities(slot, vocab)[0]
+        # "2 tablets - 0 - 1 tablet" of a 500 mg tablet: counts of its strength
+        counted = amount.unit in vocab.dose_forms and medication.dose and medication.dose != medication.count
+        doses.append(replace(medication, dose=medication.dose if counted else amount.text,
+                             count=amount.text if counted else "", frequency=SLOT_FREQUENCIES[index]))
     return doses
 
 
@@ -2617,8 +2619,8 @@ def _merge(medications: list[Medication], new: Medication) -> Medication:
             known.section == new.section and known.dose and new.dose and known.dose != new.dose
             and known.time and new.time and known.time != new.time and not known.step and not new.step) or bool(
             # "18 units - 0 - 12 units": the morning and the night dose of one line
-            known.start == new.start and known.text == new.text and known.dose != new.dose
-            and known.frequency != new.frequency)
+            known.start == new.start and known.text == new.text
+            and (known.dose, known.count) != (new.dose, new.count) and known.frequency != new.frequency)
         if (known.name.lower() == new.name.lower() or known.key and known.key == new.key
                 and _same_medicine(known.name, new.name) or _named_as(known, new)) \
                 and same_step and not two_products:
