@@ -50,8 +50,8 @@ from .evidence import Explainer
 from .grounding import missing_facts, not_in_summary, unsupported_facts
 from .plain import list_items
 from .safety import inspect_document, neutralise_control_markers, reads_like_instruction
-from .summary_facts import (Medication, SummaryFacts, SummarySection, medicine_names, patient_text,
-                            read_summary, section_items, uk_dose_times)
+from .summary_facts import (LIST_ITEM, Medication, SummaryFacts, SummarySection, medicine_names,
+                            patient_text, read_summary, section_items, uk_dose_times)
 from ..hashing import sha256_text
 from .retry import Turns, attempts_until_passed
 from .trace import Attempt, CallRecord, Gate, Trace
@@ -287,10 +287,8 @@ def _under_leads(items: list[HandoutItem]) -> list[str | tuple[str, list[str]]]:
     return shown
 
 
-_LIST_LINE = re.compile(r"^\s*(?:[-•*·▪◦]|\(?\d{1,2}[.)]|\[\s?\])\s+")
 _LEAD_WORDS = re.compile(r"\b(?:if|for|when|any of|following)\b", re.IGNORECASE)
-
-
+# Short words a summary in capitals writes that are no abbreviation (besides the stop words).
 _SHORT_WORDS = frozenset({"get", "go", "see", "new", "all", "him", "day", "use", "now", "way", "out"})
 
 
@@ -323,12 +321,12 @@ def warning_lead(summary: str, start: int) -> str:
     without its colon; '' when the sign is no list item or its list has no such line (a
     heading such as "WARNING SIGNS:" says no more than the handout's own)."""
     line_start = summary.rfind("\n", 0, start) + 1
-    if not _LIST_LINE.match(summary[line_start:start + 3]):
+    if not LIST_ITEM.match(summary[line_start:start + 3]):
         return ""
     for line in reversed(summary[:line_start].split("\n")[:-1]):
         if not line.strip():
             return ""
-        if _LIST_LINE.match(line) or line[:1] in " \t":
+        if LIST_ITEM.match(line) or line[:1] in " \t":
             continue  # an item of the same list, or a wrapped line of one
         line = line.strip()
         return line[:-1].strip() if line.endswith(":") and _LEAD_WORDS.search(line) else ""

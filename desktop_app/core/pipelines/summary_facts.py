@@ -49,7 +49,8 @@ _CAPS = re.compile(r"^\s*(?:#{1,4}\s*)?(?P<title>[A-Z][A-Z0-9 /&(),'-]{3,90}?)\s
 _MARKDOWN = re.compile(r"^\s*#{1,4}\s+(?P<title>[A-Za-z][^\n:]{1,60}?)\s*:?\s*$")
 _PROBLEM = re.compile(r"^\s*(?:#\s*|(?:\d{1,2}|[A-Za-z])[.)]\s+)(?P<title>[A-Z][A-Za-z0-9 /&(),.'-]{2,50}?)"
                       r"\s*(?::|\s[-–—]{1,2}\s)\s*(?P<rest>.*)$")
-_BULLET = re.compile(r"^\s*(?:[-•*·▪◦]|\(?\d{1,2}[.)]|\[\s?\])\s+")
+# A list item's mark at a line's start: a dash, a bullet, "1." or "(1)", a checkbox.
+LIST_ITEM = re.compile(r"^\s*(?:[-•*·▪◦]|\(?\d{1,2}[.)]|\[\s?\])\s+")
 # A progress note's parts: "S:", "O:", "A:", "P:", "A/P:".
 _SOAP = re.compile(r"^\s*(?P<title>[SOAP]|A\s?/\s?P|A\s?&\s?P)\s*:\s*(?P<rest>.*)$")
 # A numbered line that is only a title ("5. Transfusional iron overload").
@@ -151,13 +152,13 @@ def _heading(line: str, vocab: Vocabulary, inside: str, *, shouting: bool = Fals
     Long: every heading layout the parser knows, tried in one ordered pass (the order
     decides)."""
     numbered = _NUMBERED_TITLE.match(line)
-    if (numbered and inside not in ("medications", "follow_up") and _BULLET.match(next_line)
+    if (numbered and inside not in ("medications", "follow_up") and LIST_ITEM.match(next_line)
             and next_line[:1].isspace() and not vocab.quantity.search(numbered.group("title"))):
         # "5. Transfusional iron overload" over indented "- ..." lines: a problem
         title = numbered.group("title").strip()
         kind = vocab.section_kind(title)
         return title, kind if kind != "other" else "problem", len(line)
-    if not line.strip() or _BULLET.match(line) and not _PROBLEM.match(line):
+    if not line.strip() or LIST_ITEM.match(line) and not _PROBLEM.match(line):
         return None
     if _TABLE_ROW.match(line) or _TABLE_RULE.match(line) or _is_table_header(line, "", vocab) or (
             len(re.split(r"\s{2,}", line.strip())) >= 4 and not re.search(r":\s", line)):
@@ -186,7 +187,7 @@ def _heading(line: str, vocab: Vocabulary, inside: str, *, shouting: bool = Fals
             kind = "problem"
         return title, kind if kind != "other" else "problem", match.start("rest")
     match = re.match(r"^\s*#(?P<title>[A-Z][^\n:]{1,60}?)\s*$", line)
-    if match and inside in ("instructions", "problem", "hospital_course") and _BULLET.match(next_line):
+    if match and inside in ("instructions", "problem", "hospital_course") and LIST_ITEM.match(next_line):
         # "#Tobacco use, 1 ppd" over its plan's "- ..." lines: a problem of a plan by problems
         title = match.group("title").strip()
         kind = vocab.section_kind(title)
@@ -247,7 +248,7 @@ def _heading(line: str, vocab: Vocabulary, inside: str, *, shouting: bool = Fals
             return title, "other", match.start("rest")
         return None
     lead_in = _WARNING_LEAD_IN.match(line)
-    if lead_in and after_blank and _BULLET.match(next_line) and len(lead_in.group("title").split()) <= 30 \
+    if lead_in and after_blank and LIST_ITEM.match(next_line) and len(lead_in.group("title").split()) <= 30 \
             and vocab.section_kind(lead_in.group("title"), exact=True) == "warning_signs":
         # "See your GP urgently or return to the Emergency Department (call 000 in an
         # emergency) if" over its list
@@ -456,7 +457,7 @@ def _prose_paragraph(line: str, next_line: str, vocab: Vocabulary) -> bool:
     """Whether a line opens a paragraph of wrapped prose (two long lines of words, no dose,
     no medicine's name to open it)."""
     words = line.split()
-    opens = (line.lstrip()[:1].isupper() and not _BULLET.match(line) and not _TABLE_ROW.match(line)
+    opens = (line.lstrip()[:1].isupper() and not LIST_ITEM.match(line) and not _TABLE_ROW.match(line)
              and not any(vocab.is_medicine_word(word) for word in words[:3]))
     # ("Mrs Lennox is a 41-year-old teacher ... on mesalazine 2.4 g daily until this spring.
     # She had been taking ...": a paragraph on one line, doses and all)
@@ -1090,7 +1091,7 @@ def section_items(summary: str, section: SummarySection) -> list[tuple[int, int]
         if spaced_table and not line[:1].isspace():
             blocks.append([a, b, False, 0])  # a row of a table laid out with spaces
             continue
-        bulleted = bool(_BULLET.match(line)) or bool(_TABLE_ROW.match(line))
+        bulleted = bool(LIST_ITEM.match(line)) or bool(_TABLE_ROW.match(line))
         previous = blocks[-1] if blocks else None
         indent = len(line) - len(line.lstrip())
         labelled = _ROW_LABEL.match(line)
@@ -2066,7 +2067,7 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
 
     Long: a medicine line's readings (status, dose, timing, US and UK forms) in the order they
     must be tried."""
-    body = _BULLET.sub("", text, count=1)
+    body = LIST_ITEM.sub("", text, count=1)
     if _KNOWN_AS.match(body):
         return []  # the brand of the medicine above ("Commonly known as: EMLA")
     # "Indication: blood pressure while lisinopril is on hold": why, labelled, naming neither
@@ -2710,7 +2711,7 @@ def _follow_ups(summary: str, start: int, end: int, vocab: Vocabulary, order: st
 
 
 def _warning(text: str, start: int, end: int, in_list: bool) -> WarningSign:
-    body = _plain_space(_BULLET.sub("", text, count=1))
+    body = _plain_space(LIST_ITEM.sub("", text, count=1))
     condition = _IF.search(body)
     signs = condition.group("signs") if condition and not in_list else body
     if in_list and condition and body.lower().startswith(("call", "return", "come", "seek", "go ")):
@@ -2728,7 +2729,7 @@ def _restrictions(summary: str, start: int, end: int, vocab: Vocabulary,
     """The restrictions of one sentence or line: one, or one per clause when its clauses
     speak of different things ("stand up slowly, and drink about 2 litres a day")."""
     text = summary[start:end]
-    body = _BULLET.sub("", text, count=1)
+    body = LIST_ITEM.sub("", text, count=1)
     offset = start + len(text) - len(body)
     clauses, position = [], 0
     for cut in _RESTRICTION_CLAUSE.finditer(body):
@@ -2860,7 +2861,7 @@ def read_summary(summary: str, glossary: Glossary | None = None,
             # A list of signs, or advice written as sentences, where a sentence of what to
             # do or avoid ("stand up slowly") is a restriction, not a sign.
             for item in items:
-                bulleted = bool(_BULLET.match(summary[item[0]:item[1]]))
+                bulleted = bool(LIST_ITEM.match(summary[item[0]:item[1]]))
                 for a, b in [item] if bulleted else _sentences(summary, *item):
                     text = summary[a:b]
                     # "BG over 350 ..., vomiting and unable to keep fluids down" is a sign;
@@ -2876,7 +2877,7 @@ def read_summary(summary: str, glossary: Glossary | None = None,
             continue
         if kind == "restrictions":
             for a, b in [sentence for item in items for sentence in
-                         (_sentences(summary, *item) if not _BULLET.match(summary[item[0]:item[1]])
+                         (_sentences(summary, *item) if not LIST_ITEM.match(summary[item[0]:item[1]])
                           else [item])]:
                 text = summary[a:b]
                 # "A community nurse will visit daily from 16/10" sits among wound care.
@@ -2905,7 +2906,7 @@ def read_summary(summary: str, glossary: Glossary | None = None,
             if _TABLE_ROW.match(text) and _medication_table(table_header(summary, section, a, vocab)):
                 continue
             column = a - (summary.rfind("\n", 0, a) + 1)
-            listed_sign = signs_below >= 0 and column > signs_below and bool(_BULLET.match(text))
+            listed_sign = signs_below >= 0 and column > signs_below and bool(LIST_ITEM.match(text))
             signs_below = column if (_CALL_IF.search(text) or _CALL_NOW.search(text)) \
                 and text.rstrip().endswith(":") else \
                 signs_below if listed_sign else -1
@@ -2937,7 +2938,7 @@ def read_summary(summary: str, glossary: Glossary | None = None,
             for medication in [m for c, d in _clauses(summary, a, b, glossary, vocab)
                                for m in _medications_of_line(summary[c:d], c, d, section.title, glossary, vocab,
                                                              order, in_list=False, known=known,
-                                                             bulleted_plan=bool(_BULLET.match(text)))]:
+                                                             bulleted_plan=bool(LIST_ITEM.match(text)))]:
                 if in_hospital and (medication.status in ("", "new") or medication.route == "into a vein"
                                     and medication.status != "stopped"
                                     # "... were given for 48 hours and then changed to tablets"
@@ -3222,7 +3223,7 @@ def _is_label_line(line: str, glossary: Glossary | None, vocab: Vocabulary) -> b
                 # "Medicine (previous dose)     Reason     Restart?": a table's header row
                 and not re.search(r"\S\s{3,}\S", line.strip()) and not line.rstrip().endswith("?")
                 and (line.rstrip().endswith(":") or not medicine_names(line, glossary, vocab)
-                     and not _BULLET.match(line) and not vocab.timings(line)))
+                     and not LIST_ITEM.match(line) and not vocab.timings(line)))
 
 
 def _read_medication_list(summary: str, section: SummarySection, items: list[tuple[int, int]],
@@ -3263,7 +3264,7 @@ def _read_medication_list(summary: str, section: SummarySection, items: list[tup
         elif reads_as_warning(line, vocab) and not medicine_names(line, glossary, vocab):
             # "Call 911 at once if he is too breathless to talk" under the list: a sign to
             # come back, never a medicine named "Call".
-            facts.warning_signs.append(_warning(line, a, b, bool(_BULLET.match(line))))
+            facts.warning_signs.append(_warning(line, a, b, bool(LIST_ITEM.match(line))))
             continue
         medications = _medications_of_line(line, a, b, section.title, glossary, vocab,
                                            facts.date_order, in_list=True, status_column=column)
@@ -3291,7 +3292,7 @@ def _read_medication_list(summary: str, section: SummarySection, items: list[tup
                 if condition_for is not None and not condition_for.reason:
                     # "Give 1 spray if:" then "* a seizure lasts 5 minutes or longer, OR"
                     condition_for.reason = re.sub(r",?\s*\b(?:or|and)\s*$", "",
-                                                  _plain_space(_BULLET.sub("", line, count=1)),
+                                                  _plain_space(LIST_ITEM.sub("", line, count=1)),
                                                   flags=re.IGNORECASE).rstrip(".,; ")
                     continue
                 _goes_on(last[0], line, vocab, facts.date_order)
