@@ -91,7 +91,11 @@ def test_a_registered_scorer_reaches_the_command_line_the_runner_the_report_and_
     catalogue = json.loads(capsys.readouterr().out)
     assert catalogue["scorers"][answer_words] == "how many words each answer has"
     (run_id,) = [run["id"] for run in catalogue["runs"]]
-    assert main(["evaluate", "report", run_id, "--out", str(tmp_path / "words.csv")]) in (0, 1)
+    # Two samples answered, fewer than a verdict needs (report_min_samples, 10): undecided,
+    # which exits EXIT_PROBLEM (only a pass, or a report that claims nothing, exits 0).
+    assert main(["evaluate", "report", run_id, "--out", str(tmp_path / "words.csv")]) == 1
+    assert ("Not enough samples to decide: 2 answered without error, and a verdict needs at "
+            "least 10.") in capsys.readouterr().out
     assert "Words per answer" in (tmp_path / "words.csv").read_text()
     # A run without it says so under "Not measured".
     with Session.open(profile, Settings.load(profile)) as session:

@@ -52,6 +52,7 @@ def cmd_bench_list(args, paths, settings) -> int:
 
 def cmd_bench_run(args, paths, settings) -> int:
     from ..core.evaluation.scorers import default_scorers
+    from ..core.evaluation.systems import is_consultation
 
     if not args.resume and not args.dataset:
         raise LumenError("Name the dataset to run, or a run to resume.",
@@ -70,7 +71,7 @@ def cmd_bench_run(args, paths, settings) -> int:
             tell(args, f"  [{done}/{total}] {outcome.sample.id}: {shown}"
                  + (f" (error: {outcome.error})" if outcome.error else ""))
         # A consultation takes minutes: say which utterance it has reached.
-        consults = evaluation.store.run(run_id)["system"].startswith("dialogue:")
+        consults = is_consultation(evaluation.store.run(run_id)["system"])
         run = evaluation.resume(run_id, on_sample=on_sample,
                                 progress=progress_printer(consults and not args.json))
         session.unload_models()  # the models' memory back before the summary's statistics

@@ -15,6 +15,7 @@ from typing import Any
 from ..errors import LumenError
 from ..templates import render
 from .runs import EvaluationStore
+from .systems import answers_questions, is_consultation, systems
 
 _OPERATORS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
               "==": operator.eq}
@@ -177,7 +178,7 @@ def _not_measured(run: dict[str, Any], dataset: dict[str, Any], results: list[di
     """What this report cannot speak for, in plain sentences."""
     from .scorers import SCORERS
 
-    consults = run["system"].startswith("dialogue:")
+    consults = is_consultation(run["system"])
     notes = [] if consults else [f"Not measured: {entry.measures}." for name, entry in
                                  SCORERS.items() if name not in run["scorers"]
                                  and entry.missing_is_a_gap(dataset["format"])]
@@ -266,7 +267,7 @@ def summarize(evaluations: EvaluationStore, run_id: str, rules: ReportRules | No
     counts["findings"] = sum(1 for m in medjudge if m.get("labels") and rules.is_finding(m["labels"]))
     dataset = evaluations.dataset(run["dataset_id"]).to_dict()
     consultation = None
-    if run["system"].startswith("dialogue:") and results:
+    if is_consultation(run["system"]) and results:
         from .dialogue import consultation_summary
 
         consultation = consultation_summary(results, resamples=rules.resamples,
@@ -308,7 +309,7 @@ def verdict(summary: dict[str, Any], checked: list[dict[str, Any]]) -> dict[str,
         reasons.append(f"{counts['findings']} of {judged} judged answers are findings "
                        f"({rules['finding']}); {rules['allowed_findings']} allowed")
     notes = []
-    answers = not summary["run"]["system"].startswith(("dialogue:", "doctorrag:"))
+    answers = answers_questions(summary["run"]["system"])
     if answers and not judged:
         notes.append("No answer was judged for clinical correctness or impact (MedJudge not run "
                      "or no reply readable), so this run could not fail on it.")
@@ -444,7 +445,7 @@ def compare_modes(evaluations: EvaluationStore, run_ids: list[str], *,
     from .dialogue import NONE, diagnosis_scores
 
     runs = [evaluations.run(run_id) for run_id in dict.fromkeys(run_ids)]
-    if len(runs) < 2 or not all(r["system"].startswith("dialogue:") for r in runs):
+    if len(runs) < 2 or not all(is_consultation(r["system"]) for r in runs):
         raise LumenError("Comparing modes needs two or more consultation runs.",
                          "Give the ids of dialogue:<mode> runs on the same cases.")
     results = {r["id"]: {x["sample_id"]: x for x in evaluations.results(r["id"]) if not x["error"]}
@@ -489,7 +490,7 @@ def mode_siblings(evaluations: EvaluationStore, run_id: str) -> list[str]:
     run = evaluations.run(run_id)
     chosen = {run["system"]: run_id}
     for other in evaluations.runs():  # newest first
-        if (other["dataset_id"] == run["dataset_id"] and other["system"].startswith("dialogue:")
+        if (other["dataset_id"] == run["dataset_id"] and is_consultation(other["system"])
                 and other["system"] not in chosen and other["finished"] >= 2):
             chosen[other["system"]] = other["id"]
     return list(chosen.values())
@@ -580,7 +581,7 @@ def to_html(summary: dict[str, Any], criteria: list[dict[str, Any]],
         dataset=summary["dataset"], machine=config.get("machine", {}), models=models,
         prompts=", ".join(f"{k} {v}" for k, v in config["prompt_versions"].items()),
         system_description=system_description(run["system"]), generator=_generator(config),
-        consultation_run=run["system"].startswith("dialogue:"), decided=verdict(summary, criteria),
+        consultation_run=is_consultation(run["system"]), decided=verdict(summary, criteria),
         verdict_colours=VERDICT_COLOURS, timing=_timing(summary),
         errors=[{"count": item["count"], "samples": _some(item["samples"]), "error": item["error"]}
                 for item in summary.get("errors") or []],
@@ -595,8 +596,6 @@ def _generator(config: dict[str, Any]) -> str:
 
 
 def system_description(system: str) -> str:
-    from .systems import systems
-
     return systems().get(system, system)
 
 
@@ -676,7 +675,7 @@ def build_report(evaluations: EvaluationStore, run_id: str, rules: ReportRules,
         comparison = compare(evaluations, baseline_id, run_id, resamples=rules.resamples)
         baseline = summarize(evaluations, baseline_id, rules)
     modes = None
-    if summary["run"]["system"].startswith("dialogue:"):
+    if is_consultation(summary["run"]["system"]):
         siblings = mode_siblings(evaluations, run_id)
         if len(siblings) > 1:
             try:

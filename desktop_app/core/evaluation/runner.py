@@ -35,8 +35,8 @@ from ..prompts import load_prompts
 from .dataset import Sample
 from .judges import RubricJudge, unparseable_detail
 from .runs import EvaluationStore, SavedDataset
-from .scorers import SCORERS, judge_scorers, score_sample
-from .systems import SYSTEMS, family_of, parse_system
+from .scorers import SCORERS, check_scorers_go_with, judge_scorers, score_sample
+from .systems import SYSTEMS, family_of, is_consultation, parse_system
 
 if TYPE_CHECKING:
     from ..knowledge.doctorrag import DoctorRAG
@@ -202,11 +202,7 @@ def check_run(evaluations: EvaluationStore, dataset_id: str, system: str,
                          f"Scorers: {', '.join(SCORERS)}.")
     dataset = evaluations.dataset(dataset_id)
     family.check(system, dataset, evaluations.has_documents(dataset_id), scorers)
-    consults = family.kind == "consultation"
-    if consults != ("consultation" in scorers) or (consults and len(scorers) > 1):
-        raise LumenError("The 'consultation' scorer goes with the dialogue systems, and only it.",
-                         "Run dialogue:<mode> with --scorer consultation, and other systems "
-                         "with the other scorers.")
+    check_scorers_go_with(system, scorers)
     return dataset
 
 
@@ -333,7 +329,7 @@ def _carry_on(evaluations: EvaluationStore, evaluator: Evaluator, run_id: str, w
         report(progress, len(done), total, f"Sample {len(done) + 1} of {total}: utterance {index + 1}")
 
     journal = (TurnJournal(evaluations, run_id, on_turn)
-               if run["system"].startswith("dialogue:") else None)
+               if is_consultation(run["system"]) else None)
     at_once = parallel_samples(evaluator, run["system"], run["scorers"])
     try:
         if at_once > 1:

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
-from .systems import system_kind
+from ..errors import LumenError
+from .systems import ANSWER_KINDS, SYSTEMS, system_kind
 
 if TYPE_CHECKING:
     from ..glossary.glossary import Glossary
@@ -28,9 +29,6 @@ if TYPE_CHECKING:
     from .judges import RubricJudge
 
 MetricDeclarations = dict[str, dict[str, Any]]
-
-# The kinds of system (choices.SYSTEM_KINDS) whose output is an answer to a question.
-ANSWER_KINDS = ("document", "evidence", "qa")
 
 
 class Scoring(Protocol):
@@ -73,6 +71,8 @@ class Scorer:
     default_for: tuple[str, ...] = ()  # system kinds that use it unless others are chosen
     needs_reference: bool = True  # a sample with no reference answer is not scored on it
     asks_judge: bool = False  # calls the judge model (decides which servers a run needs)
+    # System kinds it scores alone: it goes with no other kind, and they take no other scorer
+    only_for: tuple[str, ...] = ()
 
     def metrics(self) -> MetricDeclarations:
         return self.declare_metrics()
@@ -87,19 +87,20 @@ SCORERS: dict[str, Scorer] = {}
 def scorer(name: str, *, description: str, metrics: MetricDeclarations | Callable[[], MetricDeclarations],
            measures: str = "", measured_on: tuple[str, ...] = (),
            default_for: tuple[str, ...] = (), needs_reference: bool = True,
-           asks_judge: bool = False) -> Callable[[Callable[[ScoreContext], None]],
+           asks_judge: bool = False, only_for: tuple[str, ...] = ()) -> Callable[[Callable[[ScoreContext], None]],
                                                   Callable[[ScoreContext], None]]:
     """Register the decorated function as the scorer `name`.  `metrics` is a dict of
     metric name -> {"label", "higher_is_better", "scale", and optionally "rate" (each
     score is 0 or 1, so its interval is Wilson's), "range", "tab"}, or a function giving
-    one (for declarations that live beside heavy code)."""
+    one (for declarations that live beside heavy code).  `only_for` names the kinds of
+    system this scorer alone scores (the consultation scorer's, "consultation")."""
     declare = metrics if callable(metrics) else (lambda: metrics)
 
     def register(function: Callable[[ScoreContext], None]) -> Callable[[ScoreContext], None]:
         if name in SCORERS:
             raise ValueError(f"A scorer named {name!r} is registered already.")
         SCORERS[name] = Scorer(name, description, function, declare, measures, measured_on,
-                               default_for, needs_reference, asks_judge)
+                               default_for, needs_reference, asks_judge, only_for)
         return function
 
     return register
@@ -114,6 +115,41 @@ def default_scorers(chosen_systems) -> list[str]:
     in registry order.  The command line and the Evaluation tab both start from these."""
     kinds = {system_kind(system) for system in chosen_systems}
     return [name for name, entry in SCORERS.items() if kinds & set(entry.default_for)]
+
+
+def _scores_alone(system: str) -> list[str]:
+    """The scorers that alone score `system`'s kind (Scorer.only_for); [] for most kinds."""
+    kind = system_kind(system)
+    return [name for name, entry in SCORERS.items() if kind in entry.only_for]
+
+
+def scorers_for(system: str, scorers: list[str]) -> list[str]:
+    """The scorers of one system when a list was chosen for several (the Evaluation tab's
+    boxes): a kind some scorers score alone (a consultation) gets those, any other system
+    the rest.  A list that gives a system none of its own is passed on, to be refused."""
+    alone = _scores_alone(system)
+    if alone:
+        return [name for name in alone if name in scorers] or scorers
+    others = [name for name in scorers if name not in SCORERS or not SCORERS[name].only_for]
+    return others or scorers
+
+
+def check_scorers_go_with(system: str, scorers: list[str]) -> None:
+    """Refuse scorers that do not go with `system`: a scorer that scores other kinds alone
+    (Scorer.only_for), or, for a kind some scorers score alone, any list but exactly
+    those."""
+    kind = system_kind(system)
+    alone = _scores_alone(system)
+    astray = [name for name in scorers if name in SCORERS and SCORERS[name].only_for
+              and kind not in SCORERS[name].only_for]
+    if astray or (alone and sorted(scorers) != sorted(alone)):
+        name = (astray or alone)[0]
+        prefixes = list(dict.fromkeys(prefix for prefix, family in SYSTEMS.items()
+                                      if family.kind in SCORERS[name].only_for))
+        raise LumenError(f"The '{name}' scorer goes with the {' and '.join(prefixes)} systems, "
+                         "and only it.",
+                         f"Run {' or '.join(f'{p}:<mode>' for p in prefixes)} with --scorer "
+                         f"{name}, and other systems with the other scorers.")
 
 
 def judge_scorers() -> list[str]:
@@ -260,7 +296,8 @@ def _consultation_metrics() -> MetricDeclarations:
     return declared
 
 
-@scorer("consultation", default_for=("consultation",), metrics=_consultation_metrics,
+@scorer("consultation", default_for=("consultation",), only_for=("consultation",),
+        metrics=_consultation_metrics,
         description="3MDBench consultations: diagnosis right or not (macro F1 in the report), "
                     "utterances, ended by BREAK, assessor items 1.1-4.1")
 def consultation_scores(context: ScoreContext) -> None:

@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 
 Answer = tuple[str, dict[str, Any], float]  # the output, its trace, the model seconds
 
+# The kinds of system (choices.SYSTEM_KINDS) whose output is an answer to a question.
+ANSWER_KINDS = ("document", "evidence", "qa")
+
 
 class Answering(Protocol):
     """What systems may use of the run's evaluator (runner.Evaluator)."""
@@ -115,6 +118,19 @@ def system_kind(name: str) -> str:
     family has (an old run's)."""
     family = SYSTEMS.get(name.partition(":")[0])
     return family.kind if family is not None else "document"
+
+
+def is_consultation(name: str) -> bool:
+    """Whether a system simulates consultations (its family's kind is "consultation", as
+    `dialogue:<mode>`): its utterances are kept as they finish, its report speaks of
+    diagnoses, transcripts and modes.  False for a name no family has (an old run's)."""
+    return system_kind(name) == "consultation"
+
+
+def answers_questions(name: str) -> bool:
+    """Whether a system's output is an answer to a question (ANSWER_KINDS), which a judge
+    such as MedJudge can read; a name no family has counts as a document's answers."""
+    return system_kind(name) in ANSWER_KINDS
 
 
 def criteria_setting(system: str) -> str:
