@@ -46,7 +46,7 @@ PROMPT = [{"role": "user", "content": "Explain in three sentences what a dischar
 
 
 def raw_tokens_per_second(session: Session, tokens: int) -> float:
-    model = session.runtime.for_role("generator")
+    model = session._runtime.for_role("generator")
     model.generate(PROMPT, max_tokens=8, temperature=0.0)  # warm-up
     generation = model.generate(PROMPT, max_tokens=tokens, temperature=0.0)
     return generation.completion_tokens / generation.seconds
@@ -58,8 +58,8 @@ def replay(session: Session, dataset_id: str, mode: str, cases: int) -> dict:
     started = time.perf_counter()
     session.evaluation.resume(run_id)
     wall = time.perf_counter() - started
-    results = session.evaluation.store.results(run_id)
-    model = session.runtime.for_role("generator")
+    results = session.evaluation.results(run_id)
+    model = session._runtime.for_role("generator")
     turns = [t for r in results for t in r["trace"]["consultation"]["turns"]]
     written = sum(len(model.tokenize(t["text"] + t["reasoning"])) for t in turns if
                   t["text"] + t["reasoning"])

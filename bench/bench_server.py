@@ -73,7 +73,7 @@ def start_server(model: Path, port: int, threads: int, log: Path) -> subprocess.
 
 
 def raw_tokens_per_second(session: Session, tokens: int) -> float:
-    model = session.runtime.for_role("generator")
+    model = session._runtime.for_role("generator")
     model.generate(PROMPT, max_tokens=8, temperature=0.0)  # warm-up
     generation = model.generate(PROMPT, max_tokens=tokens, temperature=0.0)
     return generation.completion_tokens / generation.seconds
@@ -82,14 +82,14 @@ def raw_tokens_per_second(session: Session, tokens: int) -> float:
 def replay(paths: Paths, settings: Settings, questions: int) -> dict:
     with Session(paths, settings, open_store(paths.database_file, PASSPHRASE)) as session:
         saved, _ = session.evaluation.import_file(demo_benchmark(), "medisumqa", name="demo")
-        session.runtime.embedder().embed_one("warm-up")
+        session._runtime.embedder().embed_one("warm-up")
         raw = raw_tokens_per_second(session, 96)
         (run_id,) = session.evaluation.start(saved.id, ["qa"], ["reference", "similarity-judge"],
                                              limit=questions)
         started = time.perf_counter()
         session.evaluation.resume(run_id)
         wall = time.perf_counter() - started
-        results = session.evaluation.store.results(run_id)
+        results = session.evaluation.results(run_id)
     return {"samples": len(results), "wall_s": round(wall, 2),
             "samples_per_minute": round(60 * len(results) / wall, 2),
             "raw_tokens_per_second": round(raw, 1)}

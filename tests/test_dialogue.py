@@ -287,7 +287,8 @@ def test_a_dialogue_system_needs_consultation_cases_and_its_own_scorer(evaluatio
 def test_one_scorer_list_serves_mixed_systems_and_a_bad_mix_creates_no_run(profile, settings,
                                                                            passphrase_env):
     from desktop_app.core.pipelines.calibration import demo_benchmark
-    from desktop_app.core.session import Session, scorers_for
+    from desktop_app.core.evaluation.scorers import scorers_for
+    from desktop_app.core.session import Session
 
     everything = ["reference", "similarity-judge", "consultation", "key-facts"]
     assert scorers_for("dialogue:hint", everything) == ["consultation"]
@@ -298,12 +299,12 @@ def test_one_scorer_list_serves_mixed_systems_and_a_bad_mix_creates_no_run(profi
         questions, _ = session.evaluation.import_file(demo_benchmark(), "medisumqa")
         with pytest.raises(LumenError, match="not a set of consultation cases"):
             session.evaluation.start(questions.id, ["zero-shot", "dialogue:dialogue"], everything)
-        assert session.evaluation.store.runs() == []  # the first system's run was not made
+        assert session.evaluation.runs() == []  # the first system's run was not made
         with pytest.raises(LumenError, match="case base is empty"):
             session.evaluation.start(cases.id, ["dialogue:hint"], everything)
         started = session.evaluation.start(cases.id, ["dialogue:dialogue", "dialogue:rationale"],
                                            everything, limit=1)
-        assert [session.evaluation.store.run(r)["scorers"] for r in started] == [
+        assert [session.evaluation.run(r)["scorers"] for r in started] == [
             ["consultation"], ["consultation"]]
 
 

@@ -162,13 +162,13 @@ def test_ask_runs_on_the_server_and_the_trace_names_it(server_session, server):
     assert calls and all(c["endpoint"] == server + "/v1" and c["model_sha256"] == ""
                          for c in calls)
     assert all(c["completion_tokens"] >= 0 and c["prompt_tokens"] > 0 for c in calls)
-    entries = server_session.store.audit_entries(100)
+    entries = server_session.records.audit_entries(100)
     assert any(e["action"] == "network.connected" and e["detail"]["server"] == server + "/v1"
                and e["detail"]["target"].startswith("127.0.0.1:") for e in entries)
 
 
 def test_judge_replies_under_its_json_schema_through_the_server(server_session):
-    judge = server_session.runtime.for_role("judge")
+    judge = server_session._runtime.for_role("judge")
     messages = [{"role": "system", "content": "Rate how similar two answers are, 1 to 5."},
                 {"role": "user", "content": "Reference: take one tablet daily.\n"
                                             "Answer: take a tablet every day."}]
@@ -177,7 +177,7 @@ def test_judge_replies_under_its_json_schema_through_the_server(server_session):
     assert generation.server_model == SERVED_NAME and generation.finish_reason == "stop"
     from desktop_app.core.evaluation.judges import RubricJudge
 
-    labels, detail = RubricJudge(server_session.runtime).medjudge(
+    labels, detail = RubricJudge(server_session._runtime).medjudge(
         "How long do I take it?", "Seven days.", "For a week.", None)
     # The grammar holds the reply to the protocol's labels and fits it in its token limit,
     # so a reply through the server is always one that can be read.
@@ -188,7 +188,7 @@ def test_judge_replies_under_its_json_schema_through_the_server(server_session):
 
 
 def test_streaming_reaches_the_callback_and_a_cancel_closes_the_request(server_session):
-    model = server_session.runtime.for_role("generator")
+    model = server_session._runtime.for_role("generator")
     cancel = CancelToken()
     seen: list[str] = []
 
@@ -207,7 +207,7 @@ def test_streaming_reaches_the_callback_and_a_cancel_closes_the_request(server_s
 
 
 def test_the_guard_refuses_a_second_unconfigured_port(server_session, server):
-    server_session.runtime.for_role("generator")  # the configured endpoint is allowed now
+    server_session._runtime.for_role("generator")  # the configured endpoint is allowed now
     other = subprocess.Popen([sys.executable, "-c", (
         "import socket, sys; s = socket.create_server(('127.0.0.1', 0)); "
         "print(s.getsockname()[1], flush=True); sys.stdin.read()")],
@@ -229,7 +229,7 @@ def test_the_guard_refuses_a_second_unconfigured_port(server_session, server):
         assert [a.target for a in offline.attempts()] == [f"127.0.0.1:{port}"] * 2
     finally:
         other.communicate("")
-    store = server_session.store
+    store = server_session._store
     store.audit("test.flush")  # refusals reach the audit log at the next write
     refused = [e["detail"]["target"] for e in store.audit_entries(100)
                if e["action"] == "network.refused"]
@@ -261,11 +261,11 @@ def test_replay_through_the_server_keeps_every_sample_once(server_session, at_on
     session.evaluation.resume(run_id)
     summary = session.evaluation.summary(run_id)
     assert summary["run"]["status"] == "complete" and summary["counts"]["samples"] == 6
-    rows = session.store.query("SELECT sample_id, ordinal, trace FROM eval_result "
+    rows = session._store.query("SELECT sample_id, ordinal, trace FROM eval_result "
                                "WHERE run_id = ?", (run_id,))
     assert len(rows) == 6 == len({r[0] for r in rows}) == len({r[1] for r in rows})
     assert most[0] == at_once  # N samples were in flight at once, never more
-    config = session.evaluation.store.run(run_id)["config"]
+    config = session.evaluation.run(run_id)["config"]
     assert config["models"]["generator"]["endpoint"].endswith("/v1")
     assert all(json.loads(r[2])["calls"][0]["endpoint"].endswith("/v1") for r in rows)
 
@@ -275,7 +275,7 @@ def test_a_local_model_run_stays_sequential(profile, passphrase_env):
 
     settings = fast_settings(profile).with_value("server_parallel_requests", 8)
     with Session.open(profile, settings) as session:
-        evaluator = runner_module.Evaluator(session.runtime, session.glossary, settings,
+        evaluator = runner_module.Evaluator(session._runtime, session.glossary, settings,
                                             profile.cache_dir)
         assert parallel_samples(evaluator, "qa", ["reference"]) == 1
 
@@ -326,8 +326,8 @@ def test_an_unreachable_server_gives_a_message(profile, passphrase_env, tmp_path
             session.models.add_server(f"http://127.0.0.1:{port}", name="Gone", model="x")
         with pytest.raises(ModelError, match="not a server address"):
             session.models.add_server("ftp://example/", name="Bad", model="x")
-        session.store.audit("test.flush")  # connections reach the audit log at the next write
-        actions = {e["action"]: e["detail"] for e in session.store.audit_entries(20)}
+        session._store.audit("test.flush")  # connections reach the audit log at the next write
+        actions = {e["action"]: e["detail"] for e in session.records.audit_entries(20)}
     assert not profile.model_registry_file.exists()
     # The connection was allowed and failed: the log says failed, not connected.
     assert actions["network.connect_failed"]["server"] == f"http://127.0.0.1:{port}/v1"
@@ -365,7 +365,7 @@ def test_models_tab_adds_a_server_through_its_dialog(qtbot, window, server):
     assert page.table.item(row, 7).text() == f"{SERVED_NAME} on {server}/v1"
     assert page.role_boxes["judge"].currentData() == "ward-server"
     assert window.session.settings.role_judge == "ward-server"
-    entry = next(e for e in window.session.store.audit_entries(20)
+    entry = next(e for e in window.session.records.audit_entries(20)
                  if e["action"] == "model.added")
     assert entry["detail"]["server"] == f"{server}/v1" and entry["detail"]["api_key"] == "database"
     assert "Network guard on: only 1 model server allowed" in window.offline_label.text()
@@ -438,7 +438,7 @@ def test_https_server_is_trusted_only_with_it_s_ca_bundle(shared_models, profile
                                              roles=["judge"], api_key=API_KEY,
                                              ca_bundle=str(ca_bundle))
             assert spec.endpoint == url + "/v1" and spec.ca_bundle == str(ca_bundle)
-            judge = session.runtime.for_role("judge")
+            judge = session._runtime.for_role("judge")
             value, _generation = judge.generate_json(
                 [{"role": "user", "content": "Rate 1 to 5: same meaning?"}], SIMILARITY_SCHEMA)
             assert value["similarity"] in (1, 2, 3, 4, 5)
@@ -556,10 +556,10 @@ def test_ask_with_a_server_that_cuts_every_reply_shows_the_summary_s_lines_with_
             assert result.trace.answer_source == "evidence" and result.answer
             assert result.trace.fallback_reason.startswith("The model server could not be used")
             assert "--interrupt_requests False" in result.trace.fallback_reason
-            evaluations = session.evaluation.store
+            evaluations = session.evaluation._store
             dataset = evaluations.save_dataset(import_dataset(demo_benchmark(), "medisumqa"))
             sample = evaluations.samples(dataset.id, limit=1)[0]
-            evaluator = Evaluator(session.runtime, load_glossary(None), session.settings,
+            evaluator = Evaluator(session._runtime, load_glossary(None), session.settings,
                                   profile.cache_dir)
             outcome = evaluator.evaluate("lamp:glossary", ["key-facts"], sample, None)
             assert "ended its reply part-way" in outcome.error and outcome.scores == {}

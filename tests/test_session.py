@@ -60,7 +60,9 @@ def test_an_action_needs_the_open_store(profile, settings):
 
 CHANGES = ("model.added", "model.role_assigned", "model.removed", "settings.changed",
            "files.made_private", "bench.dataset_imported", "bench.run_created", "bench.run_complete",
-           "bench.report_exported", "glossary.local_saved", "profile.backed_up", "profile.restored")
+           "bench.report_exported", "glossary.local_saved", "glossary.local_deleted",
+           "glossary.exported", "profile.backed_up", "profile.restored", "kb.add", "kb.remove",
+           "cases.import", "cases.remove")
 
 
 def second_profile(tmp_path, shared_models):
@@ -149,7 +151,7 @@ def test_an_evaluation_through_both_faces_stores_the_same(
         assert shown["metrics"] == json.loads(ran.stdout)["metrics"]
         from desktop_app.export import write_report
 
-        write_report(session.evaluation.report(run_id), tmp_path / "b.csv", session.store)
+        write_report(session.evaluation.report(run_id), tmp_path / "b.csv", session._store)
 
     def results(paths):
         with open_store(paths.database_file) as store:
@@ -180,28 +182,36 @@ def test_glossary_and_custody_actions_through_both_faces_are_audited_alike(
     backup_env = {"LUMEN_BACKUP_PASSPHRASE": "a backup passphrase for the test"}
     entry = ("--term", "Ward round", "--definition", "The daily visit of the care team.",
              "--category", "procedure")
-    exported = tmp_path / "cli-entries.toml"
+    exported = tmp_path / "cli" / "entries.toml"  # the same name: the audit entry holds it
+    exported.parent.mkdir()
     for command in (("glossary", "add", *entry), ("glossary", "export", str(exported)),
-                    ("glossary", "import", str(exported)),
+                    ("glossary", "import", str(exported)), ("glossary", "delete", "local:1"),
                     ("backup", str(tmp_path / "cli-backup.db"))):
         result = run_lumen(*command, env=backup_env)
         assert result.returncode == 0, (command, result.stderr)
     again = run_lumen("glossary", "export", str(exported))
     assert again.returncode == 2 and "exists already" in again.stderr  # never overwritten unasked
+    for key, said in (("local:1", "no staff entry local:1"), ("lumen:aspirin", "not a staff entry"),
+                      ("local:x", "not a staff entry")):
+        refused = run_lumen("glossary", "delete", key)
+        assert refused.returncode == 2 and said in refused.stderr, refused.stderr
     restored = run_lumen("--profile", str(tmp_path / "cli-restored"), "restore",
                          str(tmp_path / "cli-backup.db"), env=backup_env)
     assert restored.returncode == 0, restored.stderr
 
     other = second_profile(tmp_path, shared_models)
-    window_export = tmp_path / "window-entries.toml"
+    window_export = tmp_path / "window" / "entries.toml"
+    window_export.parent.mkdir()
     with Session.open(other, Settings.load(other)) as session:
-        session.terms.save_local(term="Ward round", definition="The daily visit of the care team.",
-                                 category="procedure")
+        key = session.terms.save_local(term="Ward round", category="procedure",
+                                       definition="The daily visit of the care team.")
         assert "Ward round" in {e.term for e in session.glossary.entries}  # rebuilt at once
         session.terms.export_local(window_export)
         with pytest.raises(LumenError, match="exists already"):
             session.terms.export_local(window_export)
         assert session.terms.import_file(window_export) == {"local_entries": 1}
+        session.terms.delete_local(key)
+        assert key not in session.glossary.by_key
         session.records.backup(tmp_path / "window-backup.db",
                                backup_env["LUMEN_BACKUP_PASSPHRASE"])
     fresh = Paths.resolve(str(tmp_path / "window-restored"))
@@ -216,7 +226,8 @@ def test_glossary_and_custody_actions_through_both_faces_are_audited_alike(
     skip = ("from", "run", "rows", "bytes")  # a backup's size depends on the log's own rows
     assert audited(other, skip) == audited(profile, skip)
     assert [action for action, _ in audited(profile)] == [
-        "glossary.local_saved", "glossary.local_saved", "profile.backed_up"]
+        "glossary.local_saved", "glossary.exported", "glossary.local_saved",
+        "glossary.local_deleted", "profile.backed_up"]
     restored_cli = Paths.resolve(str(tmp_path / "cli-restored"))
     (window_restore,) = [e for e in audited(fresh, skip) if e[0] == "profile.restored"]
     assert audited(restored_cli, skip)[-1] == window_restore
@@ -238,3 +249,41 @@ def test_listeners_hear_what_each_action_changed(profile, settings, passphrase_e
         session.change_settings(session.settings.with_value("glossary_plain_grade", 6))
         assert heard[1:] == [Changes(settings=True), Changes(settings=True, glossary=True)]
         assert session.library.documents() == [] and len(heard) == 3  # reading changes nothing
+
+
+def test_the_knowledge_library_through_both_faces_is_audited_alike(
+        profile, settings, passphrase_env, shared_models, tmp_path):
+    from desktop_app.core.config import Settings
+
+    guide = tmp_path / "guide.md"
+    guide.write_text("# Ward note\n\nA weak heart that holds fluid is treated with water "
+                     "tablets and a daily weight.\n", encoding="utf-8")
+    cases = tmp_path / "cases.csv"
+    cases.write_text("id,complaint,diagnosis\n1,Breathless when lying flat,Heart failure\n"
+                     "2,Burning when passing urine,Urinary tract infection\n", encoding="utf-8")
+    for command in (("knowledge", "add", str(guide)), ("cases", "import", str(cases))):
+        result = run_lumen(*command, timeout=300)
+        assert result.returncode == 0, (command, result.stderr)
+    listed = json.loads(run_lumen("knowledge", "list", "--json").stdout)
+    for command in (("knowledge", "remove", listed["documents"][0]["id"]),
+                    ("cases", "remove", listed["case_sets"][0]["id"])):
+        result = run_lumen(*command)
+        assert result.returncode == 0, (command, result.stderr)
+
+    other = second_profile(tmp_path, shared_models)
+    heard = []
+    with Session.open(other, Settings.load(other)) as session:
+        session.on_changes(heard.append)
+        document, new = session.library.add_file(guide)
+        assert new and session.library.add_file(guide) == (document, False)  # found, not added
+        case_set, _read, new = session.library.import_cases(cases)
+        assert new and [d.id for d in session.library.documents()] == [document.id]
+        session.library.remove_document(document.id)
+        session.library.remove_case_set(case_set.id)
+        assert session.library.documents() == [] and session.library.case_sets() == []
+    assert all(change.knowledge for change in heard) and len(heard) == 4
+
+    skip = ("document", "set")  # random ids
+    assert audited(other, skip) == audited(profile, skip)
+    assert [action for action, _ in audited(profile)] == [
+        "kb.add", "cases.import", "kb.remove", "cases.remove"]

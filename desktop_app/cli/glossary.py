@@ -73,6 +73,13 @@ def cmd_glossary_add(args, paths, settings) -> int:
     return EXIT_OK
 
 
+def cmd_glossary_delete(args, paths, settings) -> int:
+    with command_session(paths, settings) as session:
+        session.terms.delete_local(args.key)
+    print(f"Deleted {args.key}.")
+    return EXIT_OK
+
+
 def cmd_glossary_export(args, paths, settings) -> int:
     with command_session(paths, settings) as session:
         count = session.terms.export_local(Path(args.out), force=args.force)
@@ -107,6 +114,10 @@ def register(sub) -> None:
     p.add_argument("--overrides", help="key of the entry this edit replaces (see lookup --json)")
     p.add_argument("--hide", action="store_true", help="hide the overridden entry instead")
     p.set_defaults(func=cmd_glossary_add)
+    p = gsub.add_parser("delete", help="delete a local addition or edit (its key: local:N, "
+                                       "printed by 'add')")
+    p.add_argument("key")
+    p.set_defaults(func=cmd_glossary_delete)
     p = gsub.add_parser("export", help="write local additions and edits to a .toml file")
     p.add_argument("out")
     p.add_argument("--force", action="store_true", help="replace OUT if it exists")

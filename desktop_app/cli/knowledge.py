@@ -1,5 +1,6 @@
 """`lumen knowledge` and `lumen cases`: the knowledge base, the case base and the answers
-drawn from them (DoctorRAG, core/knowledge; Session.knowledge, as the Knowledge tab)."""
+drawn from them (DoctorRAG, core/knowledge; session.library and session.ask_knowledge, as
+the Knowledge tab)."""
 
 from __future__ import annotations
 
@@ -18,14 +19,15 @@ def cmd_knowledge_add(args, paths, settings) -> int:
     declarative = True if args.declarative else None
     added = []
     with command_session(paths, settings) as session:
-        rag = session.knowledge()
         progress = progress_for(args)
         for name in args.files:
-            document, new = rag.add_file(Path(name), declarative=declarative, progress=progress)
+            document, new = session.library.add_file(Path(name), declarative=declarative,
+                                                     progress=progress)
             added.append({**document.to_dict(), "new": new})
         if args.glossary:
-            document, new = rag.add_glossary(limit=args.limit, declarative=declarative,
-                                             progress=progress)
+            document, new = session.library.add_glossary(limit=args.limit,
+                                                         declarative=declarative,
+                                                         progress=progress)
             added.append({**document.to_dict(), "new": new})
 
     def for_reader() -> None:
@@ -67,7 +69,7 @@ def cmd_knowledge_remove(args, paths, settings) -> int:
 
 def cmd_knowledge_reindex(args, paths, settings) -> int:
     with command_session(paths, settings) as session:
-        counts = session.knowledge().reindex(progress=progress_printer(True))
+        counts = session.library.reindex(progress=progress_printer(True))
     print(f"Rebuilt the vector index: {counts['statements']} statements, {counts['cases']} cases.")
     return EXIT_OK
 
@@ -133,7 +135,7 @@ def cmd_knowledge_ask(args, paths, settings) -> int:
 def cmd_cases_import(args, paths, settings) -> int:
     mapping = column_mapping(args.map)
     with command_session(paths, settings) as session:
-        case_set, case_file, new = session.knowledge().import_cases(
+        case_set, case_file, new = session.library.import_cases(
             Path(args.file), mapping, progress=progress_for(args))
     removals = [{"record": r.key, **item} for r in case_file.records for item in r.removals]
     # What was removed is the identifiers themselves: printed only when asked for.

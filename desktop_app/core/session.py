@@ -7,19 +7,19 @@ encrypted store and writes its audit entry, so the window and the command line s
 same rows and audit the same entries for the same action (tests/test_session.py):
 
 - `session.ask`, `session.simplify`, `session.ask_knowledge`: the pipelines, runs kept;
-- `session.knowledge()`: DoctorRAG (core/knowledge) on the session's store and models;
 - `session.evaluation`: benchmarks imported, runs started and resumed, summaries,
   reports and comparisons (core/evaluation);
 - `session.models`: the model list, adding, removing and assigning roles (core/models);
 - `session.terms`: the glossary's staff entries, imports, export and look-ups;
 - `session.records`: saved runs, the audit log, the database key, backup and restore;
-- `session.library`: the knowledge base's documents and case sets, listed and removed
-  without loading a model;
+- `session.library`: the knowledge base's documents and case sets: added, imported and
+  re-indexed (with the embedder), listed and removed without loading a model;
 - `session.change_settings`, `reset_settings`: settings saved and audited;
 - `session.make_files_private`, `verify_offline`: the installation's checks that change
   or prove something, audited alike from both faces.
 
-A Session without a store (`store=None`) can still list models and change settings (a
+The store and the models are the session's own (`_store`, `_runtime`): the faces never
+touch them (tests/test_layers.py).  A Session without a store can still list models and change settings (a
 fresh profile has no database yet, so there is nothing to audit into); an action that keeps
 patient text refuses.
 """
@@ -70,16 +70,18 @@ class Changes:
 class Session:
     paths: Paths
     settings: Settings
-    store: Store | None = None
+    # The encrypted store and the loaded models are the session's own: the faces act
+    # through its methods (issue #34), so every action is audited in one place.
+    _store: Store | None = None
     # Who acts, as the settings audit entry records it ("window" or "command line").
     face: str = "window"
-    runtime: ModelRuntime = field(init=False)
+    _runtime: ModelRuntime = field(init=False)
     _glossary: "Glossary | None" = field(default=None, init=False, repr=False)
     _listeners: list[Callable[[Changes], None]] = field(default_factory=list, init=False,
                                                        repr=False)
 
     def __post_init__(self) -> None:
-        self.runtime = ModelRuntime(self.paths, self.settings, self._server_api_key)
+        self._runtime = ModelRuntime(self.paths, self.settings, self._server_api_key)
         self.models = ModelActions(self)
         self.evaluation = EvaluationActions(self)
         self.terms = GlossaryActions(self)
@@ -109,7 +111,7 @@ class Session:
         if self._glossary is None:
             from .glossary.glossary import load_glossary
 
-            self._glossary = load_glossary(self.store, self.settings, self.paths.cache_dir)
+            self._glossary = load_glossary(self._store, self.settings, self.paths.cache_dir)
         return self._glossary
 
     @glossary.setter
@@ -120,20 +122,20 @@ class Session:
     def is_open(self) -> bool:
         """Whether the encrypted store is unlocked (the window may be locked, or the
         profile new)."""
-        return self.store is not None
+        return self._store is not None
 
     def open_store(self) -> Store:
         """The unlocked store, or a message saying to unlock Lumen."""
-        if self.store is None:
+        if self._store is None:
             raise LumenError("Lumen's database is not open.",
                              "Unlock Lumen (or start it again) and try again.")
-        return self.store
+        return self._store
 
     def audit(self, action: str, detail: dict[str, Any]) -> None:
         """An audit entry; with no database open (a fresh profile has none until the first
         start creates it), noted beside it and written when it is next opened."""
-        if self.store is not None:
-            self.store.audit(action, detail)
+        if self._store is not None:
+            self._store.audit(action, detail)
         else:
             from .store.database import note_pending_action
 
@@ -154,15 +156,17 @@ class Session:
             listener(changes)
 
     def _server_api_key(self, spec: "ModelSpec") -> str:
-        return server_api_key(spec, self.store)
+        return server_api_key(spec, self._store)
 
-    def knowledge(self) -> "DoctorRAG":
+    def _knowledge(self) -> "DoctorRAG":
         """DoctorRAG (core/knowledge) over the session's store, models and glossary: the
         knowledge base, the case base and the answers drawn from them."""
         from .knowledge.doctorrag import DoctorRAG
 
-        return DoctorRAG.open(self.paths, self.settings, self.open_store(), self.runtime,
+        return DoctorRAG.open(self.paths, self.settings, self.open_store(), self._runtime,
                               self.glossary)
+
+    knowledge = _knowledge  # TEMPORARY until the Knowledge tab acts through session.library
 
     # ---- actions that keep patient text ----
 
@@ -176,7 +180,7 @@ class Session:
         from .pipelines.trace import save_run
 
         store = self.open_store()
-        result = AskPipeline(self.runtime, self.glossary, self.settings, self.paths.cache_dir).run(
+        result = AskPipeline(self._runtime, self.glossary, self.settings, self.paths.cache_dir).run(
             summary, question, method=method, variant=variant, on_event=on_event,
             progress=progress, cancel=cancel)
         save_run(store, result.trace, summary=summary, question=question, result=result.answer)
@@ -191,7 +195,7 @@ class Session:
         from .pipelines.trace import save_run
 
         store = self.open_store()
-        handout = SimplifyPipeline(self.runtime, self.glossary, self.settings,
+        handout = SimplifyPipeline(self._runtime, self.glossary, self.settings,
                                    self.paths.cache_dir).run(
             summary, use_verifier=use_verifier, variant=variant, on_event=on_event,
             progress=progress, cancel=cancel)
@@ -202,7 +206,7 @@ class Session:
                       **options: Any) -> "KnowledgeResult":
         """Answer a question from the knowledge and case bases (DoctorRAG.run's options)
         and keep the run (question, answer, sources) in the encrypted store, audited."""
-        rag = knowledge or self.knowledge()
+        rag = knowledge or self._knowledge()
         result = rag.run(question, **options)
         rag.save(result)
         return result
@@ -218,9 +222,9 @@ class Session:
         cannot be had is a finding, not an error."""
         from .doctor import run_doctor
 
-        opened = self.store is not None
-        return run_doctor(self.paths, self.settings, store=self.store, passphrase=passphrase,
-                          runtime=self.runtime if opened else None, measure_speed=measure_speed,
+        opened = self._store is not None
+        return run_doctor(self.paths, self.settings, store=self._store, passphrase=passphrase,
+                          runtime=self._runtime if opened else None, measure_speed=measure_speed,
                           progress=progress, cancel=cancel)
 
     def make_files_private(self) -> list[Path]:
@@ -248,7 +252,7 @@ class Session:
                                         "files_outside": len(tour.files_outside),
                                         "system_calls": tour.syscall_level, "quick": quick,
                                         "from": self.face})
-        recorded = recorded_connections(self.store, servers) if self.store is not None else None
+        recorded = recorded_connections(self._store, servers) if self._store is not None else None
         return OfflineVerification(tour, servers, recorded)
 
     def calibrate(self, dataset: Path | None = None, split: str = "train",
@@ -261,7 +265,7 @@ class Session:
                                             evidence_margin_accuracy, load_items)
 
         dataset = Path(dataset) if dataset else demo_benchmark()
-        embedder, lines = self.runtime.embedder(), self.settings.evidence_lines
+        embedder, lines = self._runtime.embedder(), self.settings.evidence_lines
         items = load_items(dataset, split)
         relevance = calibrate_relevance(items, embedder.embed, dataset=dataset.name, split=split)
         margin = calibrate_evidence_margin(items, embedder.embed_recent, self.glossary, lines,
@@ -293,22 +297,22 @@ class Session:
     def _use_settings(self, settings: Settings) -> None:
         """Settings already saved (by a model action) take effect in this session."""
         self.settings = settings
-        self.runtime.close()
-        self.runtime = ModelRuntime(self.paths, settings, self._server_api_key)
+        self._runtime.close()
+        self._runtime = ModelRuntime(self.paths, settings, self._server_api_key)
 
     def embedder(self) -> Any:
         """The session's sentence embedder (loaded on first use)."""
-        return self.runtime.embedder()
+        return self._runtime.embedder()
 
     def unload_models(self) -> None:
         """The loaded models' memory given back; the next action that needs one loads it."""
-        self.runtime.close()
+        self._runtime.close()
 
     def close(self) -> None:
-        self.runtime.close()
-        if self.store is not None:
-            self.store.close()
-            self.store = None
+        self._runtime.close()
+        if self._store is not None:
+            self._store.close()
+            self._store = None
 
 
 class ModelActions:
@@ -461,7 +465,7 @@ def _api_key_place(session: Session) -> str:
 
     if keyring_available():
         return "keyring"
-    if session.store is None:
+    if session._store is None:
         raise ModelError("This computer has no keyring and Lumen's database is not open, so "
                          "the server's API key has nowhere safe to go.",
                          "Unlock Lumen (LUMEN_PASSPHRASE for the command line) and add the "
@@ -485,8 +489,8 @@ def _keep_api_key(session: Session, model_id: str, api_key: str) -> str:
 def _forget_api_key(session: Session, model_id: str) -> None:
     from .store.keys import KEYRING_SERVICE, keyring_available
 
-    if session.store is not None:
-        session.store.forget_secret(server_secret_name(model_id))
+    if session._store is not None:
+        session._store.forget_secret(server_secret_name(model_id))
     if keyring_available():
         import keyring
         from keyring.errors import PasswordDeleteError
@@ -500,16 +504,6 @@ def _forget_api_key(session: Session, model_id: str) -> None:
 SampleCallback = Callable[[Any, int, int], None]
 
 
-def scorers_for(system: str, scorers: list[str]) -> list[str]:
-    """The scorers of one system when a list was chosen for several (the Evaluation tab's
-    boxes): a consultation is scored by the consultation scorer alone, any other system by
-    the rest.  A list that gives a system none of its own is passed on, to be refused."""
-    if system.startswith("dialogue:"):
-        return ["consultation"] if "consultation" in scorers else scorers
-    others = [name for name in scorers if name != "consultation"]
-    return others or scorers
-
-
 class EvaluationActions:
     """`session.evaluation`: benchmarks and their runs in the encrypted store
     (core/evaluation).  Importing and starting are audited by the evaluation store."""
@@ -518,10 +512,28 @@ class EvaluationActions:
         self._session = session
 
     @property
-    def store(self) -> "EvaluationStore":
+    def _store(self) -> "EvaluationStore":
         from .evaluation.runs import EvaluationStore
 
         return EvaluationStore(self._session.open_store())
+
+    # What the faces read of the kept benchmarks and runs.
+    def datasets(self) -> list["SavedDataset"]:
+        return self._store.datasets()
+
+    def dataset(self, dataset_id: str) -> "SavedDataset":
+        return self._store.dataset(dataset_id)
+
+    def runs(self) -> list[dict[str, Any]]:
+        return self._store.runs()
+
+    def run(self, run_id: str) -> dict[str, Any]:
+        return self._store.run(run_id)
+
+    def results(self, run_id: str) -> list[dict[str, Any]]:
+        return self._store.results(run_id)
+
+    store = _store  # until the faces read through the methods above
 
     def import_file(self, path: Path, fmt: str, *, mapping: dict[str, str] | None = None,
                     name: str | None = None) -> tuple["SavedDataset", "Dataset"]:
@@ -534,22 +546,23 @@ class EvaluationActions:
             dataset.notes.append("no sample has a document, so it is a set of open questions: "
                                  "run it with the 'qa' system (lumen evaluate run NAME "
                                  "--system qa; in the Evaluation tab, 'qa')")
-        return self.store.save_dataset(dataset), dataset
+        return self._store.save_dataset(dataset), dataset
 
     def start(self, dataset: str, systems: list[str], scorers: list[str],
               limit: int | None = None) -> list[str]:
         """One new run per system on a dataset (its id or name); their ids."""
         from .evaluation.runner import check_run, start_run
+        from .evaluation.scorers import scorers_for
 
-        session, store = self._session, self.store
+        session, store = self._session, self._store
         dataset_id = store.find_dataset(dataset).id
-        if "dialogue:hint" in systems and session.knowledge().casebase.count() == 0:
+        if "dialogue:hint" in systems and session._knowledge().casebase.count() == 0:
             raise LumenError("The hint mode draws its hint from past cases, and the case base "
                              "is empty.", "Import a case set in the Knowledge tab first (a "
                              "3MDBench file imports as one), or choose another mode.")
         for system in systems:  # every run checked before any is created
             check_run(store, dataset_id, system, scorers_for(system, scorers))
-        return [start_run(store, session.runtime, session.settings, dataset_id, system,
+        return [start_run(store, session._runtime, session.settings, dataset_id, system,
                           scorers_for(system, scorers), limit) for system in systems]
 
     def resume(self, run_id: str, *, progress: "ProgressCallback" = None,
@@ -558,11 +571,11 @@ class EvaluationActions:
         """Score every sample of a run not yet finished; safe to call again after any stop."""
         from .evaluation.runner import Evaluator, continue_run
 
-        session, store = self._session, self.store
+        session, store = self._session, self._store
         system = store.run(run_id)["system"]
-        knowledge = (session.knowledge()
+        knowledge = (session._knowledge()
                      if system.startswith("doctorrag") or system == "dialogue:hint" else None)
-        evaluator = Evaluator(session.runtime, session.glossary, session.settings,
+        evaluator = Evaluator(session._runtime, session.glossary, session.settings,
                               session.paths.cache_dir, knowledge)
         return continue_run(store, evaluator, run_id, progress=progress, cancel=cancel,
                             on_sample=on_sample)
@@ -579,7 +592,7 @@ class EvaluationActions:
         """A run's metrics with their intervals (Settings' resamples unless given)."""
         from .evaluation.report import summarize
 
-        return summarize(self.store, run_id, self._rules(resamples))
+        return summarize(self._store, run_id, self._rules(resamples))
 
     def report(self, run_id: str, *, criteria: str | None = None,
                baseline: str | None = None) -> "ValidationReport":
@@ -589,7 +602,7 @@ class EvaluationActions:
 
         from .evaluation.systems import criteria_setting
 
-        settings, store = self._session.settings, self.store
+        settings, store = self._session.settings, self._store
         default = getattr(settings, criteria_setting(store.run(run_id)["system"]))
         return build_report(store, run_id, self._rules(None),
                             default if criteria is None else criteria, baseline)
@@ -610,7 +623,7 @@ class EvaluationActions:
         with Benjamini-Hochberg at alpha 0.01, as 3MDBench."""
         from .evaluation.report import compare_modes
 
-        return compare_modes(self.store, run_ids,
+        return compare_modes(self._store, run_ids,
                              min_samples=self._session.settings.report_min_samples)
 
     def calibrate_judge(self, paper_scores: Path, *, limit: int | None = None,
@@ -620,14 +633,14 @@ class EvaluationActions:
         (MAE and Spearman per dimension); nothing is kept."""
         from .evaluation.judges import RubricJudge, calibrate_hivmedqa_judge
 
-        return calibrate_hivmedqa_judge(RubricJudge(self._session.runtime), Path(paper_scores),
+        return calibrate_hivmedqa_judge(RubricJudge(self._session._runtime), Path(paper_scores),
                                         limit=limit, progress=progress, cancel=cancel)
 
     def compare(self, run_a: str, run_b: str, resamples: int | None = None) -> dict[str, Any]:
         """Run B against baseline run A, on the samples both finished."""
         from .evaluation.report import compare
 
-        return compare(self.store, run_a, run_b,
+        return compare(self._store, run_a, run_b,
                        resamples=self._session.settings.bootstrap_resamples
                        if resamples is None else resamples)
 
@@ -698,6 +711,9 @@ class GlossaryActions:
             partial.replace(path)
         finally:
             partial.unlink(missing_ok=True)
+        # Staff entries leave the database: which file, how many, and by which face.
+        self._session.audit("glossary.exported", {"entries": count, "file": path.name,
+                                                  "from": self._session.face})
         return count
 
     def reading_grade(self, text: str) -> float:
@@ -711,7 +727,7 @@ class GlossaryActions:
         with the session's embedder (loaded only when the search by meaning runs, once,
         closed with the session)."""
         session = self._session
-        embedder = session.runtime.embedder if semantic else None
+        embedder = session._runtime.embedder if semantic else None
         return session.glossary.lookup(term, settings=session.settings, embedder=embedder,
                                        cache_dir=session.paths.cache_dir, limit=limit)
 
@@ -806,7 +822,7 @@ class RecordActions:
         from .store.custody import restore
 
         session = self._session
-        if session.store is not None:
+        if session._store is not None:
             raise LumenError("A restore goes into a profile without a database, and this one "
                              "has its database open.", "Restore into a new profile "
                              "(lumen --profile NEW_FOLDER restore FILE).")
@@ -819,9 +835,9 @@ class RecordActions:
             partial = targets[name].with_name(targets[name].name + ".tmp")
             partial.write_text(files[name], encoding="utf-8")
             partial.replace(targets[name])
-        session.store = open_store(session.paths.database_file, new_passphrase)
+        session._store = open_store(session.paths.database_file, new_passphrase)
         session.audit("profile.restored", {"files": sorted(files), "from": session.face})
-        return key, written, session.store.verify_audit()
+        return key, written, session._store.verify_audit()
 
 
 class KnowledgeLibrary:
@@ -851,6 +867,47 @@ class KnowledgeLibrary:
         """The de-identified cases of one set (its id, or the start of it)."""
         base = self._bases()[1]
         return base.records(base.case_set(set_id).id)
+
+    def _rag(self) -> "DoctorRAG":
+        return self._session._knowledge()
+
+    def add_file(self, path: Path, *, declarative: bool | None = None,
+                 progress: "ProgressCallback" = None, cancel: "CancelToken | None" = None
+                 ) -> tuple[Any, bool]:
+        """A document added to the knowledge base (embedded, tagged by chapter); (the
+        document, False) when the same file was added before."""
+        added = self._rag().add_file(Path(path), declarative=declarative, progress=progress,
+                                     cancel=cancel)
+        if added[1]:
+            self._session.changed(knowledge=True)
+        return added
+
+    def add_glossary(self, *, limit: int | None = None, declarative: bool | None = None,
+                     progress: "ProgressCallback" = None, cancel: "CancelToken | None" = None
+                     ) -> tuple[Any, bool]:
+        """The glossary's topics added as knowledge; (the document, False) when the same
+        topics were added before."""
+        added = self._rag().add_glossary(limit=limit, declarative=declarative,
+                                         progress=progress, cancel=cancel)
+        if added[1]:
+            self._session.changed(knowledge=True)
+        return added
+
+    def import_cases(self, path: Path, mapping: dict[str, str] | None = None,
+                     progress: "ProgressCallback" = None, cancel: "CancelToken | None" = None
+                     ) -> tuple[Any, Any, bool]:
+        """A file of past cases de-identified and added; (set, what was read, False) when
+        it was imported before."""
+        imported = self._rag().import_cases(Path(path), mapping, progress=progress,
+                                            cancel=cancel)
+        if imported[2]:
+            self._session.changed(knowledge=True)
+        return imported
+
+    def reindex(self, progress: "ProgressCallback" = None,
+                cancel: "CancelToken | None" = None) -> dict[str, int]:
+        """The vector index rebuilt from the database (after its folder was lost)."""
+        return self._rag().reindex(progress=progress, cancel=cancel)
 
     def remove_document(self, document_id: str) -> Any:
         removed = self._bases()[0].remove(document_id)

@@ -192,11 +192,17 @@ def save_local(store: Store, *, term: str, definition: str, category: str,
 
 
 def delete_local(store: Store, entry_key: str) -> None:
-    if not entry_key.startswith("local:"):
-        raise GlossaryError("Only staff additions and edits can be deleted.",
-                            "To hide a shipped or imported entry, edit it and tick 'Hide'.")
+    kind, _, number = entry_key.partition(":")
+    if kind != "local" or not number.isdigit():
+        raise GlossaryError(f"{entry_key} is not a staff entry: only staff additions and edits "
+                            "(keys local:N) can be deleted.",
+                            "To hide a shipped or imported entry, edit it and hide it (the "
+                            "window's 'Hide', or lumen glossary add --overrides KEY --hide).")
+    if not store.query("SELECT 1 FROM glossary_local WHERE id = ?", (int(number),)):
+        raise GlossaryError(f"There is no staff entry {entry_key}; nothing was deleted.",
+                            "Find an entry's key with lumen glossary lookup TERM --json.")
     with store.audited("glossary.local_deleted", {"entry": entry_key}) as conn:
-        conn.execute("DELETE FROM glossary_local WHERE id = ?", (int(entry_key.split(":", 1)[1]),))
+        conn.execute("DELETE FROM glossary_local WHERE id = ?", (int(number),))
 
 
 def export_local(store: Store, path: Path) -> int:

@@ -40,7 +40,7 @@ from .answer_rules import answer_rules
 from .checks import Check, check_answer, failing_early
 from .context import FittedDocument, fit_document
 from .evidence import EvidenceLine, evidence_answer, evidence_block, find_evidence
-from .grounding import not_in_summary, unsupported_facts
+from .grounding import Flag, unsupported_facts
 from .question import Question
 from .safety import echoed_instruction_words, inspect_document, neutralise_control_markers
 from .summary_facts import read_summary
@@ -86,7 +86,7 @@ class AskResult:
 
     def flag_lines(self) -> list[str]:
         """The grounding flags as the sentences a reader is shown ("Check before use")."""
-        return [not_in_summary(flag["text"], flag["kind"]) for flag in self.flags]
+        return [Flag.from_dict(flag).describe() for flag in self.flags]
 
     @property
     def source(self) -> str:
@@ -494,9 +494,9 @@ class AskRun:
         echoed = echoed_instruction_words(answer, summary, inspect_document(summary))
         if echoed:
             trace.safety["echoed_words"] = echoed
-            trace.grounding_flags.append({"kind": "instruction", "text": ", ".join(echoed),
-                                          "value": "repeats text that gives instructions",
-                                          "start": -1, "end": -1})
+            trace.grounding_flags.append(Flag("instruction", ", ".join(echoed),
+                                              "repeats text that gives instructions", -1,
+                                              -1).to_dict())
         trace.seconds = time.perf_counter() - self.started
         return AskResult(answer, trace)
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ..glossary.glossary import Glossary
 from .answer_rules import answer_rules, content_words, words
-from .grounding import extract_facts, not_in_summary, unsupported_facts
+from .grounding import extract_facts, unsupported_facts
 from .question import Question
 from .summary_facts import medicine_names, medicines_of_kinds
 from .vocabulary import same_date
@@ -226,7 +226,7 @@ def _shown(text: str, fact_kind: str, glossary: Glossary | None) -> list[str]:
 
 
 def support_problems(text: str, summary: str, glossary: Glossary | None) -> list[str]:
-    return [not_in_summary(f.text, f.kind) for f in unsupported_facts(text, summary, glossary)]
+    return [f.describe() for f in unsupported_facts(text, summary, glossary)]
 
 
 def check_answer(text: str, *, question: Question, summary: str, evidence: list["EvidenceLine"],

@@ -35,6 +35,22 @@ class Fact:
         return asdict(self)
 
 
+@dataclass(frozen=True)
+class Flag(Fact):
+    """A fact of Lumen's text that the summary does not hold (a grounding flag), or an
+    instruction's words repeated from it (kind "instruction"); kept in a trace as a dict."""
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Flag":
+        return cls(data["kind"], data["text"], data.get("value", ""), data.get("start", -1),
+                   data.get("end", -1))
+
+    def describe(self) -> str:
+        """The one sentence that flags it, in the answer's "Check before use" list, the
+        checks' problems and the command line alike."""
+        return f"'{self.text}' ({self.kind}) is not in the summary"
+
+
 def _quantity_value(number: str, unit_form: str) -> str:
     unit = vocabulary().units[unit_form.lower()].value
     if "/" in number:
@@ -162,13 +178,7 @@ def _source_facts(source: str, glossary: Glossary | None
     return facts, _numbers(source), source.lower(), doses
 
 
-def not_in_summary(text: str, kind: str) -> str:
-    """The one sentence that flags a fact of Lumen's text the summary does not hold, in the
-    answer's "Check before use" list, the checks' problems and the command line alike."""
-    return f"'{text}' ({kind}) is not in the summary"
-
-
-def unsupported_facts(answer: str, source: str, glossary: Glossary | None) -> list[Fact]:
+def unsupported_facts(answer: str, source: str, glossary: Glossary | None) -> list[Flag]:
     """Facts in `answer` that `source` does not contain (the grounding flags), and doses the
     answer gives a medicine that the source gives it nowhere ("torsemide 400 mg" when 400 mg
     is the ibuprofen)."""
@@ -185,14 +195,14 @@ def unsupported_facts(answer: str, source: str, glossary: Glossary | None) -> li
             continue
         if fact.kind == "medicine" and fact.text.lower() in lowered_source:
             continue
-        flags.append(fact)
+        flags.append(Flag(**asdict(fact)))
     flagged = {(f.start, f.end) for f in flags}
     answer_facts = extract_facts(answer, glossary, date_order=order)
     for medicine, dose in _doses_of_medicines(answer, answer_facts):
         if (medicine.start, medicine.end) in flagged or (dose.start, dose.end) in flagged:
             continue  # already flagged on its own
         if (medicine.value, dose.value) not in source_doses:
-            flags.append(Fact("dose", answer[medicine.start:dose.end], f"{medicine.value} {dose.value}",
+            flags.append(Flag("dose", answer[medicine.start:dose.end], f"{medicine.value} {dose.value}",
                               medicine.start, dose.end))
     return sorted(flags, key=lambda f: f.start)
 

@@ -47,7 +47,7 @@ from .base import Pipeline
 from .answer_rules import answer_rules
 from .checks import degeneracy_problems, failing_early
 from .evidence import Explainer
-from .grounding import missing_facts, not_in_summary, unsupported_facts
+from .grounding import missing_facts, unsupported_facts
 from .plain import list_items
 from .safety import inspect_document, neutralise_control_markers, reads_like_instruction
 from .summary_facts import (LIST_ITEM, Medication, SummaryFacts, SummarySection, medicine_names,
@@ -768,8 +768,7 @@ class SimplifyPipeline(Pipeline):
         gate = Gate("readability", grade, s.readability_limit,
                     grade is not None and grade < s.readability_limit, f"FKGL < {s.readability_limit:g}")
         problems = [f"it leaves out {f.text}" for f in missing_facts(original, text, self.glossary)]
-        problems += [not_in_summary(f.text, f.kind)
-                     for f in unsupported_facts(text, summary, self.glossary)]
+        problems += [f.describe() for f in unsupported_facts(text, summary, self.glossary)]
         problems += degeneracy_problems(text, "", finish_reason)
         return gate, problems
 
