@@ -6,14 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ... import __version__
 from ..config import Settings
 from ..glossary.glossary import Glossary
-from ..hashing import sha256_text
 from ..models.runtime import ModelRuntime
 from ..prompts import PromptSet, load_prompts
 from ..readability import flesch_kincaid_grade
-from .trace import Trace
+from .trace import Trace, trace_header
 
 
 class Pipeline:
@@ -37,15 +35,11 @@ class Pipeline:
     def new_trace(self, kind: str, method: str, variant: str, text: str, *,
                   models: dict[str, Any], settings: dict[str, Any], embedder: bool = False,
                   **fields: Any) -> Trace:
-        """The header every run's trace starts with, the same for Ask, Simplify and the
-        Knowledge tab: what ran (kind, method, variant, prompt and app versions), on which
-        models (each loaded model's identity, the embedder's when it is used), under which
-        settings, and on which text (its sha256, never the text)."""
+        """trace_header with this pipeline's prompt version and each loaded model's
+        identity (the embedder's when it is used)."""
         identities = {role: model.identity() for role, model in models.items()}
         if embedder:
             spec = self.runtime.registry.for_role("embedder")
             identities["embedder"] = {"id": spec.id, "sha256": spec.file("model.onnx").sha256}
-        return Trace(kind=kind, method=method, variant=variant,
-                     prompt_version=self.prompts.version, app_version=__version__,
-                     models=identities, settings=settings, summary_sha256=sha256_text(text),
-                     **fields)
+        return trace_header(kind, method, variant, text, prompt_version=self.prompts.version,
+                            models=identities, settings=settings, **fields)

@@ -35,7 +35,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ... import __version__
 from ..errors import LumenError
 from ..glossary.glossary import Glossary
 from ..models.generation import TextModel
@@ -52,9 +51,8 @@ from .plain import list_items
 from .safety import inspect_document, neutralise_control_markers, reads_like_instruction
 from .summary_facts import (LIST_ITEM, Medication, SummaryFacts, SummarySection, medicine_names,
                             patient_text, read_summary, section_items, uk_dose_times)
-from ..hashing import sha256_text
 from .retry import Turns, attempts_until_passed
-from .trace import Attempt, CallRecord, Gate, Trace
+from .trace import Attempt, CallRecord, Gate, Trace, trace_header
 from .vocabulary import DATE, plain_date, vocabulary
 
 MAX_WORDS_TO_KNOW = 30
@@ -662,10 +660,9 @@ def handout_without_model(summary: str, glossary: Glossary, *, date_order: str =
     """The handout Lumen gives when no model's rewrite is used: the tables, page one's
     sections and the story in plain words, the care team's part as written.  What the
     benchmark measures and what a handout falls back to."""
-    trace = Trace(kind="simplify", method="plain" if plain else "explained", variant="",
-                  prompt_version="", app_version=__version__, models={},
-                  settings={"plain_words": plain, "summary_date_order": date_order},
-                  summary_sha256=sha256_text(summary))
+    trace = trace_header("simplify", "plain" if plain else "explained", "", summary,
+                         prompt_version="", models={},
+                         settings={"plain_words": plain, "summary_date_order": date_order})
     facts = read_summary(summary, glossary, date_order)
     handout = handout_tables(summary, facts, glossary, trace, plain)
     handout.sections = [section_of(piece, summary, glossary, plain)

@@ -154,6 +154,20 @@ class Trace:
 
 
 
+def trace_header(kind: str, method: str, variant: str, text: str, *, prompt_version: str,
+                 models: dict[str, Any], settings: dict[str, Any], **fields: Any) -> Trace:
+    """The header every run's trace starts with, the same for Ask, Simplify, a handout
+    without a model and the Knowledge tab: what ran (kind, method, variant, prompt and app
+    versions), on which models (their identities), under which settings, and on which text
+    (its sha256, never the text)."""
+    from ... import __version__
+    from ..hashing import sha256_text
+
+    return Trace(kind=kind, method=method, variant=variant, prompt_version=prompt_version,
+                 app_version=__version__, models=models, settings=settings,
+                 summary_sha256=sha256_text(text), **fields)
+
+
 def save_run(store: Store, trace: Trace, *, summary: str, question: str, result: str) -> str:
     """Keep a run in the encrypted database (the only place patient text is kept)."""
     with store.audited(f"{trace.kind}.run", {"run": trace.id, "method": trace.method,
