@@ -23,12 +23,11 @@ from ..core.results import TRACE_NOTICE as NOTICE
 from ..core.results import AskResult, Attempt, EvidenceLine, Glossary
 from ..core.session import Session
 from ..core.templates import render
-from .messages import show_error
 from .progress_bar import TaskProgress
 from .summary_input import (EVIDENCE_BACKGROUND, EventBridge, GlossaryBrowser, SummaryEditor,
                             highlighted_html, print_html)
 from .shortcuts import keyboard_shortcut
-from .workers import run_in_background
+from .workers import SessionOp, show_failure
 
 METHOD_LABELS = {
     "lamp": "Full pipeline (recommended)", "lamp-no-reviewer": "Without reviewer",
@@ -321,11 +320,11 @@ class AskPage(QWidget):
         self.answer_note.setVisible(False)
         self.context_note.setText("")
         self._set_evidence([])
-        for button in (self.ask_button, self.copy_button, self.print_button):
+        for button in (self.copy_button, self.print_button):  # until there is an answer
             button.setEnabled(False)
-        self._task = run_in_background(work, on_success=self._done, on_error=self._failed,
-                                       on_progress=self.progress.update_progress, name="Ask")
-        self.progress.track(self._task, "Working on the answer…")
+        self._task = SessionOp(self, work, progress=self.progress, message="Working on the answer…",
+                               disable=(self.ask_button,), name="Ask"
+                               ).success(self._done).failure(self._failed).run_in_background()
 
     def _on_event(self, kind: str, data: dict) -> None:
         if kind == "evidence":
@@ -547,10 +546,8 @@ class AskPage(QWidget):
 
     def _done(self, result: AskResult) -> None:
         self._task = None
-        self.progress.finish()
         self.result = result
         trace = result.trace
-        self.ask_button.setEnabled(True)
         self.copy_button.setEnabled(True)
         self.print_button.setEnabled(True)
         self.showing_draft = False
@@ -575,11 +572,9 @@ class AskPage(QWidget):
 
     def _failed(self, exc: BaseException) -> None:
         self._task = None
-        self.progress.finish()
-        self.ask_button.setEnabled(True)
         self.showing_draft = False
         self.answer.setPlainText("")
-        show_error(self, exc, log_file=str(self.session.paths.log_file))
+        show_failure(self, exc)
 
     # ---- copy and print ----
 

@@ -35,7 +35,7 @@ from ..core.templates import render
 from ..export import write_report
 from .messages import show_error, show_info
 from .progress_bar import TaskProgress
-from .workers import SessionOp, run_in_background
+from .workers import SessionOp, show_failure
 
 # The verdict as the Results table names it (its report's headline in the tooltip).
 VERDICT_WORDS = {"passed": "passed", "failed": "FAILED", "undecided": "not decided",
@@ -412,9 +412,9 @@ class EvaluationPage(QWidget):
 
         def failed(exc: BaseException) -> None:
             if generation == self._results_generation:
-                show_error(self, exc, log_file=str(self.session.paths.log_file))
+                show_failure(self, exc)
 
-        run_in_background(work, on_success=done, on_error=failed)
+        SessionOp(self, work).success(done).failure(failed).run_in_background()
 
     def _show_results(self, rows: list) -> None:
         info = metric_info()
@@ -583,9 +583,7 @@ class EvaluationPage(QWidget):
             self._next()
 
     def _next(self) -> None:
-        if not self._queue:
-            self.run_button.setEnabled(True)
-            self.resume_button.setEnabled(True)
+        if not self._queue:  # the buttons are back: SessionOp gave them back after each run
             self.eta.setText("")
             return
         run_id = self._queue.pop(0)
@@ -596,8 +594,7 @@ class EvaluationPage(QWidget):
         def work(progress, cancel):
             return actions.resume(run_id, progress=progress, cancel=cancel)
 
-        def progressed(update) -> None:
-            self.progress.update_progress(update)
+        def progressed(update) -> None:  # after the progress bar has shown it
             if update.total:
                 if self._first_done is None:
                     self._first_done = update.done
@@ -610,21 +607,19 @@ class EvaluationPage(QWidget):
                     self.eta.setText(f"About {left / 60:.0f} min left ({rate:.0f} s per sample).")
 
         def finished(_run) -> None:
-            self.progress.finish()
             self.refresh()
             self._next()
 
         def failed(exc: BaseException) -> None:
-            self.progress.finish()
             self._queue.clear()
             self.refresh()
             self._next()
-            show_error(self, exc, log_file=str(self.session.paths.log_file))
-        self.run_button.setEnabled(False)
-        self.resume_button.setEnabled(False)
-        self._task = run_in_background(work, on_success=finished, on_error=failed, on_progress=progressed,
-                                       name="an evaluation run")
-        self.progress.track(self._task, f"Run {run_id}…")
+            show_failure(self, exc)
+        # The next run, if any, takes the buttons again before the window paints them.
+        self._task = SessionOp(self, work, progress=self.progress, message=f"Run {run_id}…",
+                               disable=(self.run_button, self.resume_button),
+                               name="an evaluation run").progressed(progressed).success(
+            finished).failure(failed).run_in_background()
 
     # ---- reports ----
 
@@ -666,7 +661,7 @@ class EvaluationPage(QWidget):
 
         def failed(exc: BaseException) -> None:
             self.report_status.setText("")
-            show_error(self, exc, log_file=str(self.session.paths.log_file))
+            show_failure(self, exc)
 
         self.report_status.setText("Writing the report…")
         self._report_task = SessionOp(self, work).success(done).failure(failed).run_in_background()

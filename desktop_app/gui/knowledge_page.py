@@ -23,7 +23,7 @@ from ..core.templates import render
 from .messages import show_error, show_info
 from .progress_bar import TaskProgress
 from .summary_input import EventBridge, print_html
-from .workers import SessionOp, run_in_background
+from .workers import SessionOp, show_failure
 
 ABLATION_LABELS = {"full": "Knowledge + cases, chapter filter (recommended)",
                    "no-cases": "Without similar cases", "no-knowledge": "Without knowledge",
@@ -241,10 +241,10 @@ class KnowledgePage(QWidget):
                                    self.refine.isChecked() and not diagnosis, self.rounds.value())
         self.calls.setText(f"{calls} model call{'s' if calls != 1 else ''} per question")
 
-    def _busy(self, busy: bool) -> None:
-        for button in (self.ask_button, self.add_files_button, self.add_glossary_button,
-                       self.import_cases_button, self.remove_button):
-            button.setEnabled(not busy)
+    def _busy_buttons(self) -> tuple:
+        """Disabled while a question or a library task runs (one at a time)."""
+        return (self.ask_button, self.add_files_button, self.add_glossary_button,
+                self.import_cases_button, self.remove_button)
 
     # ---- asking ----
 
@@ -275,13 +275,11 @@ class KnowledgePage(QWidget):
         self.sources.setRowCount(0)
         self.cases.setRowCount(0)
         self.timeline.clear()
-        self._busy(True)
-        for button in (self.copy_button, self.print_button):
+        for button in (self.copy_button, self.print_button):  # until there is an answer
             button.setEnabled(False)
-        self._task = run_in_background(work, on_success=self._done, on_error=self._failed,
-                                       on_progress=self.progress.update_progress,
-                                       name="a knowledge question")
-        self.progress.track(self._task, "Working on the answer…")
+        self._task = SessionOp(self, work, progress=self.progress, message="Working on the answer…",
+                               disable=self._busy_buttons(), name="a knowledge question"
+                               ).success(self._done).failure(self._failed).run_in_background()
 
     def _on_event(self, kind: str, data: dict) -> None:
         if kind == "tag":
@@ -342,8 +340,6 @@ class KnowledgePage(QWidget):
 
     def _done(self, result: KnowledgeResult) -> None:
         self._task = None
-        self.progress.finish()
-        self._busy(False)
         self.result = result
         retrieval = result.retrieval
         if retrieval.chapter:
@@ -361,10 +357,8 @@ class KnowledgePage(QWidget):
 
     def _failed(self, exc: BaseException) -> None:
         self._task = None
-        self.progress.finish()
-        self._busy(False)
         self.answer.setPlainText("")
-        show_error(self, exc, log_file=str(self.session.paths.log_file))
+        show_failure(self, exc)
 
     def copy_answer(self) -> None:
         if self.result is not None:
@@ -415,7 +409,6 @@ class KnowledgePage(QWidget):
     def _library_task(self, work, message: str, done) -> None:
         def settled() -> None:
             self._task = None
-            self._busy(False)
             self.refresh_library()
 
         def finished(result) -> None:
@@ -424,11 +417,10 @@ class KnowledgePage(QWidget):
 
         def failed(exc: BaseException) -> None:
             settled()
-            show_error(self, exc, log_file=str(self.session.paths.log_file))
+            show_failure(self, exc)
 
-        self._busy(True)
         self._task = SessionOp(self, work, progress=self.library_progress, message=message,
-                               name="adding to the knowledge base"
+                               disable=self._busy_buttons(), name="adding to the knowledge base"
                                ).success(finished).failure(failed).run_in_background()
 
     def add_documents(self, paths: list[Path]) -> None:

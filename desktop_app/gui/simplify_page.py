@@ -19,7 +19,7 @@ from ..export import write_handout
 from .messages import show_error, show_info
 from .progress_bar import TaskProgress
 from .summary_input import EventBridge, GlossaryBrowser, SummaryEditor, highlighted_html, print_html
-from .workers import run_in_background
+from .workers import SessionOp, show_failure
 
 
 class SimplifyPage(QWidget):
@@ -119,11 +119,11 @@ class SimplifyPage(QWidget):
         self.handout = None
         self.plain.clear()
         self.grades.setText("")
-        for button in (self.run_button, self.export_button, self.print_button):
+        for button in (self.export_button, self.print_button):  # until there is a handout
             button.setEnabled(False)
-        self._task = run_in_background(work, on_success=self._done, on_error=self._failed,
-                                       on_progress=self.progress.update_progress, name="Simplify")
-        self.progress.track(self._task, "Making the handout…")
+        self._task = SessionOp(self, work, progress=self.progress, message="Making the handout…",
+                               disable=(self.run_button,), name="Simplify"
+                               ).success(self._done).failure(self._failed).run_in_background()
 
     def _on_event(self, kind: str, data: dict) -> None:
         # The medicines, appointments and warning signs come first, read without a model;
@@ -136,18 +136,15 @@ class SimplifyPage(QWidget):
     def _done(self, handout: Handout) -> None:
         self._task = None
         self._partial = None
-        self.progress.finish()
         self.handout = handout
         self.plain.setHtml(handout.to_html())
-        for button in (self.run_button, self.export_button, self.print_button):
+        for button in (self.export_button, self.print_button):
             button.setEnabled(True)
         self.grades.setText(handout_status(handout, self.session.settings.handout_grade_goal))
 
     def _failed(self, exc: BaseException) -> None:
         self._task = None
-        self.progress.finish()
-        self.run_button.setEnabled(True)
-        show_error(self, exc, log_file=str(self.session.paths.log_file))
+        show_failure(self, exc)
 
     # ---- export ----
 

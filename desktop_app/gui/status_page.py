@@ -133,8 +133,6 @@ class StatusPage(QWidget):
         show_error(self, exc, log_file=str(self.session.paths.log_file))
 
     def show_report(self, report: DoctorReport) -> None:
-        self.progress.finish()
-        self.rerun.setEnabled(True)
         self.report = report
         self._fill(report)
         failures = report.failures()
@@ -190,9 +188,6 @@ class StatusPage(QWidget):
         show_error(self, exc, log_file=str(self.session.paths.log_file))
 
     def show_verification(self, verification: OfflineVerification) -> None:
-        self.progress.finish()
-        self.verify.setEnabled(True)
-        self.rerun.setEnabled(True)
         tour = self.verification = verification.tour
         levels = "the C library" + (" and system calls" if tour.syscall_level else "")
         if tour.ok:

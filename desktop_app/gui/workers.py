@@ -86,12 +86,24 @@ def wait_for_all(timeout_ms: int = 30000) -> bool:
     return QThreadPool.globalInstance().waitForDone(timeout_ms)
 
 
+def show_failure(parent: Any, exc: BaseException) -> None:
+    """The shared failure path: the error dialog (what went wrong, what to do, and the
+    page's session's log file); nothing for a cancelled task."""
+    from .messages import show_error
+
+    session = getattr(parent, "session", None)
+    show_error(parent, exc, log_file=str(session.paths.log_file) if session is not None else "")
+
+
 class SessionOp:
     """One core call run off the GUI thread the way every page runs one (Anki's
     `CollectionOp(parent, op).success(...).run_in_background()`): the buttons named are
     disabled while it runs and enabled again after, progress goes to the page's
     `TaskProgress` (with Cancel), and a failure shows the shared error dialog, with the log
-    file, unless the page gives its own handler.  `work(progress=..., cancel=...)`.
+    file, unless the page gives its own handler (which can end with `show_failure`).
+    `work(progress=..., cancel=...)`; `.progressed(...)` also sees each progress report
+    (an estimate of the time left).  A page's own events (tokens as the model writes them)
+    come through its EventBridge, not through here.
 
         SessionOp(self, work, progress=self.progress, message="Importing…",
                   disable=(self.import_button,)).success(self.imported).run_in_background()
@@ -103,6 +115,7 @@ class SessionOp:
         self.message, self.disable, self.name = message, disable, name
         self._on_success: Callable[[Any], None] = lambda _result: None
         self._on_failure: Callable[[BaseException], None] | None = None
+        self._on_progress: Callable[[ProgressReport], None] | None = None
 
     def success(self, handler: Callable[[Any], None]) -> "SessionOp":
         self._on_success = handler
@@ -111,6 +124,17 @@ class SessionOp:
     def failure(self, handler: Callable[[BaseException], None]) -> "SessionOp":
         self._on_failure = handler
         return self
+
+    def progressed(self, handler: Callable[[ProgressReport], None]) -> "SessionOp":
+        """Called with each progress report too, after the progress bar has shown it."""
+        self._on_progress = handler
+        return self
+
+    def _progressed(self, update: ProgressReport) -> None:
+        if self.progress is not None:
+            self.progress.update_progress(update)
+        if self._on_progress is not None:
+            self._on_progress(update)
 
     def _settle(self) -> None:
         if self.progress is not None:
@@ -126,20 +150,16 @@ class SessionOp:
         self._settle()
         if self._on_failure is not None:
             self._on_failure(exc)
-            return
-        from .messages import show_error
-
-        session = getattr(self.parent, "session", None)
-        show_error(self.parent, exc,
-                   log_file=str(session.paths.log_file) if session is not None else "")
+        else:
+            show_failure(self.parent, exc)
 
     def run_in_background(self) -> BackgroundTask:
         for widget in self.disable:
             widget.setEnabled(False)
         task = run_in_background(
             self.work, on_success=self._succeeded, on_error=self._failed,
-            on_progress=self.progress.update_progress if self.progress is not None else None,
-            name=self.name)
+            on_progress=self._progressed if self.progress is not None
+            or self._on_progress is not None else None, name=self.name)
         if self.progress is not None:
             self.progress.track(task, self.message)
         return task
