@@ -59,7 +59,7 @@ def test_status_page_verifies_offline_below_python(qtbot, window):
     assert box is not None and "Nothing tried to leave" in box.text()
     assert "OK  window start-up (self-test)" in box.detailedText()
     assert page.verify.isEnabled() and not page.progress.isVisible()
-    entry = window.session.store.audit_entries(1)[0]
+    entry = window.session.records.audit_entries(1)[0]
     assert entry["action"] == "offline.verified"
     assert entry["detail"]["servers"] == [] and entry["detail"]["from"] == "window"
     assert "The audit log records no connection to any other machine." in box.informativeText()
@@ -84,7 +84,7 @@ def test_models_page_lists_models_and_assigns_roles(qtbot, window, profile, shar
     box.activated.emit(index)
     assert Settings.load(profile).role_reviewer == "clinic-model"
     assert window.session.settings.role_reviewer == "clinic-model"
-    actions = [e["action"] for e in window.session.store.audit_entries()]
+    actions = [e["action"] for e in window.session.records.audit_entries()]
     assert "model.added" in actions and "model.role_assigned" in actions
 
     # Removing: refused while the model has a role, then done, and audited.
@@ -102,7 +102,7 @@ def test_models_page_lists_models_and_assigns_roles(qtbot, window, profile, shar
     assert "clinic-model" not in {page.table.item(r, 0).toolTip()
                                   for r in range(page.table.rowCount())}
     assert copy.exists()  # the file stays
-    assert window.session.store.audit_entries()[0]["action"] == "model.removed"
+    assert window.session.records.audit_entries()[0]["action"] == "model.removed"
     page.table.selectRow(0)  # an embedded model cannot be removed
     assert not page.remove_button.isEnabled()
 
@@ -144,7 +144,7 @@ def test_settings_dialog_edits_the_settings_object(qtbot, window, profile):
     saved = Settings.load(profile)
     assert saved.threads == 3 and abs(saved.temperature - 0.4) < 1e-9
     assert window.session.settings.threads == 3
-    changes = [e["detail"] for e in window.session.store.audit_entries()
+    changes = [e["detail"] for e in window.session.records.audit_entries()
                if e["action"] == "settings.changed"]
     assert changes[0]["from"] == "window"
     assert sorted(changes[0]["settings"]) == ["temperature", "threads"]
@@ -264,7 +264,7 @@ def test_the_passphrase_is_changed_from_the_file_menu(qtbot, window, profile):
     with pytest.raises(WrongKeyError):
         open_store(profile.database_file, TEST_PASSPHRASE)
     open_store(profile.database_file, "a brand new passphrase").close()
-    actions = [e["action"] for e in window.session.store.audit_entries()]
+    actions = [e["action"] for e in window.session.records.audit_entries()]
     assert "database.key_changed" in actions and "database.unlock_failed" in actions
 
 
@@ -313,7 +313,7 @@ def test_the_profile_is_backed_up_from_the_file_menu(qtbot, window, profile, tmp
                     timeout=10_000)
     assert "inside Lumen's profile" in window.findChild(QMessageBox, "errorDialog").text()
     window.findChild(QMessageBox, "errorDialog").close()
-    assert len(finished) == 1 and window.session.store.verify_audit().ok
+    assert len(finished) == 1 and window.session.records.verify_audit().ok
     open_store(profile.database_file, TEST_PASSPHRASE).close()
 
 
@@ -351,7 +351,7 @@ def test_the_window_locks_when_idle_and_on_ctrl_l_and_hides_patient_text(qtbot, 
     assert window.locked
     window.lock_screen.passphrase.setText(TEST_PASSPHRASE)
     window.lock_screen.try_unlock()
-    actions = [(e["action"], e["detail"]) for e in reversed(window.session.store.audit_entries())]
+    actions = [(e["action"], e["detail"]) for e in reversed(window.session.records.audit_entries())]
     locks = [entry for entry in actions if entry[0].startswith("window.")]
     assert locks == [("window.locked", {"idle": True}), ("window.unlocked", {}),
                      ("window.locked", {"idle": False}), ("window.unlocked", {})]
@@ -828,7 +828,7 @@ def test_ask_tab_streams_an_answer_with_badges_and_timeline(qtbot, quick_window,
     assert copied.startswith(result.answer) and result.note in copied
     assert all(e["text"] in copied for e in result.evidence)
     assert "<h2>Answer</h2>" in page.answer_html()
-    runs = quick_window.session.store.query("SELECT kind FROM pipeline_run")
+    runs = quick_window.session._store.query("SELECT kind FROM pipeline_run")
     assert runs == [("ask",)]
 
 
@@ -1103,7 +1103,7 @@ def test_ask_tab_says_which_job_holds_the_model_and_cancels_while_waiting(qtbot,
     from desktop_app.core.progress import job
 
     page = quick_window.ask_page
-    model = quick_window.session.runtime.for_role("generator")
+    model = quick_window.session._runtime.for_role("generator")
     holding, gate = threading.Event(), threading.Event()
 
     def simplify():
@@ -1175,9 +1175,9 @@ def test_simplify_tab_side_by_side_and_export(qtbot, quick_window, tmp_path):
     page.export(tmp_path / "handout.pdf")
     assert (tmp_path / "handout.pdf").read_bytes().startswith(b"%PDF")
     assert page.findChild(QMessageBox, "infoDialog") is not None
-    runs = quick_window.session.store.query("SELECT kind FROM pipeline_run")
+    runs = quick_window.session._store.query("SELECT kind FROM pipeline_run")
     assert ("simplify",) in runs
-    exported = [e["detail"] for e in quick_window.session.store.audit_entries()
+    exported = [e["detail"] for e in quick_window.session.records.audit_entries()
                 if e["action"] == "simplify.exported"]
     assert exported == [{"format": "pdf", "run": handout.trace.id}]
 
@@ -1303,7 +1303,7 @@ def test_evaluation_tab_runs_a_small_benchmark(qtbot, quick_window, tmp_path):
     assert "Lumen validation report" in written and "Not measured" in written
     assert escape(page.last_report.verdict["headline"]) in written
     assert {"format": "html", "run": run_id} in [
-        e["detail"] for e in quick_window.session.store.audit_entries()
+        e["detail"] for e in quick_window.session.records.audit_entries()
         if e["action"] == "bench.report_exported"]
     # The chart: both runs side by side, on the metric's axis, drawn (not blank).
     assert len(page.chart.rows) == 2 and "score, 0 to 100" in page.chart.svg
@@ -1425,7 +1425,7 @@ def test_the_results_table_gives_each_run_its_verdict(qtbot, quick_window):
     from desktop_app.core.pipelines.calibration import demo_benchmark
 
     page = quick_window.evaluation_page
-    evaluations = quick_window.session.evaluation.store
+    evaluations = quick_window.session.evaluation._store
     dataset = evaluations.save_dataset(import_dataset(demo_benchmark(), "medisumqa"))
     run_id = evaluations.create_run(dataset.id, "evidence", ["key-facts"], {}, 3)
     for index, sample in enumerate(evaluations.samples(dataset.id, limit=3)):

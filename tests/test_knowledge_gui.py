@@ -66,7 +66,7 @@ def test_knowledge_tab_library_answer_sources_and_refinement(qtbot, page):
     assert labels == {label for key, label in ROUND_PARTS if result.rounds[0].get(key)}
     assert "ICD-10 chapter of the question" in page.chapter.text()
     assert "References" in page.answer.toHtml() and page.copy_button.isEnabled()
-    saved = page.session.store.query("SELECT kind FROM pipeline_run")
+    saved = page.session._store.query("SELECT kind FROM pipeline_run")
     assert saved == [("knowledge",)]
 
     # Diagnosis mode picks from the labels given; a list of one is refused with a message.
@@ -98,5 +98,5 @@ def test_knowledge_ingestion_can_be_cancelled(qtbot, page):
     assert page.findChild(QMessageBox, "errorDialog") is None  # cancelling is not an error
     assert page.add_files_button.isEnabled()
     # Documents finished before the cancel stay; the one in progress left nothing behind.
-    rag = page._rag()
+    rag = page.session._knowledge()
     assert rag.knowledge.count() == rag.index.count("knowledge")

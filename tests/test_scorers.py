@@ -58,10 +58,12 @@ def answer_words():
 
     @scorer("answer-words", description="how many words each answer has",
             measures="the answers' length in words", needs_reference=False,
+            judge=("words", "Words counted (a toy judge)"),
             metrics={"answer_words": {"label": "Words per answer", "higher_is_better": False,
                                       "scale": "count", "tab": True}})
     def count_words(context) -> None:
         context.scores["answer_words"] = float(len(context.output.split()))
+        context.judge["words"] = {"unparseable": False, "reply": "counted"}
 
     yield "answer-words"
     del SCORERS["answer-words"]
@@ -71,7 +73,6 @@ def test_a_registered_scorer_reaches_the_command_line_the_runner_the_report_and_
         answer_words, profile, passphrase_env, open_window, qtbot, tmp_path, capsys):
     from desktop_app.cli import build_parser, main
     from desktop_app.core.config import Settings
-    from desktop_app.core.evaluation.report import summarize
     from desktop_app.core.session import Session
 
     # The command line: a choice of --scorer, listed in the help.
@@ -99,10 +100,10 @@ def test_a_registered_scorer_reaches_the_command_line_the_runner_the_report_and_
     assert "Words per answer" in (tmp_path / "words.csv").read_text()
     # A run without it says so under "Not measured".
     with Session.open(profile, Settings.load(profile)) as session:
-        (dataset,) = session.evaluation.store.datasets()
+        (dataset,) = session.evaluation.datasets()
         (other,) = session.evaluation.start(dataset.id, ["evidence"], ["key-facts"])
         session.evaluation.resume(other)
-        without = summarize(session.evaluation.store, other)
+        without = session.evaluation.summary(other)
     assert "Not measured: the answers' length in words." in without["not_measured"]
 
     # The tab: a box to choose it, and a column in the results table.
@@ -115,3 +116,16 @@ def test_a_registered_scorer_reaches_the_command_line_the_runner_the_report_and_
         return [page.results.horizontalHeaderItem(i).text()
                 for i in range(page.results.columnCount())]
     qtbot.waitUntil(lambda: "Words per answer ↓" in headers(), timeout=20000)
+    # Its judge reply, kept with each result, is shown under the title it registered.
+    from desktop_app.gui.evaluation_page import readable_judge
+
+    (result,) = [r for r in session_results(profile, run_id) if r["judge"]][:1]
+    assert readable_judge(result["judge"]).startswith("Words counted (a toy judge)\n")
+
+
+def session_results(profile, run_id: str) -> list[dict]:
+    from desktop_app.core.config import Settings
+    from desktop_app.core.session import Session
+
+    with Session.open(profile, Settings.load(profile)) as session:
+        return session.evaluation.results(run_id)

@@ -32,8 +32,7 @@ def cmd_bench_list(args, paths, settings) -> int:
     from ..core.evaluation.scorers import scorer_descriptions
 
     with command_session(paths, settings) as session:
-        evaluations = session.evaluation.store
-        datasets, runs = evaluations.datasets(), evaluations.runs()
+        datasets, runs = session.evaluation.datasets(), session.evaluation.runs()
 
     def for_reader() -> None:
         print("Datasets:")
@@ -71,7 +70,7 @@ def cmd_bench_run(args, paths, settings) -> int:
             tell(args, f"  [{done}/{total}] {outcome.sample.id}: {shown}"
                  + (f" (error: {outcome.error})" if outcome.error else ""))
         # A consultation takes minutes: say which utterance it has reached.
-        consults = is_consultation(evaluation.store.run(run_id)["system"])
+        consults = is_consultation(evaluation.run(run_id)["system"])
         run = evaluation.resume(run_id, on_sample=on_sample,
                                 progress=progress_printer(consults and not args.json))
         session.unload_models()  # the models' memory back before the summary's statistics

@@ -37,7 +37,6 @@ _FROM: dict[str, tuple[str, str]] = {
     "handout_status": ("pipelines.simplify", "handout_status"),
     "handout_file_kind": ("pipelines.simplify", "handout_file_kind"),
     "KnowledgeResult": ("knowledge.doctorrag", "KnowledgeResult"),
-    "DoctorRAG": ("knowledge.doctorrag", "DoctorRAG"),
     "KNOWLEDGE_FILES": ("knowledge.doctorrag", "KNOWLEDGE_FILES"),
     "KNOWLEDGE_NOTICE": ("knowledge.doctorrag", "KNOWLEDGE_NOTICE"),
     "model_calls_needed": ("knowledge.doctorrag", "model_calls_needed"),

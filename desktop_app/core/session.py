@@ -166,8 +166,6 @@ class Session:
         return DoctorRAG.open(self.paths, self.settings, self.open_store(), self._runtime,
                               self.glossary)
 
-    knowledge = _knowledge  # TEMPORARY until the Knowledge tab acts through session.library
-
     # ---- actions that keep patient text ----
 
     def ask(self, summary: str, question: str, *, method: str | None = None,
@@ -202,11 +200,10 @@ class Session:
         save_run(store, handout.trace, summary=summary, question="", result=handout.to_text())
         return handout
 
-    def ask_knowledge(self, question: str, *, knowledge: "DoctorRAG | None" = None,
-                      **options: Any) -> "KnowledgeResult":
+    def ask_knowledge(self, question: str, **options: Any) -> "KnowledgeResult":
         """Answer a question from the knowledge and case bases (DoctorRAG.run's options)
         and keep the run (question, answer, sources) in the encrypted store, audited."""
-        rag = knowledge or self._knowledge()
+        rag = self._knowledge()
         result = rag.run(question, **options)
         rag.save(result)
         return result
@@ -532,8 +529,6 @@ class EvaluationActions:
 
     def results(self, run_id: str) -> list[dict[str, Any]]:
         return self._store.results(run_id)
-
-    store = _store  # until the faces read through the methods above
 
     def import_file(self, path: Path, fmt: str, *, mapping: dict[str, str] | None = None,
                     name: str | None = None) -> tuple["SavedDataset", "Dataset"]:

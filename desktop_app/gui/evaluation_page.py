@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, 
 
 from ..core.errors import LumenError
 from ..core.choices import FORMATS
-from ..core.evaluation.scorers import SCORERS, default_scorers, result_metrics
+from ..core.evaluation.scorers import SCORERS, default_scorers, judge_titles, result_metrics
 from ..core.evaluation.systems import systems
 from ..core.results import (VERDICT_COLOURS, Bar, axis_label, axis_range, bar_chart_svg,
                             benchmark_file_columns, detect_column_mapping, metric_info,
@@ -51,12 +51,6 @@ def readable_scores(scores: dict) -> str:
                      for name, value in scores.items()) or "(not scored)"
 
 
-JUDGE_TITLES = {"similarity": "Similarity to the reference answer (a model judge, 1 to 5)",
-                "medjudge": "Clinical correctness and impact (MedJudge)",
-                "hivmedqa": "HIVMedQA judge (0 to 5 on each dimension)",
-                "assessor": "Consultation assessor (3MDBench)"}
-
-
 def readable_judge(judge: dict, scores: dict | None = None) -> str:
     """Each judge's verdict in words, one line per label or score, with its reasoning and
     any reply that could not be read, in place of the stored JSON.  The similarity judge's
@@ -70,6 +64,7 @@ def readable_judge(judge: dict, scores: dict | None = None) -> str:
         if key in ASSESSOR_ITEM_NAMES:
             return f"{key} {ASSESSOR_ITEM_NAMES[key]}"
         return key.replace("_", " ").capitalize()
+    titles = judge_titles()
     parts = []
     for name, detail in judge.items():
         lines: list[str] = []
@@ -94,7 +89,7 @@ def readable_judge(judge: dict, scores: dict | None = None) -> str:
                 lines.append(f"Score: {(scores or {})['judge_similarity']:g}")
             elif detail.get("reply"):
                 lines.append(f"Its reply: {detail['reply']}")
-        parts.append("\n".join([JUDGE_TITLES.get(name, name)] + [f"  {line}" for line in lines]))
+        parts.append("\n".join([titles.get(name, name)] + [f"  {line}" for line in lines]))
     return "\n\n".join(parts) or "(no judge was asked)"
 
 
@@ -196,7 +191,7 @@ class EvaluationPage(QWidget):
         """Long: the tab's widgets, shortcuts and signals, built in layout order."""
         super().__init__(parent)
         self.session = session
-        self.evaluations = session.evaluation.store
+        self.evaluations = session.evaluation
         self._task = None
         self._queue: list[str] = []
         self._started = 0.0

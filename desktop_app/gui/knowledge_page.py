@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QFileDia
 
 from ..core.errors import LumenError
 from ..core.choices import ABLATIONS
-from ..core.results import (KNOWLEDGE_FILES, KNOWLEDGE_NOTICE, DoctorRAG, Glossary,
+from ..core.results import (KNOWLEDGE_FILES, KNOWLEDGE_NOTICE, Glossary,
                              KnowledgeResult, chapter_title, model_calls_needed, parse_labels)
 from ..core.session import Session
 from ..core.templates import render
@@ -216,16 +216,6 @@ class KnowledgePage(QWidget):
 
     # ---- helpers ----
 
-    def _rag(self) -> DoctorRAG:
-        return self.session.knowledge()
-
-    def _rag_or_report(self) -> DoctorRAG | None:
-        try:
-            return self._rag()
-        except LumenError as exc:
-            show_error(self, exc)
-            return None
-
     def apply_settings(self) -> None:
         settings = self.session.settings
         self.refine.setChecked(settings.knowledge_refine)
@@ -257,14 +247,10 @@ class KnowledgePage(QWidget):
         refine = self.refine.isChecked() and mode == "answer"
         rounds = self.rounds.value()
         bridge = self.bridge
-        rag = self._rag_or_report()
-        if rag is None:
-            return
-
         session = self.session
 
         def work(progress, cancel):
-            return session.ask_knowledge(question, knowledge=rag, mode=mode, labels=labels,
+            return session.ask_knowledge(question, mode=mode, labels=labels,
                                          ablation=setup, refine=refine, rounds=rounds,
                                          on_event=bridge, progress=progress, cancel=cancel)
 
@@ -426,12 +412,10 @@ class KnowledgePage(QWidget):
     def add_documents(self, paths: list[Path]) -> None:
         if self._task is not None or not paths:
             return
-        rag = self._rag_or_report()
-        if rag is None:
-            return
+        library = self.session.library
 
         def work(progress, cancel):
-            return [rag.add_file(path, progress=progress, cancel=cancel) for path in paths]
+            return [library.add_file(path, progress=progress, cancel=cancel) for path in paths]
 
         def done(results) -> None:
             added = [doc for doc, new in results if new]
@@ -459,18 +443,15 @@ class KnowledgePage(QWidget):
             "to place it in an ICD-10 chapter, so this can take a while; you can cancel it.")
         if answer != QMessageBox.StandardButton.Yes:
             return
-        rag = self._rag_or_report()
-        if rag is None:
-            return
-        self._library_task(lambda progress, cancel: rag.add_glossary(progress=progress, cancel=cancel),
+        library = self.session.library
+        self._library_task(lambda progress, cancel: library.add_glossary(progress=progress,
+                                                                         cancel=cancel),
                            "Adding glossary topics…", lambda result: None)
 
     def import_cases(self, path: Path) -> None:
         if self._task is not None:
             return
-        rag = self._rag_or_report()
-        if rag is None:
-            return
+        library = self.session.library
 
         def done(result) -> None:
             case_set, case_file, new = result
@@ -487,8 +468,8 @@ class KnowledgePage(QWidget):
                 show_info(self, "Cases imported",
                           f"Columns not imported: {', '.join(case_file.columns_dropped)}.")
 
-        self._library_task(lambda progress, cancel: rag.import_cases(path, progress=progress,
-                                                                     cancel=cancel),
+        self._library_task(lambda progress, cancel: library.import_cases(path, progress=progress,
+                                                                         cancel=cancel),
                            "Importing cases…", done)
 
     def choose_cases(self) -> None:

@@ -73,6 +73,9 @@ class Scorer:
     asks_judge: bool = False  # calls the judge model (decides which servers a run needs)
     # System kinds it scores alone: it goes with no other kind, and they take no other scorer
     only_for: tuple[str, ...] = ()
+    # (key, title) of the judge reply it keeps with each result (ScoreContext.judge[key]),
+    # shown under the title in the tab's drill-down
+    judge: tuple[str, str] = ("", "")
 
     def metrics(self) -> MetricDeclarations:
         return self.declare_metrics()
@@ -87,20 +90,22 @@ SCORERS: dict[str, Scorer] = {}
 def scorer(name: str, *, description: str, metrics: MetricDeclarations | Callable[[], MetricDeclarations],
            measures: str = "", measured_on: tuple[str, ...] = (),
            default_for: tuple[str, ...] = (), needs_reference: bool = True,
-           asks_judge: bool = False, only_for: tuple[str, ...] = ()) -> Callable[[Callable[[ScoreContext], None]],
+           asks_judge: bool = False, only_for: tuple[str, ...] = (),
+           judge: tuple[str, str] = ("", "")) -> Callable[[Callable[[ScoreContext], None]],
                                                   Callable[[ScoreContext], None]]:
     """Register the decorated function as the scorer `name`.  `metrics` is a dict of
     metric name -> {"label", "higher_is_better", "scale", and optionally "rate" (each
     score is 0 or 1, so its interval is Wilson's), "range", "tab"}, or a function giving
     one (for declarations that live beside heavy code).  `only_for` names the kinds of
-    system this scorer alone scores (the consultation scorer's, "consultation")."""
+    system this scorer alone scores (the consultation scorer's, "consultation"); `judge`
+    the key and title of the judge reply it keeps with each result."""
     declare = metrics if callable(metrics) else (lambda: metrics)
 
     def register(function: Callable[[ScoreContext], None]) -> Callable[[ScoreContext], None]:
         if name in SCORERS:
             raise ValueError(f"A scorer named {name!r} is registered already.")
         SCORERS[name] = Scorer(name, description, function, declare, measures, measured_on,
-                               default_for, needs_reference, asks_judge, only_for)
+                               default_for, needs_reference, asks_judge, only_for, judge)
         return function
 
     return register
@@ -108,6 +113,11 @@ def scorer(name: str, *, description: str, metrics: MetricDeclarations | Callabl
 
 def scorer_descriptions() -> dict[str, str]:
     return {name: entry.description for name, entry in SCORERS.items()}
+
+
+def judge_titles() -> dict[str, str]:
+    """The title of each judge reply a result may keep, by its key (Scorer.judge)."""
+    return {entry.judge[0]: entry.judge[1] for entry in SCORERS.values() if entry.judge[0]}
 
 
 def default_scorers(chosen_systems) -> list[str]:
@@ -203,6 +213,7 @@ def reference_scores(context: ScoreContext) -> None:
 
 
 @scorer("similarity-judge", default_for=ANSWER_KINDS, asks_judge=True,
+        judge=("similarity", "Similarity to the reference answer (a model judge, 1 to 5)"),
         metrics={"judge_similarity": {"label": "LLM judge (1-5)", "higher_is_better": True,
                                       "scale": "1-5", "tab": True}},
         description="LLM judge of semantic similarity, 1-5 (LAMP-MedQA)",
@@ -297,6 +308,7 @@ def _consultation_metrics() -> MetricDeclarations:
 
 
 @scorer("consultation", default_for=("consultation",), only_for=("consultation",),
+        judge=("assessor", "Consultation assessor (3MDBench)"),
         metrics=_consultation_metrics,
         description="3MDBench consultations: diagnosis right or not (macro F1 in the report), "
                     "utterances, ended by BREAK, assessor items 1.1-4.1")
@@ -325,6 +337,7 @@ def consultation_scores(context: ScoreContext) -> None:
 
 
 @scorer("medjudge", asks_judge=True, metrics={},
+        judge=("medjudge", "Clinical correctness and impact (MedJudge)"),
         description="MedJudge rubric (PerMedCQA): correctness, coverage, clinical impact labels",
         measures="clinical correctness and impact of each answer (MedJudge)")
 def medjudge(context: ScoreContext) -> None:
@@ -348,6 +361,7 @@ def _hivmedqa_metrics() -> MetricDeclarations:
 
 # The HIVMedQA judge's rubric is for HIV questions: not running it elsewhere is no gap.
 @scorer("hivmedqa-judge", asks_judge=True, metrics=_hivmedqa_metrics, measured_on=("hivmedqa",),
+        judge=("hivmedqa", "HIVMedQA judge (0 to 5 on each dimension)"),
         description="HIVMedQA judge: five dimensions 0-5 and their mean",
         measures="the HIVMedQA judge's five dimensions")
 def hivmedqa_judge(context: ScoreContext) -> None:
