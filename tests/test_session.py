@@ -62,7 +62,7 @@ CHANGES = ("model.added", "model.role_assigned", "model.removed", "settings.chan
            "files.made_private", "bench.dataset_imported", "bench.run_created", "bench.run_complete",
            "bench.report_exported", "glossary.local_saved", "glossary.local_deleted",
            "glossary.exported", "profile.backed_up", "profile.restored", "kb.add", "kb.remove",
-           "cases.import", "cases.remove")
+           "cases.import", "cases.remove", "database.key_changed")
 
 
 def second_profile(tmp_path, shared_models):
@@ -75,9 +75,9 @@ def second_profile(tmp_path, shared_models):
     return other
 
 
-def audited(paths, skip=("from", "run")) -> list[tuple[str, dict]]:
+def audited(paths, skip=("from", "run"), passphrase=None) -> list[tuple[str, dict]]:
     """The audit log's changes, oldest first, without who acted and the runs' random ids."""
-    with open_store(paths.database_file) as store:
+    with open_store(paths.database_file, passphrase) as store:
         return [(e["action"], {k: v for k, v in e["detail"].items() if k not in skip})
                 for e in reversed(store.audit_entries(1000)) if e["action"] in CHANGES]
 
@@ -195,6 +195,9 @@ def test_glossary_and_custody_actions_through_both_faces_are_audited_alike(
                       ("local:x", "not a staff entry")):
         refused = run_lumen("glossary", "delete", key)
         assert refused.returncode == 2 and said in refused.stderr, refused.stderr
+    new_key = "a new passphrase for the test"
+    changed = run_lumen("key", "change", env={"LUMEN_NEW_PASSPHRASE": new_key})
+    assert changed.returncode == 0, changed.stderr
     restored = run_lumen("--profile", str(tmp_path / "cli-restored"), "restore",
                          str(tmp_path / "cli-backup.db"), env=backup_env)
     assert restored.returncode == 0, restored.stderr
@@ -214,6 +217,7 @@ def test_glossary_and_custody_actions_through_both_faces_are_audited_alike(
         assert key not in session.glossary.by_key
         session.records.backup(tmp_path / "window-backup.db",
                                backup_env["LUMEN_BACKUP_PASSPHRASE"])
+        session.records.change_key(new_key)
     fresh = Paths.resolve(str(tmp_path / "window-restored"))
     fresh.ensure()
     with Session(fresh, Settings.load(fresh), face="window") as session:
@@ -224,10 +228,10 @@ def test_glossary_and_custody_actions_through_both_faces_are_audited_alike(
 
     assert exported.read_text() == window_export.read_text()
     skip = ("from", "run", "rows", "bytes")  # a backup's size depends on the log's own rows
-    assert audited(other, skip) == audited(profile, skip)
-    assert [action for action, _ in audited(profile)] == [
+    assert audited(other, skip, new_key) == audited(profile, skip, new_key)
+    assert [action for action, _ in audited(profile, passphrase=new_key)] == [
         "glossary.local_saved", "glossary.exported", "glossary.local_saved",
-        "glossary.local_deleted", "profile.backed_up"]
+        "glossary.local_deleted", "profile.backed_up", "database.key_changed"]
     restored_cli = Paths.resolve(str(tmp_path / "cli-restored"))
     (window_restore,) = [e for e in audited(fresh, skip) if e[0] == "profile.restored"]
     assert audited(restored_cli, skip)[-1] == window_restore
