@@ -715,3 +715,40 @@ def test_medquad_xml_says_what_is_wrong_with_an_encoding_or_an_outside_entity(tm
     with pytest.raises(DatasetFormatError, match="never fetched") as caught:
         import_dataset(outside, "medquad")
     assert "damaged" not in str(caught.value) and "report this" not in caught.value.fix
+
+
+# ---- issue #34: the calibration loaders read through tabular.py ------------------------
+
+
+def test_calibration_loaders_read_through_tabular_and_name_a_malformed_record(tmp_path):
+    from desktop_app.core.errors import LumenError
+    from desktop_app.core.evaluation.judges import PAPER_COLUMNS, load_paper_scores
+    from desktop_app.core.pipelines.calibration import load_items
+
+    columns = ["question", "model_answer", "gold_answer", *PAPER_COLUMNS.values()]
+    scores = ",".join("3" for _ in PAPER_COLUMNS)
+    paper = tmp_path / "scores.txt"  # read as CSV whatever its extension, as before
+    paper.write_text("\ufeff" + ",".join(columns) + f"\nQ1,A1,G1,{scores}\n\n,A2,G2,{scores}\n",
+                     encoding="utf-8")
+    assert [row["question"] for row in load_paper_scores(paper)] == ["Q1"]
+    paper.write_text(",".join(columns) + f'\nQ1,A1,G1,{scores}\n"Q2,A2,G2,{scores}\n')
+    with pytest.raises(LumenError, match=r"scores\.txt cannot be read \(record 2: not valid CSV "
+                                         r"at line \d+") as error:
+        load_paper_scores(paper)
+    assert "Q2" not in str(error.value)  # no value of the record is quoted
+    paper.write_text(",".join(columns) + f"\nQ1,A1,{scores}\n")  # a field short
+    with pytest.raises(LumenError, match="record 1: it has .* fields but the header has .* \\(line 2\\)"):
+        load_paper_scores(paper)
+
+    benchmark = tmp_path / "bench.data"
+    item = '{"summary_id": "s", "question": "q", "answer": "a", "split": "dev"}'
+    benchmark.write_text(f"{item}\n\n{item}\n")
+    assert len(load_items(benchmark, "dev")) == 2 and load_items(benchmark, "")[0]["answer"] == "a"
+    benchmark.write_text(f'{item}\n\n{{"summary_id": "s", "question": secret}}\n')
+    with pytest.raises(LumenError, match=r"cannot be read as a JSONL benchmark \(record 2: line 3 "
+                                         r"is not valid JSON") as error:
+        load_items(benchmark, "dev")
+    assert "secret" not in str(error.value)
+    benchmark.write_text(f"{item}\n[1, 2]\n")
+    with pytest.raises(LumenError, match=r"record 2: it is not a JSON object"):
+        load_items(benchmark, "dev")

@@ -1,5 +1,6 @@
-"""Tabular files read one way everywhere: benchmark datasets (evaluation/importers.py) and
-patient case sets (knowledge/cases.py) alike.  CSV, TSV, JSON lines, a JSON array and
+"""Tabular files read one way everywhere: benchmark datasets (evaluation/importers.py),
+patient case sets (knowledge/cases.py), the HIVMedQA paper's scores (evaluation/judges.py)
+and the relevance calibration's benchmark (pipelines/calibration.py) alike.  CSV, TSV, JSON lines, a JSON array and
 Parquet, by the rules of textfiles.py (UTF-8 or UTF-16 with its mark, strict CSV quoting,
 the same limits), each record numbered so an error names the record it is in."""
 
@@ -36,11 +37,19 @@ def tabular_kind(path: Path) -> str:
     return kind
 
 
-def read_records(path: Path, *, limit: int | None = None) -> list[tuple[int, Record]]:
+def read_records(path: Path, *, limit: int | None = None,
+                 kind: str | None = None) -> list[tuple[int, Record]]:
     """(record number, record) for every data record of a tabular file; `limit`: the
-    largest file read, in bytes (textfiles.LIMITS.file_bytes unless given)."""
-    kind = tabular_kind(path)
+    largest file read, in bytes (textfiles.LIMITS.file_bytes unless given); `kind`
+    ("csv", "tsv", "jsonl", "json" or "parquet"): read the file as that whatever its
+    extension (a loader that takes one format only, such as a benchmark's JSON lines)."""
+    if kind is None:
+        kind = tabular_kind(path)
+    elif kind not in _TABULAR.values():
+        raise ValueError(f"unknown tabular kind {kind!r}")
     if kind == "parquet":
+        if not path.is_file():
+            tabular_kind(path)  # no file, or a folder: the same message as without `kind`
         return _read_parquet(path)
     text = read_text(path, limit=limit)
     if kind in ("csv", "tsv"):
@@ -58,6 +67,12 @@ def read_records(path: Path, *, limit: int | None = None) -> list[tuple[int, Rec
                                          "of records or one record per line",
                                          "Export the records as a JSON array or as JSON lines.")
     return _read_jsonl(text, path.name)  # .jsonl, and .json files written as JSON lines
+
+
+def problem(error: DatasetFormatError) -> str:
+    """A reader's error without the file's name and the outcome, for a loader that words
+    its own message around it: "record 3: line 4 is not valid JSON (...)"."""
+    return f"record {error.record}: {error.reason}" if error.record is not None else error.reason
 
 
 def _read_jsonl(text: str, source: str) -> list[tuple[int, Record]]:

@@ -14,16 +14,16 @@ absolute error and Spearman correlation per dimension.
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 from typing import Any
 
 from scipy import stats as scipy_stats
 
-from ..errors import LumenError, ModelOutputError, ReplyCutOff
+from ..errors import DatasetFormatError, LumenError, ModelOutputError, ReplyCutOff
 from ..models.runtime import ModelRuntime
 from ..progress import CancelToken, ProgressCallback, report
 from ..prompts import load_prompts
+from ..tabular import problem, read_records
 
 CORRECTNESS = ("correct", "partially_correct", "incorrect", "contradictory")
 COVERAGE = ("equal", "model_subset", "expert_subset", "overlap_none")
@@ -125,10 +125,9 @@ def label_distributions(replies: list[dict | None]) -> dict[str, dict[str, int]]
 def load_paper_scores(path: Path) -> list[dict[str, Any]]:
     """Rows of the HIVMedQA CSV that carry a question, an answer and GPT-4o scores."""
     try:
-        with Path(path).open(encoding="utf-8", newline="") as handle:
-            rows = list(csv.DictReader(handle))
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise LumenError(f"{Path(path).name} cannot be read ({exc}).",
+        rows = [row for _, row in read_records(Path(path), kind="csv")]
+    except DatasetFormatError as exc:  # names the record and line of a malformed one
+        raise LumenError(f"{Path(path).name} cannot be read ({problem(exc)}).",
                          "Use question_answers_pairs_and_source.csv from the HIVMedQA data.") from None
     needed = {"question", "model_answer", "gold_answer", *PAPER_COLUMNS.values()}
     if rows and not needed <= set(rows[0]):

@@ -12,14 +12,14 @@ the middle of the best range.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import LumenError
+from ..errors import DatasetFormatError, LumenError
+from ..tabular import problem, read_records
 
 
 @dataclass
@@ -38,11 +38,12 @@ class Calibration:
 
 
 def load_items(path: Path, split: str) -> list[dict]:
+    """The benchmark's items in `split` (every item when `split` is empty), one JSON object
+    a line, read by tabular.py whatever the file's extension."""
     try:
-        rows = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines()
-                if line.strip()]
-    except (OSError, ValueError) as exc:
-        raise LumenError(f"{path} cannot be read as a JSONL benchmark ({exc}).",
+        rows = [row for _, row in read_records(Path(path), kind="jsonl")]
+    except DatasetFormatError as exc:  # names the record and line of a malformed one
+        raise LumenError(f"{path} cannot be read as a JSONL benchmark ({problem(exc)}).",
                          "Use a file with summary_id, question and answer on each line.") from None
     items = [r for r in rows if not split or r.get("split") == split]
     if not items:
