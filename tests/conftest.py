@@ -42,6 +42,7 @@ from desktop_app.core.config import Paths, Settings, private_files  # noqa: E402
 private_files()
 from desktop_app.core.models import manage  # noqa: E402
 
+import lanes  # noqa: E402
 from helpers import TEST_PASSPHRASE, smollm2_file  # noqa: E402
 
 
@@ -253,59 +254,16 @@ def window(open_window):
 # `make test` runs every test; `make check` the quick lane (pyproject.toml's markers).  A
 # test's lanes follow from what it uses, so a new test needs no marker of its own:
 # `gui` (Qt widgets: qtbot), `model` (the shared llama.cpp runtime), `subprocess` (starts
-# `lumen` or another process: run_lumen, subprocess, multiprocessing, the network probe);
-# `slow` is set by hand on tests that take long for another reason; `quick`, by hand, keeps
-# a test that starts only a few short processes in the quick lane.
-_SPAWNS = ("run_lumen(", "subprocess.", "Popen(", "multiprocessing", "run_watched(", "run_tour(",
-           "sys.executable")
+# `lumen` or another process: found where the process starts, tests/lanes.py); `slow` is
+# set by hand on tests that take long for another reason; `quick`, by hand, keeps a test
+# that starts only a few short processes in the quick lane.  A quick-lane test that starts
+# a process all the same fails (lanes.refusing_processes).
 
 
-_SOURCES: dict = {}  # function -> its source: collection meets the same fixtures and helpers
-# in thousands of tests, and each xdist worker collects the whole suite
-
-
-def _source(function) -> str:
-    import inspect
-
-    if function in _SOURCES:
-        return _SOURCES[function]
-    try:
-        source = inspect.getsource(function)
-    except (OSError, TypeError, AttributeError):
-        source = ""
-    _SOURCES[function] = source
-    return source
-
-
-def _test_source(item) -> str:
-    """The test's source, its fixtures' (a server fixture that starts a process puts the
-    test in the subprocess lane, issue #34), and the source of every function of the
-    test's own module that those call, followed down."""
-    import inspect
-    import re
-
-    module = getattr(item, "module", None)
-    info = getattr(item, "_fixtureinfo", None)
-    parts = [_source(item.function)] + [
-        _source(definition.func) for definitions in (info.name2fixturedefs.values() if info else ())
-        for definition in definitions]
-    seen: set[str] = set()
-    pending = list(parts)
-    while pending and module is not None:
-        for name in re.findall(r"\b([A-Za-z_]\w*)\(", pending.pop()):
-            if name in seen:
-                continue
-            seen.add(name)
-            helper = getattr(module, name, None)
-            if inspect.isfunction(helper) and helper.__module__ == module.__name__:
-                parts.append(_source(helper))
-                pending.append(parts[-1])
-    return "\n".join(parts)
-
-
-def _starts_a_process(item) -> bool:
-    source = _test_source(item)
-    return any(spawn in source for spawn in _SPAWNS)
+@pytest.fixture(scope="session")
+def starts_processes():
+    """Requested by every fixture that starts a process: the tests that use such a fixture,
+    however deep, are in the `subprocess` lane."""
 
 
 def pytest_collection_modifyitems(config, items):
@@ -315,5 +273,24 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.gui)
         if "runtime" in fixtures:
             item.add_marker(pytest.mark.model)
-        if item.get_closest_marker("quick") is None and _starts_a_process(item):
+        if item.get_closest_marker("quick") is None and lanes.starts_a_process(item):
             item.add_marker(pytest.mark.subprocess)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item):
+    if not lanes.guarded(item):
+        return (yield)
+    with lanes.refusing_processes(item):
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    if not lanes.guarded(item):
+        return (yield)
+    with lanes.refusing_processes(item):
+        result = yield
+    if lanes.refused(item):
+        pytest.fail("\n".join(lanes.refused(item)), pytrace=False)
+    return result

@@ -16,6 +16,14 @@ def smollm2_file(models_dir: Path) -> Path:
     return models_dir / "smollm2-135m-instruct-q4_1" / "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
+def starts_processes(function):
+    """Tags a helper that starts a process: a test that calls it, or calls a function that
+    does, is in the `subprocess` lane (tests/lanes.py)."""
+    function.starts_processes = True
+    return function
+
+
+@starts_processes
 def run_lumen(*args: str, env: dict | None = None, timeout: int = 300,
               input: str | None = None) -> subprocess.CompletedProcess:
     """Run the real `lumen` entry point in a child process."""

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from helpers import ROOT
+from helpers import ROOT, starts_processes
 
 SUMMARY = ROOT / "tests" / "data" / "layouts" / "30-caps_colon-ed-kidney-stone.txt"
 
@@ -53,6 +53,7 @@ print(json.dumps({"code": code, "imported": sorted(h for h in heavy if h in sys.
 NO_DATABASE = ("--version", "facts")
 
 
+@starts_processes
 def imported_by(arguments: tuple[str, ...]) -> tuple[int, set[str]]:
     env = dict(os.environ)
     if arguments[0] in NO_DATABASE:

@@ -77,7 +77,7 @@ def probe(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def planted(tmp_path_factory) -> Path:
+def planted(tmp_path_factory, starts_processes) -> Path:
     folder = tmp_path_factory.mktemp("planted")
     (folder / "planted.c").write_text(PLANTED)
     subprocess.run(["cc", "-shared", "-fPIC", "-o", str(folder / "libplanted.so"),

@@ -30,7 +30,7 @@ from desktop_app.core.config import Paths, Settings
 from desktop_app.core.errors import ModelError
 from desktop_app.core.models import manage
 from desktop_app.core.models.catalog import ModelRegistry
-from helpers import ROOT, TEST_PASSPHRASE
+from helpers import ROOT, TEST_PASSPHRASE, starts_processes
 
 PACKAGING = ROOT / "packaging"
 
@@ -42,6 +42,7 @@ def _load(name: str):
     return module
 
 
+@starts_processes
 def _run_python(code: str, timeout: int = 120) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "LUMEN_OFFLINE_STRICT"}
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT, env=env,
