@@ -71,7 +71,7 @@ def start_server(model: Path, port: int, log: Path, *extra: str) -> subprocess.P
 
 
 @pytest.fixture(scope="module")
-def server(shared_models, tmp_path_factory):
+def server(shared_models, tmp_path_factory, starts_processes):
     model = next(Path(shared_models).glob("smollm2*/*.gguf"))
     port = free_port()
     process = start_server(model, port, tmp_path_factory.mktemp("server") / "server.log")
