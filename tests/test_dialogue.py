@@ -553,6 +553,7 @@ def test_the_evaluation_tab_runs_a_consultation_and_shows_its_transcript(qtbot, 
     page = window.evaluation_page
     window.tabs.setCurrentWidget(page)
     page.import_file(DEMO, "dialogue")
+    qtbot.waitUntil(lambda: page.findChild(QMessageBox, "infoDialog") is not None, timeout=60_000)
     info = page.findChild(QMessageBox, "infoDialog")
     assert info is not None and "34 samples" in info.text()
     info.close()

@@ -697,3 +697,20 @@ def test_a_combination_is_never_explained_by_one_of_its_parts(glossary):
         part = Explainer(glossary).meaning(re.split(r"[ /-]", name)[0])
         assert part and explainer.meaning(name) != part, name
     assert explainer.meaning("Metoprolol succinate")  # a salt is still the medicine
+
+
+def test_a_flag_says_what_is_wrong_with_its_words(glossary):
+    from desktop_app.core.pipelines.ask import AskResult
+    from desktop_app.core.pipelines.grounding import Flag
+    from desktop_app.core.pipelines.trace import Trace
+
+    (flag,) = unsupported_facts("Take 40 mg of furosemide.", "Furosemide 20 mg daily.", glossary)
+    assert isinstance(flag, Flag) and flag.describe() == "'40 mg' (quantity) is not in the summary"
+    echoed = Flag("instruction", "stop taking, call", "repeats text that gives instructions", -1, -1)
+    trace = Trace(kind="ask", method="evidence", variant="", prompt_version="", app_version="",
+                  models={}, settings={}, summary_sha256="")
+    trace.grounding_flags = [flag.to_dict(), echoed.to_dict()]
+    # The summary does hold an echoed instruction's words: never "not in the summary".
+    assert AskResult("", trace).flag_lines() == [
+        "'40 mg' (quantity) is not in the summary",
+        "'stop taking, call' repeats words of the summary that give instructions"]

@@ -1268,6 +1268,9 @@ def test_evaluation_tab_runs_a_small_benchmark(qtbot, quick_window, tmp_path):
     page = quick_window.evaluation_page
     quick_window.tabs.setCurrentWidget(page)
     page.import_file(demo_benchmark(), "medisumqa")
+    assert not page.import_button.isEnabled()  # read off the GUI thread, the button held
+    qtbot.waitUntil(lambda: page.findChild(QMessageBox, "infoDialog") is not None, timeout=60_000)
+    assert page.import_button.isEnabled()
     assert page.dataset.count() == 1 and "84 samples" in page.dataset.currentText()
     info = page.findChild(QMessageBox, "infoDialog")
     assert info is not None and "84 samples" in info.text()
@@ -1447,6 +1450,7 @@ def test_persian_samples_are_shown_right_to_left(qtbot, quick_window):
 
     page = quick_window.evaluation_page
     page.import_file(ROOT / "tests" / "data" / "benchmarks" / "permedcqa_sample.jsonl", "permedcqa")
+    qtbot.waitUntil(lambda: page.import_button.isEnabled(), timeout=60_000)
     dataset_id = page.dataset.currentData()
     assert dataset_id.startswith("permedcqa")
     session = quick_window.session

@@ -287,8 +287,8 @@ def face_reaches_past_the_session(source: str) -> list[str]:
     (the faces open a store and hand it to a Session, then act through the Session)."""
     import re
 
-    return re.findall(r"\.runtime\b|session\.store\b|session\._\w+|\.evaluation\.store\b"
-                      r"|session\.knowledge\(\)", source)
+    return re.findall(r"\.runtime\b|session\.store\b|session(?:\.\w+)*\._\w+|\.evaluation\.store\b"
+                      r"|session\.knowledge\(\)|session\.open_store\(\)", source)
 
 
 def test_the_faces_keep_out_of_the_sessions_store_and_models():
@@ -299,9 +299,12 @@ def test_the_faces_keep_out_of_the_sessions_store_and_models():
     assert face_reaches_past_the_session(
         "session.runtime.close()\nwindow.session.store.audit(x)\nself.session._store.query(q)\n"
         "session.evaluation.store.runs()\nrag = self.session.knowledge()\n"
-        "session.evaluation.runs()\nsession.library.add_file(path)\n") == [
+        "session.evaluation.runs()\nsession.library.add_file(path)\n"
+        "session.evaluation._store.runs()\nself.session.library._rag()\n"
+        "store = session.open_store()\n") == [
             ".runtime", "session.store", "session._store", ".evaluation.store",
-            "session.knowledge()"]
+            "session.knowledge()", "session.evaluation._store", "session.library._rag",
+            "session.open_store()"]
 
 
 # What the faces may read through core.results (values the core hands back, the readers

@@ -192,7 +192,7 @@ def test_glossary_and_custody_actions_through_both_faces_are_audited_alike(
     again = run_lumen("glossary", "export", str(exported))
     assert again.returncode == 2 and "exists already" in again.stderr  # never overwritten unasked
     for key, said in (("local:1", "no staff entry local:1"), ("lumen:aspirin", "not a staff entry"),
-                      ("local:x", "not a staff entry")):
+                      ("local:x", "not a staff entry"), ("local:²", "not a staff entry")):
         refused = run_lumen("glossary", "delete", key)
         assert refused.returncode == 2 and said in refused.stderr, refused.stderr
     new_key = "a new passphrase for the test"

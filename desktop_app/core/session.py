@@ -548,13 +548,15 @@ class EvaluationActions:
         """One new run per system on a dataset (its id or name); their ids."""
         from .evaluation.runner import check_run, start_run
         from .evaluation.scorers import scorers_for
+        from .evaluation.systems import needs_past_cases
 
         session, store = self._session, self._store
         dataset_id = store.find_dataset(dataset).id
-        if "dialogue:hint" in systems and session._knowledge().casebase.count() == 0:
-            raise LumenError("The hint mode draws its hint from past cases, and the case base "
-                             "is empty.", "Import a case set in the Knowledge tab first (a "
-                             "3MDBench file imports as one), or choose another mode.")
+        needing = [system for system in systems if needs_past_cases(system)]
+        if needing and session._knowledge().casebase.count() == 0:
+            raise LumenError(f"'{needing[0]}' draws on past cases, and the case base is empty.",
+                             "Import a case set in the Knowledge tab first (a 3MDBench file "
+                             "imports as one), or choose another system.")
         for system in systems:  # every run checked before any is created
             check_run(store, dataset_id, system, scorers_for(system, scorers))
         return [start_run(store, session._runtime, session.settings, dataset_id, system,
@@ -565,11 +567,11 @@ class EvaluationActions:
                on_sample: SampleCallback | None = None) -> dict[str, Any]:
         """Score every sample of a run not yet finished; safe to call again after any stop."""
         from .evaluation.runner import Evaluator, continue_run
+        from .evaluation.systems import uses_knowledge
 
         session, store = self._session, self._store
         system = store.run(run_id)["system"]
-        knowledge = (session._knowledge()
-                     if system.startswith("doctorrag") or system == "dialogue:hint" else None)
+        knowledge = session._knowledge() if uses_knowledge(system) else None
         evaluator = Evaluator(session._runtime, session.glossary, session.settings,
                               session.paths.cache_dir, knowledge)
         return continue_run(store, evaluator, run_id, progress=progress, cancel=cancel,

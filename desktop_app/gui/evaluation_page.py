@@ -193,6 +193,7 @@ class EvaluationPage(QWidget):
         self.session = session
         self.evaluations = session.evaluation
         self._task = None
+        self._import_task = None
         self._queue: list[str] = []
         self._started = 0.0
         self.dataset = QComboBox()
@@ -527,16 +528,26 @@ class EvaluationPage(QWidget):
             if not dialog.exec():
                 return
             mapping = dialog.mapping()
-        try:
-            saved, dataset = self.session.evaluation.import_file(path, fmt, mapping=mapping)
-        except Exception as exc:
-            show_error(self, exc)
-            return
-        self.refresh()
-        self.dataset.setCurrentIndex(self.dataset.findData(saved.id))
-        show_info(self, "Benchmark imported", f"{saved.name}: {saved.sample_count} samples"
-                  + ("" if saved.new else " (this file was imported before)") + "."
-                  + "".join(f"\n\n{note[:1].upper()}{note[1:]}." for note in dataset.notes))
+        evaluation = self.session.evaluation
+
+        def work(progress, cancel):  # a file is read whole: neither is used
+            return evaluation.import_file(path, fmt, mapping=mapping)
+
+        def done(imported) -> None:
+            saved, dataset = imported
+            self.refresh()
+            self.dataset.setCurrentIndex(self.dataset.findData(saved.id))
+            show_info(self, "Benchmark imported", f"{saved.name}: {saved.sample_count} samples"
+                      + ("" if saved.new else " (this file was imported before)") + "."
+                      + "".join(f"\n\n{note[:1].upper()}{note[1:]}." for note in dataset.notes))
+
+        # A large benchmark (MedQuAD's thousands of files) takes a while to read: off the GUI
+        # thread, the import button held until it is kept (a run already going goes on).
+        running = not self.run_button.isEnabled()  # a run has the progress bar
+        self._import_task = SessionOp(self, work, progress=None if running else self.progress,
+                                      message=f"Importing {Path(path).name}…",
+                                      disable=(self.import_button,),
+                                      name="a benchmark import").success(done).run_in_background()
 
     # ---- running ----
 

@@ -119,6 +119,7 @@ def take(out: Path, only: tuple[str, ...] = TABS, models_dir: str | None = None)
                 page = window.evaluation_page
                 window.tabs.setCurrentWidget(page)
                 page.import_file(demo_benchmark(), "medisumqa")
+                _wait(app, lambda: page.import_button.isEnabled(), 120)
                 for box in app.topLevelWidgets():  # the "imported" notice
                     if box.objectName() == "infoDialog":
                         box.close()
@@ -139,6 +140,7 @@ def take(out: Path, only: tuple[str, ...] = TABS, models_dir: str | None = None)
                 window.tabs.setCurrentWidget(page)
                 page.import_file(resource_root() / "resources" / "benchmarks"
                                  / "lumen-dialogue-demo.jsonl", "dialogue")
+                _wait(app, lambda: page.import_button.isEnabled(), 120)
                 for box in app.topLevelWidgets():
                     if box.objectName() == "infoDialog":
                         box.close()

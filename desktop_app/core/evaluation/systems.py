@@ -77,6 +77,14 @@ class SystemFamily:
                cancel: "CancelToken | None", journal: Journal | None) -> Answer:
         raise NotImplementedError
 
+    def uses_knowledge(self, system: str) -> bool:
+        """Whether `system` draws on the knowledge and case bases (its Evaluator gets them)."""
+        return False
+
+    def needs_past_cases(self, system: str) -> bool:
+        """Whether `system` cannot run on an empty case base (refused before a run starts)."""
+        return False
+
 
 SYSTEMS: dict[str, SystemFamily] = {}  # by prefix, in the order of the lists
 
@@ -125,6 +133,18 @@ def is_consultation(name: str) -> bool:
     `dialogue:<mode>`): its utterances are kept as they finish, its report speaks of
     diagnoses, transcripts and modes.  False for a name no family has (an old run's)."""
     return system_kind(name) == "consultation"
+
+
+def uses_knowledge(name: str) -> bool:
+    """Whether a system draws on the knowledge and case bases; False for a name no family
+    has (an old run's)."""
+    family = SYSTEMS.get(name.partition(":")[0])
+    return family is not None and family.uses_knowledge(name)
+
+
+def needs_past_cases(name: str) -> bool:
+    family = SYSTEMS.get(name.partition(":")[0])
+    return family is not None and family.needs_past_cases(name)
 
 
 def answers_questions(name: str) -> bool:
@@ -241,6 +261,9 @@ class DoctorRAGDiagnosis(SystemFamily):
                 + ("filtered by ICD-10 chapter" if uses["tags"] else "no chapter filter"))
         return described
 
+    def uses_knowledge(self, system: str) -> bool:
+        return True
+
     def answer(self, evaluator: Answering, prefix: str, variant: str | None, sample: "Sample",
                cancel: "CancelToken | None", journal: Journal | None) -> Answer:
         knowledge = evaluator.knowledge
@@ -274,6 +297,12 @@ class Consultations(SystemFamily):
     def names(self) -> dict[str, str]:
         return {f"dialogue:{mode}": f"3MDBench consultation: {what}"
                 for mode, what in CONSULTATION_MODES.items()}
+
+    def uses_knowledge(self, system: str) -> bool:
+        return system == "dialogue:hint"  # the hint is drawn from past cases
+
+    def needs_past_cases(self, system: str) -> bool:
+        return system == "dialogue:hint"
 
     def check(self, system: str, dataset: "SavedDataset", has_documents: bool,
               scorers: list[str]) -> None:

@@ -193,7 +193,7 @@ def save_local(store: Store, *, term: str, definition: str, category: str,
 
 def delete_local(store: Store, entry_key: str) -> None:
     kind, _, number = entry_key.partition(":")
-    if kind != "local" or not number.isdigit():
+    if kind != "local" or not (number.isascii() and number.isdigit()):
         raise GlossaryError(f"{entry_key} is not a staff entry: only staff additions and edits "
                             "(keys local:N) can be deleted.",
                             "To hide a shipped or imported entry, edit it and hide it (the "

@@ -48,6 +48,8 @@ class Flag(Fact):
     def describe(self) -> str:
         """The one sentence that flags it, in the answer's "Check before use" list, the
         checks' problems and the command line alike."""
+        if self.kind == "instruction":  # words the summary does hold, but that instruct
+            return f"'{self.text}' repeats words of the summary that give instructions"
         return f"'{self.text}' ({self.kind}) is not in the summary"
 
 
