@@ -291,6 +291,16 @@ def test_verify_offline_quick_from_the_command_line(profile, passphrase_env):
     with open_store(profile.database_file, TEST_PASSPHRASE) as store:
         actions = [e["action"] for e in store.audit_entries()]
     assert "offline.verified" in actions
+    # The Status page's proof is the same Session call: the same audit entry but its face.
+    from desktop_app.core.session import Session
+
+    with Session.open(profile, Settings.load(profile), face="window") as session:
+        assert session.verify_offline(quick=True).tour.ok
+    with open_store(profile.database_file, TEST_PASSPHRASE) as store:
+        window, command = [e["detail"] for e in store.audit_entries()
+                           if e["action"] == "offline.verified"][:2]
+    assert (window.pop("from"), command.pop("from")) == ("window", "command line")
+    assert window == command
     # In words: clean, and what the audit log records of connections (none here).
     assert "Nothing tried to leave this machine: 2 steps watched" in said.stdout
     assert "NOT offline-clean" not in said.stdout

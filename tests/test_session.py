@@ -48,6 +48,15 @@ def test_ask_through_the_command_line_and_the_session_stores_the_same(profile, s
     assert runs == [cli_run, cli_run]  # the same fields, the patient text kept encrypted
     assert audit == [cli_audit, cli_audit] and cli_audit[0] == "ask.run"
 
+    # A handout the same way (the model's rewrites are greedy: the same text both times).
+    result = run_lumen("simplify", str(summary_file), "--json")
+    assert result.returncode == 0, result.stderr
+    with Session.open(profile, settings) as session:
+        session.simplify(summary)
+    runs, audit = stored(profile)
+    assert runs[2] == runs[3] and runs[2][0] == "simplify"
+    assert audit[2] == audit[3] and audit[2][0] == "simplify.run"
+
 
 def test_an_action_needs_the_open_store(profile, settings):
     session = Session(profile, settings)  # no store: nothing could be kept
@@ -61,8 +70,19 @@ def test_an_action_needs_the_open_store(profile, settings):
 CHANGES = ("model.added", "model.role_assigned", "model.removed", "settings.changed",
            "files.made_private", "bench.dataset_imported", "bench.run_created", "bench.run_complete",
            "bench.report_exported", "glossary.local_saved", "glossary.local_deleted",
-           "glossary.exported", "profile.backed_up", "profile.restored", "kb.add", "kb.remove",
-           "cases.import", "cases.remove", "database.key_changed")
+           "glossary.exported", "glossary.medlineplus_imported", "profile.backed_up", "profile.restored", "kb.add", "kb.remove",
+           "cases.import", "cases.remove", "database.key_changed",
+           "glossary.medlineplus_imported", "knowledge.run")
+
+
+# One made-up topic in the layout of MedlinePlus's health-topics file.
+TOPICS = """<?xml version="1.0" encoding="UTF-8"?>
+<health-topics total="1" date-generated="03/01/2026 01:30:00">
+<health-topic meta-desc="A made-up topic." title="Ward Rounds" url="https://example.invalid/w.html" id="9" language="English" date-created="01/02/2003">
+<full-summary>&lt;p&gt;A made-up summary for a test.&lt;/p&gt;</full-summary>
+</health-topic>
+</health-topics>
+"""
 
 
 def second_profile(tmp_path, shared_models):
@@ -184,7 +204,10 @@ def test_glossary_and_custody_actions_through_both_faces_are_audited_alike(
              "--category", "procedure")
     exported = tmp_path / "cli" / "entries.toml"  # the same name: the audit entry holds it
     exported.parent.mkdir()
-    for command in (("glossary", "add", *entry), ("glossary", "export", str(exported)),
+    topics = tmp_path / "mplus_topics_2026-03-01.xml"
+    topics.write_text(TOPICS, encoding="utf-8")
+    for command in (("glossary", "import", str(topics)),
+                    ("glossary", "add", *entry), ("glossary", "export", str(exported)),
                     ("glossary", "import", str(exported)), ("glossary", "delete", "local:1"),
                     ("backup", str(tmp_path / "cli-backup.db"))):
         result = run_lumen(*command, env=backup_env)
@@ -206,6 +229,7 @@ def test_glossary_and_custody_actions_through_both_faces_are_audited_alike(
     window_export = tmp_path / "window" / "entries.toml"
     window_export.parent.mkdir()
     with Session.open(other, Settings.load(other)) as session:
+        assert session.terms.import_file(topics)["topics"] == 1
         key = session.terms.save_local(term="Ward round", category="procedure",
                                        definition="The daily visit of the care team.")
         assert "Ward round" in {e.term for e in session.glossary.entries}  # rebuilt at once
@@ -230,7 +254,7 @@ def test_glossary_and_custody_actions_through_both_faces_are_audited_alike(
     skip = ("from", "run", "rows", "bytes")  # a backup's size depends on the log's own rows
     assert audited(other, skip, new_key) == audited(profile, skip, new_key)
     assert [action for action, _ in audited(profile, passphrase=new_key)] == [
-        "glossary.local_saved", "glossary.exported", "glossary.local_saved",
+        "glossary.medlineplus_imported", "glossary.local_saved", "glossary.exported", "glossary.local_saved",
         "glossary.local_deleted", "profile.backed_up", "database.key_changed"]
     restored_cli = Paths.resolve(str(tmp_path / "cli-restored"))
     (window_restore,) = [e for e in audited(fresh, skip) if e[0] == "profile.restored"]
@@ -255,6 +279,9 @@ def test_listeners_hear_what_each_action_changed(profile, settings, passphrase_e
         assert session.library.documents() == [] and len(heard) == 3  # reading changes nothing
 
 
+KNOWLEDGE_QUESTION = "How is a weak heart that holds fluid treated?"
+
+
 def test_the_knowledge_library_through_both_faces_is_audited_alike(
         profile, settings, passphrase_env, shared_models, tmp_path):
     from desktop_app.core.config import Settings
@@ -268,6 +295,8 @@ def test_the_knowledge_library_through_both_faces_is_audited_alike(
     for command in (("knowledge", "add", str(guide)), ("cases", "import", str(cases))):
         result = run_lumen(*command, timeout=300)
         assert result.returncode == 0, (command, result.stderr)
+    asked = run_lumen("knowledge", "ask", KNOWLEDGE_QUESTION, "--json", timeout=300)
+    assert asked.returncode == 0, asked.stderr
     listed = json.loads(run_lumen("knowledge", "list", "--json").stdout)
     for command in (("knowledge", "remove", listed["documents"][0]["id"]),
                     ("cases", "remove", listed["case_sets"][0]["id"])):
@@ -282,12 +311,15 @@ def test_the_knowledge_library_through_both_faces_is_audited_alike(
         assert new and session.library.add_file(guide) == (document, False)  # found, not added
         case_set, _read, new = session.library.import_cases(cases)
         assert new and [d.id for d in session.library.documents()] == [document.id]
+        answer = session.ask_knowledge(KNOWLEDGE_QUESTION).answer
+        assert answer == json.loads(asked.stdout)["answer"]
         session.library.remove_document(document.id)
         session.library.remove_case_set(case_set.id)
         assert session.library.documents() == [] and session.library.case_sets() == []
     assert all(change.knowledge for change in heard) and len(heard) == 4
 
-    skip = ("document", "set")  # random ids
+    # Random ids, and what a process's speed and its saved prompt states change.
+    skip = ("document", "set", "run", "seconds", "model_seconds", "prompt_tokens_evaluated")
     assert audited(other, skip) == audited(profile, skip)
     assert [action for action, _ in audited(profile)] == [
-        "kb.add", "cases.import", "kb.remove", "cases.remove"]
+        "kb.add", "cases.import", "knowledge.run", "kb.remove", "cases.remove"]
