@@ -617,6 +617,30 @@ def test_warning_sign_questions_reach_the_warning_lines(question, embedder, glos
     assert answer.index("Call 911") < answer.find("Brought to") if "Brought to" in answer else True
 
 
+RECOVERY = """Hospital Course:
+# Alcohol withdrawal: treated with a symptom-triggered taper. No seizures or delirium.
+No benzodiazepines prescribed at discharge.
+
+Discharge Diagnoses:
+1. Alcohol withdrawal without seizures or delirium
+
+Follow-up:
+- IOP intake on 11/17/2025.
+- PCP on 11/21/2025 with repeat LFTs.
+"""
+
+
+def test_a_question_that_names_a_section_reaches_its_lines(embedder, glossary):
+    """"What follow-up do I have?" names the follow-up section by its heading; its
+    appointments answer it, not the course's lines that share "have" and "do"."""
+    facts, evidence = evidence_for(RECOVERY, "What follow-up do I have after I leave?",
+                                   embedder, glossary)
+    answer = evidence_answer(evidence, facts, glossary, RECOVERY, question=Question.read(
+        "What follow-up do I have after I leave?", glossary))
+    assert "11/17/2025" in answer and "11/21/2025" in answer
+    assert "benzodiazepines" not in answer.split("11/17/2025")[0]
+
+
 def test_a_stopped_medicine_s_answer_says_it_is_stopped(embedder, glossary):
     _evidence, answer = _answer("Should he keep taking the lisinopril?", embedder, glossary)
     assert re.search(r"\bstop(ped)?\b", answer, re.IGNORECASE)

@@ -9,8 +9,9 @@ inside the sections summary_facts.py finds.  Each unit is scored three ways:
 - by meaning: cosine between the unit (with its section's title) and the question,
   from Lumen's embedder;
 - by place: units in the sections a kind of question is answered from (medicines for
-  "how much", follow-up for "when", ...; resources/answer_checks.toml) and units that
-  name a medicine the question names get a bonus.
+  "how much", follow-up for "when", ...; resources/answer_checks.toml), units of a
+  section the question names by its heading ("What follow-up do I have?") and units
+  that name a medicine the question names get a bonus.
 
 The top units, with their character offsets, are the evidence.  Three kinds of line join
 them because a patient needs them next to the answer, even when they score low against
@@ -215,6 +216,12 @@ def find_evidence(summary: str, question: Question, *, embed: Callable[[list[str
     meaning = np.clip(vectors[:-1] @ vectors[-1], 0.0, None)
     kinds = question.kinds
     wanted_sections = {s for kind in kinds for s in kind.sections}
+    # A question that names a section by its heading ("What follow-up do I have?") wants
+    # that section's lines, over those that share only its small words with the question
+    # (short headings such as "f/u" are too easily met by chance).
+    asked_text = " " + re.sub(r"[^a-z/&' -]+", " ", question.text.lower()) + " "
+    named_sections = {kind for kind, _plain, headings in vocabulary().sections
+                      if any(f" {h} " in asked_text for h in headings if len(h) > 4)}
     # A warning sign, follow-up or restriction the parser found outside its own section
     # ("Call 911 at once for face drooping ..." under "Stroke") counts as in it.
     wanted_facts = [(f.start, f.end) for kind in kinds for f in
@@ -227,6 +234,8 @@ def find_evidence(summary: str, question: Question, *, embed: Callable[[list[str
         bonus = SECTION_BONUS if (unit.section_kind in wanted_sections or any(
             a < unit.end and unit.start < b for a, b in wanted_facts)
             or (warning and reads_as_warning(unit.text))) else 0.0
+        if unit.section_kind in named_sections:
+            bonus += SECTION_BONUS
         if unit.section_kind in PAST_SECTIONS:
             bonus -= PAST_PENALTY
         if unit.section_kind == "header" and lexical[index] == 0:
