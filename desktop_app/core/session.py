@@ -19,9 +19,9 @@ same rows and audit the same entries for the same action (tests/test_session.py)
   or prove something, audited alike from both faces.
 
 The store and the models are the session's own (`_store`, `_runtime`): the faces never
-touch them (tests/test_layers.py).  A Session without a store can still list models and change settings (a
-fresh profile has no database yet, so there is nothing to audit into); an action that keeps
-patient text refuses.
+touch them (tests/test_layers.py).  A Session without a store can still list models and
+change settings (a fresh profile has no database yet, so there is nothing to audit into);
+an action that keeps patient text refuses.
 """
 
 from __future__ import annotations
