@@ -738,3 +738,18 @@ def test_a_flag_says_what_is_wrong_with_its_words(glossary):
     assert AskResult("", trace).flag_lines() == [
         "'40 mg' (quantity) is not in the summary",
         "'stop taking, call' repeats words of the summary that give instructions"]
+
+
+def test_an_interval_between_doses_is_said_as_the_summary_gives_it(glossary):
+    """"q6h" when needed is a dose at most every 6 hours, which "four times a day" does not
+    say; a count of doses stays a count."""
+    from desktop_app.core.pipelines.vocabulary import vocabulary
+
+    vocab = vocabulary()
+    assert vocab.plain_timing("4/day", "Oxycodone 5 mg PO q6h PRN pain") == "every 6 hours"
+    assert vocab.plain_timing("4/day", "Paracetamol 1 g 6-hourly") == "every 6 hours"
+    assert vocab.plain_timing("4/day", "Cephalexin 500 mg four times a day") == "four times a day"
+    summary = "Discharge Medications:\n1. Acetaminophen 650 mg by mouth every 6 hours PRN knee pain\n"
+    facts = read_summary(summary, glossary)
+    said = Explainer(glossary, summary, facts.date_order).medication(facts.medications[0])
+    assert "every 6 hours" in said and "four times" not in said

@@ -1108,3 +1108,20 @@ def test_doses_by_time_of_day_that_are_not_one_each_are_never_said_as_a_timing_a
                         "3. Metformin 500 mg 2-0-2\n", glossary, "dmy").medications
     assert [(m.name, m.count, bool(m.doubt)) for m in meds] == [
         ("Glycomet", "", True), ("Amlong", "½ tablet", False), ("Metformin", "", True)]
+
+
+@pytest.mark.parametrize("line", [
+    "1. Oxycodone 5 mg by mouth every 6 hours PRN severe pain, for up to 3 days (12 tablets, no refills)",
+    "3. Oxycodone 5 mg by mouth every 6 hours PRN severe pain (#6 tablets, no refills)",
+    "Oxycodone | 5 mg PO q6h PRN severe pain | NEW | 8 tablets only",
+])
+def test_the_number_of_tablets_supplied_is_no_dose(line, glossary):
+    """Read as a count, the supply told a patient to take 12 tablets of an opioid at once
+    (the handout's "How much: 12 tablets of 5 mg"); and "no refills" is no reason."""
+    (medication,) = read_summary("Discharge Medications:\n" + line + "\n", glossary).medications
+    assert (medication.dose, medication.count) == ("5 mg", "")
+    assert "refill" not in medication.reason
+    # A count that is a dose stays one.
+    (senna,) = read_summary("Discharge Medications:\nSenna 8.6 mg 2 tablets by mouth at bedtime\n",
+                            glossary).medications
+    assert senna.count == "2 tablets"

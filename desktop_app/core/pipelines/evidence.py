@@ -617,7 +617,7 @@ class Explainer:
             return ""
         until = plain_date(m.until, self.date_order) if m.until else ""
         reason = m.reason
-        timing = vocab.plain_frequency(m.frequency) if m.frequency != "as needed" else ""
+        timing = vocab.plain_timing(m.frequency, m.text) if m.frequency != "as needed" else ""
         what = " ".join(p for p in (m.dose, m.route, timing) if p)
         what = f" ({what})" if what else ""
         if m.status == "stopped":

@@ -357,7 +357,8 @@ def story_note(section: HandoutSection) -> str:
 def medicine_row(medication: Medication, explainer: Explainer) -> MedicineRow:
     """A row of "Your medicines": every field the summary gives of the medicine."""
     m, vocab, order = medication, vocabulary(), explainer.date_order
-    when = vocab.plain_frequency(m.frequency) if m.frequency and m.frequency != "as needed" else ""
+    when = (vocab.plain_timing(m.frequency, m.text)
+            if m.frequency and m.frequency != "as needed" else "")
     if m.time:
         when = f"{when} at {m.time}".strip()
     if m.as_needed:

@@ -1339,11 +1339,20 @@ def _quantities(text: str, vocab: Vocabulary) -> list[_Quantity]:
             first.end = second.end
             found.remove(second)
             break
-    # What was supplied is no dose ("A small supply (21 tablets)", "Qty: 30 tablets").
-    found = [q for q in found if not re.search(r"\b(?:supply|supplied|dispensed|disp|qty|quantity|"
-                                                r"#)\W{0,3}(?:\w+\W{1,3}){0,2}$",
-                                                text[max(0, q.start - 30):q.start], re.IGNORECASE)]
+    # What was supplied is no dose ("A small supply (21 tablets)", "Qty: 30 tablets",
+    # "(#6 tablets, no refills)", "(12 tablets, no refills)", "| 8 tablets only"): read as
+    # a dose it told a patient to take 12 tablets of an opioid at once.
+    found = [q for q in found if not re.search(r"(?:\b(?:supply|supplied|dispensed|disp|qty|"
+                                                r"quantity)|#)\W{0,3}(?:\w+\W{1,3}){0,2}$",
+                                                text[max(0, q.start - 30):q.start], re.IGNORECASE)
+             and not _SUPPLY_AFTER.match(text, q.end)]
     return [q for q in found if q.unit in vocab.dose_units or q.unit == "dose"]
+
+
+# Words after a number of tablets that make it the supply, not a dose: the refills
+# beside it, or "only" closing a table's quantity column.
+_SUPPLY_AFTER = re.compile(r"\s*,?\s*(?:(?:no|zero|\d+|one|two|three)\s+refills?\b|only\s*(?:$|[|)\n]))",
+                           re.IGNORECASE)
 
 
 def _dose_and_count(quantities: list[_Quantity], vocab: Vocabulary) -> tuple[str, str]:
@@ -1679,6 +1688,8 @@ def _reason_in_brackets(inside: str, vocab: Vocabulary) -> bool:
     return not (vocab.quantity.search(inside) or DATE.search(inside) or vocab.timings(inside)
                 or _status(inside, vocab) and len(inside.split()) <= 3 or _CLOCK.search(inside)
                 or lowered in NUMBER_WORDS
+                # "(12 tablets, no refills)": the supply
+                or re.fullmatch(r"(?:no|zero|\d+|one|two|three)\s+refills?", lowered)
                 # "(PTA)", "(home med)": where it came from
                 or lowered in ("pta", "home med", "home medication", "own supply", "prior to admission", "otc",
                                "rounded", "rounded up", "rounded down", "approx", "approximately")

@@ -321,6 +321,20 @@ class Vocabulary:
         """How Lumen writes a timing's normal form ("2/day" -> "twice a day")."""
         return next((t.plain for t in self.frequencies.values() if t.value == value), value)
 
+    def plain_timing(self, value: str, written: str) -> str:
+        """A medicine's timing as a patient reads it: its normal form in plain words, but
+        an interval the line gives ("q6h", "every 6 hours", "6-hourly") as "every 6 hours":
+        a dose taken every 6 hours when needed is spaced, which "four times a day" does not
+        say.  The interval only when it is the one timing of that value in `written`."""
+        intervals = set()
+        for start, end, found in self.timings(written):
+            interval = _INTERVAL.fullmatch(written[start:end].strip())
+            if found == value and interval:
+                low = interval.group("low") or interval.group("low2")
+                high = interval.group("high") or interval.group("high2")
+                intervals.add(f"every {low}-{high} hours" if high else f"every {low} hours")
+        return intervals.pop() if len(intervals) == 1 else self.plain_frequency(value)
+
     @functools.cached_property
     def record_identifier(self) -> re.Pattern:
         return re.compile(rf"(?<![\w/])(?:{_alternation(self.record_identifiers)})(?![\w/])"
