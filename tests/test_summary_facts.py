@@ -1121,7 +1121,8 @@ def test_the_number_of_tablets_supplied_is_no_dose(line, glossary):
     (medication,) = read_summary("Discharge Medications:\n" + line + "\n", glossary).medications
     assert (medication.dose, medication.count) == ("5 mg", "")
     assert "refill" not in medication.reason
-    # A count that is a dose stays one.
-    (senna,) = read_summary("Discharge Medications:\nSenna 8.6 mg 2 tablets by mouth at bedtime\n",
-                            glossary).medications
-    assert senna.count == "2 tablets"
+    # A count that is a dose stays one, "only" after it in a line included.
+    for dose_line in ("Senna 8.6 mg 2 tablets by mouth at bedtime",
+                      "Paracetamol 500 mg take 2 tablets only"):
+        (taken,) = read_summary("Discharge Medications:\n" + dose_line + "\n", glossary).medications
+        assert taken.count == "2 tablets", dose_line

@@ -1345,14 +1345,17 @@ def _quantities(text: str, vocab: Vocabulary) -> list[_Quantity]:
     found = [q for q in found if not re.search(r"(?:\b(?:supply|supplied|dispensed|disp|qty|"
                                                 r"quantity)|#)\W{0,3}(?:\w+\W{1,3}){0,2}$",
                                                 text[max(0, q.start - 30):q.start], re.IGNORECASE)
-             and not _SUPPLY_AFTER.match(text, q.end)]
+             and not _REFILLS_AFTER.match(text, q.end)
+             and not (_ONLY_AFTER.match(text, q.end)
+                      and re.search(r"[|(]\s*$", text[max(0, q.start - 3):q.start]))]
     return [q for q in found if q.unit in vocab.dose_units or q.unit == "dose"]
 
 
 # Words after a number of tablets that make it the supply, not a dose: the refills
-# beside it, or "only" closing a table's quantity column.
-_SUPPLY_AFTER = re.compile(r"\s*,?\s*(?:(?:no|zero|\d+|one|two|three)\s+refills?\b|only\s*(?:$|[|)\n]))",
-                           re.IGNORECASE)
+# beside it, or "only" closing a table's cell or a bracket ("| 8 tablets only |"; a line's
+# "Take 1 tablet only" is a dose).
+_REFILLS_AFTER = re.compile(r"\s*,?\s*(?:no|zero|\d+|one|two|three)\s+refills?\b", re.IGNORECASE)
+_ONLY_AFTER = re.compile(r"\s+only\s*(?:$|[|)\n])", re.IGNORECASE | re.MULTILINE)
 
 
 def _dose_and_count(quantities: list[_Quantity], vocab: Vocabulary) -> tuple[str, str]:
