@@ -14,7 +14,7 @@ import pytest
 from desktop_app.core.config import Paths, Settings
 from desktop_app.core.pipelines.answer_rules import question_kinds
 from desktop_app.core.pipelines.checks import (check_answer, coverage_problems,
-                                               degeneracy_problems, failing_early,
+                                               degeneracy_problems, failing_early, first_sentences,
                                                repeated_phrase)
 from desktop_app.core.pipelines.evidence import (LEXICAL_WEIGHT, MEANING_WEIGHT,
                                                  EVIDENCE_FLOOR, RELATED_MEDICINES, Explainer, answer_lines,
@@ -315,7 +315,34 @@ def test_a_text_that_failed_already_stops_at_the_sentence_that_failed(glossary):
     assert stop("Take ticagrelor 180 mg by mouth twice a day.")  # a dose the summary lacks
     assert stop("Here is the answer.")  # talk about the text
     assert stop("take it with food now " * 3)  # a loop, even mid-sentence
-    assert not failing_early()("Here is the answer.")  # feedback: only loops stop it
+    assert not failing_early()("Here is the answer.")  # feedback: loops and length only
+
+
+def test_talk_about_the_text_stops_at_the_end_of_its_clause(glossary):
+    # The embedded model's reply ran 67 word pieces past "The patient asked", which had
+    # already failed the degeneracy check (issue #35: three such calls were 3 s of 4).
+    stop = failing_early(CAPS, glossary)
+    assert not stop("The patient asked for a dose of ibuprofen")  # the clause is not over
+    assert stop("The patient asked for a dose of ibuprofen, 600")
+    assert stop("I cannot say which medicine; please")  # a refusal
+    # Whole words only: the label a reply may start with is cut off, not judged, and a
+    # question line repeated before the answer is judged once its line is over.
+    assert not stop("The answer is: Take")
+    assert not stop("Answer: Take ticagrelor 90 mg by mouth, twice")
+    assert not stop("The patient's question is: what do I take for pain?")
+    assert stop("The patient's question is: what do I take for pain?\nYour question, so")
+    assert not stop("Take 1,000 mg")  # no clause has ended
+
+
+def test_feedback_stops_after_its_second_sentence():
+    # LAMP-MedQA's reviewer gives "1-2 sentences of feedback".
+    stop = failing_early()
+    assert not stop("The answer adds a dose. It should use the list")
+    assert not stop("The answer adds a dose. It should use the 2.5")
+    assert stop("The answer adds a dose. It should use the list. Also")
+    assert first_sentences("The answer adds a dose. It should use the list. Also the") == (
+        "The answer adds a dose. It should use the list.")
+    assert first_sentences("Use 2.5 mg as written.") == "Use 2.5 mg as written."
 
 
 def test_stop_when_ends_generation_early(shared_models, tmp_path):

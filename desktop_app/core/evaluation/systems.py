@@ -231,7 +231,7 @@ class OpenQuestions(SystemFamily):
 
     def answer(self, evaluator: Answering, prefix: str, variant: str | None, sample: "Sample",
                cancel: "CancelToken | None", journal: Journal | None) -> Answer:
-        from ..pipelines.ask import clean_reply
+        from ..pipelines.checks import clean_reply
 
         prompts = evaluator.prompts
         generation = evaluator.runtime.for_role("generator").generate(

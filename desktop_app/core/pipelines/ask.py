@@ -26,7 +26,6 @@ attempts, roles and stages.
 from __future__ import annotations
 
 import logging
-import re
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -37,7 +36,7 @@ from ..models.generation import Generation, TextModel
 from ..progress import CancelToken, ProgressCallback, report
 from .base import Pipeline
 from .answer_rules import answer_rules
-from .checks import Check, check_answer, failing_early
+from .checks import Check, check_answer, clean_reply, failing_early, first_sentences
 from .context import FittedDocument, fit_document
 from .evidence import EvidenceLine, evidence_answer, evidence_block, find_evidence
 from .grounding import Flag, unsupported_facts
@@ -56,24 +55,6 @@ EVIDENCE_METHOD_NOTE = ("This is your summary's own words, with medical words ex
                         "model was used.")
 
 EventCallback = Callable[[str, dict[str, Any]], None]
-
-# Labels and lead-ins a small model puts before its answer; they are cut off, and what
-# follows is checked like any answer.
-_LABEL = re.compile(r"^\s*(?:(?:the\s+)?(?:answer|plain version|easier version|feedback|"
-                    r"improved version|patient'?s? answer)(?:\s+to\s+(?:the|your)\s+"
-                    r"(?:patient'?s\s+)?question)?\s*(?:is)?\s*:\s*)+", re.IGNORECASE)
-_QUESTION_LINE = re.compile(r"^\s*(?:the\s+)?(?:patient'?s\s+)?question\s*(?:is|was)?\s*:.*(?:\n|$)",
-                            re.IGNORECASE)
-
-
-def clean_reply(text: str) -> str:
-    """The model's reply without a repeated question line or a label ("Answer:", "The
-    answer to the patient's question is:"), and without stray whitespace."""
-    text = text.strip()
-    while _QUESTION_LINE.match(text) and "\n" in text:
-        text = _QUESTION_LINE.sub("", text, count=1).strip()
-    return re.sub(r"[ \t]+", " ", _LABEL.sub("", text)).strip()
-
 
 @dataclass
 class AskResult:
@@ -397,7 +378,7 @@ class AskRun:
                 "review", "user", problems=problems)),
             self.settings.feedback_tokens, False)
         attempt.calls.append(record)
-        return f"{problems}. {advice}".strip()
+        return f"{problems}. {first_sentences(advice)}".strip()
 
     def glossary_definitions(self, extraction: str) -> None:
         """3. Glossary help for the simplifier."""
@@ -474,7 +455,7 @@ class AskRun:
                     limit=f"{self.settings.readability_limit:g}")),
                 self.settings.feedback_tokens, False)
             attempt.calls.append(record)
-            notes.append(advice)
+            notes.append(first_sentences(advice))
         return " ".join(notes)
 
     def finish(self, chosen: Attempt | None, why_not: str) -> AskResult:

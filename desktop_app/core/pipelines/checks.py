@@ -81,21 +81,67 @@ def repeated_phrase(text: str) -> str:
     return ""
 
 
+# Labels and lead-ins a small model puts before its answer; they are cut off, and what
+# follows is checked like any answer.
+_LABEL = re.compile(r"^\s*(?:(?:the\s+)?(?:answer|plain version|easier version|feedback|"
+                    r"improved version|patient'?s? answer)(?:\s+to\s+(?:the|your)\s+"
+                    r"(?:patient'?s\s+)?question)?\s*(?:is)?\s*:\s*)+", re.IGNORECASE)
+_QUESTION_LINE = re.compile(r"^\s*(?:the\s+)?(?:patient'?s\s+)?question\s*(?:is|was)?\s*:.*(?:\n|$)",
+                            re.IGNORECASE)
+
+
+def clean_reply(text: str) -> str:
+    """The model's reply without a repeated question line or a label ("Answer:", "The
+    answer to the patient's question is:"), and without stray whitespace."""
+    text = text.strip()
+    while _QUESTION_LINE.match(text) and "\n" in text:
+        text = _QUESTION_LINE.sub("", text, count=1).strip()
+    return re.sub(r"[ \t]+", " ", _LABEL.sub("", text)).strip()
+
+
+# LAMP-MedQA's reviewer and verifier give "1-2 sentences of feedback" (the paper's
+# protocol; the prompts ask for one or two).
+FEEDBACK_SENTENCES = 2
+# The end of a sentence, once the next one has begun ("... dose. The"): a full stop
+# followed by a digit ("2.5") or by nothing yet may still be inside a number.
+_SENTENCE_BREAK = re.compile(r"[.!?](?=\s+\S)")
+# The end of a clause once the next word has begun: what comes before it is whole words
+# ("1,000" has no space after its comma).
+_CLAUSE_BREAK = re.compile(r"[,;:](?=\s+\S)")
+
+
+def first_sentences(text: str, count: int = FEEDBACK_SENTENCES) -> str:
+    """`text` up to the end of its `count`th sentence (all of it when it has fewer)."""
+    breaks = list(_SENTENCE_BREAK.finditer(text))
+    return text[:breaks[count - 1].end()].strip() if len(breaks) >= count else text.strip()
+
+
 def failing_early(summary: str | None = None,
                   glossary: Glossary | None = None) -> Callable[[str], bool]:
-    """For streaming: True as soon as the text so far has failed for good, so generation
-    stops there instead of running to the token limit: a loop at any point; and for a
-    text meant for the patient (`summary` given), at the end of a sentence, a fact the
-    summary lacks, talk about the text, or a refusal."""
+    """For streaming: True as soon as the text so far has failed for good, or is done,
+    so generation stops there instead of running to the token limit: a loop at any
+    point; for a text meant for the patient (`summary` given), talk about the text or a
+    refusal at the end of a clause, a fact the summary lacks at the end of a sentence;
+    for feedback (no `summary`), its second sentence ended (what follows is cut off by
+    `first_sentences`).  The text is judged as `clean_reply` leaves it, so a label such as
+    "The answer is:" does not stop it."""
     rules = answer_rules()
 
     def failed_already(text: str) -> bool:
         if repeated_phrase(text):
             return True
-        if summary is None or not re.search(r"[.!?\n]\s*$", text):
+        if summary is None:
+            return len(_SENTENCE_BREAK.findall(text)) >= FEEDBACK_SENTENCES
+        if _QUESTION_LINE.match(text) and "\n" not in text:
+            return False  # a repeated question line, cut off once its line ends
+        clause = [m.start() for m in _CLAUSE_BREAK.finditer(text)]
+        ended = re.search(r"[.!?\n]\s*$", text)
+        said = clean_reply(text if ended else text[:clause[-1] + 1] if clause else "")
+        if not said:
             return False
-        return bool(rules.meta_talk.search(text) or rules.refusal.search(text)
-                    or (summary and unsupported_facts(text, summary, glossary)))
+        if rules.meta_talk.search(said) or rules.refusal.search(said):
+            return True
+        return bool(ended and summary and unsupported_facts(said, summary, glossary))
     return failed_already
 
 

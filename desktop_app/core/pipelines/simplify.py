@@ -41,10 +41,10 @@ from ..models.generation import TextModel
 from ..progress import CancelToken, ProgressCallback, report
 from ..readability import lines_as_sentences
 from ..templates import render
-from .ask import EventCallback, clean_reply
+from .ask import EventCallback
 from .base import Pipeline
 from .answer_rules import answer_rules
-from .checks import degeneracy_problems, failing_early
+from .checks import clean_reply, degeneracy_problems, failing_early, first_sentences
 from .evidence import Explainer
 from .grounding import missing_facts, unsupported_facts
 from .plain import list_items
@@ -836,7 +836,7 @@ class SimplifyPipeline(Pipeline):
                                            max_tokens=s.feedback_tokens, cancel=cancel,
                                            stop_when=failing_early())
                 attempt.calls.append(CallRecord.of("verify", "reviewer", "verify", verify))
-                notes.append(clean_reply(verify.text))
+                notes.append(first_sentences(clean_reply(verify.text)))
             return " ".join(notes)
 
         attempts = attempts_until_passed(s.simplification_attempts, rewrite, advise, trace)
