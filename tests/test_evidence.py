@@ -780,3 +780,33 @@ def test_an_interval_between_doses_is_said_as_the_summary_gives_it(glossary):
     facts = read_summary(summary, glossary)
     said = Explainer(glossary, summary, facts.date_order).medication(facts.medications[0])
     assert "every 6 hours" in said and "four times" not in said
+    # A line explained as written, such as a prescription the facts table does not render
+    # (the kidney-stone summary's oxycodone line had read "... four times a day only when
+    # needed", beside "every 6 hours" for ibuprofen).
+    explained = Explainer(glossary, "").explain(
+        "Rx: Oxycodone-acetaminophen 5/325 mg 1 tab PO q6h PRN severe pain")
+    assert "every 6 hours" in explained and "four times" not in explained
+    assert "four times a day" in Explainer(glossary, "").explain("Cephalexin 500 mg PO QID")
+
+
+def test_a_route_written_before_what_it_gives_follows_it(glossary):
+    """"IV fluids" is fluids given into a vein; "into a vein (IV) fluids" was no English."""
+    explain = Explainer(glossary, "").explain
+    assert "fluids given into a vein (IV)" in explain(
+        "Pain better after IV fluids, ketorolac and ondansetron.")
+    assert "furosemide given into a vein (IV) 40 mg" in explain("Given IV furosemide 40 mg.")
+    assert "into a vein (IV)" in explain("Ketorolac 30 mg IV once.")  # a route after its dose
+    assert "heparin drip given into a vein (IV)" in explain("Started IV heparin drip.")
+    assert explain("IV access was removed.").startswith("IV access was removed.")  # nothing given
+    # A phrase of the lay lexicon that holds a route is the lexicon's to say.
+    assert explain("Tolerating PO.") == "Eating and drinking without problems."
+
+
+
+def test_a_side_written_as_a_letter_is_written_out_before_a_part_of_the_body(glossary):
+    explain = Explainer(glossary, "").explain
+    assert "swelling of the left kidney" in explain("Mild swelling of the L kidney.")
+    assert explain("R lower leg swelling, Lt. knee pain").startswith(
+        "Right lower leg swelling, left knee pain")
+    assert "4 L oxygen" in explain("On 4 L oxygen.")  # litres
+    assert "135 L" in explain("Na 135 L")  # a low flag after a value

@@ -33,6 +33,7 @@ line is replaced by the line itself, explained.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import asdict, dataclass
 from typing import Any, Callable
@@ -44,7 +45,7 @@ from ..glossary.glossary import Glossary
 from ..glossary.names import ends_no_sentence
 from .answer_rules import content_words
 from .grounding import record_shorthand, unsupported_facts
-from .plain import Reader, lay_words, lost_facts, shorter_sentences
+from .plain import Reader, lay_words, lexicon, lost_facts, shorter_sentences, sides_written_out
 from .question import Question, medicine_words, retrieval_tokens
 from .safety import reads_like_instruction
 from .summary_facts import (Medication, SummaryFacts, medicine_kinds, medicine_names,
@@ -403,22 +404,38 @@ class Explainer:
         # Dates are written back in the order the summary writes them (24/03 stays 24/03).
         self.date_order = date_order or date_order_of(summary)
 
-    def _shorthand(self, text: str) -> str:
+    def _shorthand(self, text: str, lexical: bool = False) -> str:
         """Timings, routes and durations in the words Lumen writes for patients, each
         between _OPEN and _CLOSE so that the glossary leaves Lumen's own words alone
-        ("into a vein (IV)" is not explained again)."""
+        ("into a vein (IV)" is not explained again).  `lexical`: a phrase of the lay
+        lexicon that holds one ("tolerating PO": "eating and drinking without problems")
+        is left whole for it, not made "managing by mouth"."""
         vocab = self.vocab
+        words = lexicon()
 
-        def plain(table):
+        @functools.lru_cache(maxsize=4)
+        def phrases(text: str) -> list[tuple[int, int]]:
+            return [m.span() for m in words.pattern.finditer(text)
+                    if " " in m.group(0).strip() and words.key_of(m.group(0))] if lexical else []
+
+        def shorthand(written: str) -> bool:
             # Shorthand only (BID, q6h, PO, QHS); words already written out ("daily",
             # "oral", "every 12 hours") stay as written.
+            return " " not in written and (len(written) <= 3 or written.isupper()
+                                           or any(c.isdigit() for c in written))
+
+        def plain(table):
             def replace(m: re.Match) -> str:
                 written = m.group(0)
-                shorthand = " " not in written and (len(written) <= 3 or written.isupper()
-                                                    or any(c.isdigit() for c in written))
-                if not shorthand:
-                    return written
-                said = table[m.group(1).lower()].plain
+                if not shorthand(written) or m.string.count(_OPEN, 0, m.start()) > m.string.count(
+                        _CLOSE, 0, m.start()) or any(
+                            a <= m.start() and m.end() <= b for a, b in phrases(m.string)):
+                    return written  # written out already, Lumen's own words, or the lexicon's
+                term = table[m.group(1).lower()]
+                # "q6h" is "every 6 hours", as the summary spaces the doses, not "four times
+                # a day" (vocabulary.plain_timing)
+                said = vocab.plain_timing(term.value, written) if table is vocab.frequencies \
+                    else term.plain
                 # "PRN pain" -> "only when needed for pain", not "only when needed pain".
                 after = m.string[m.end():]
                 if (said.endswith("needed") and _WHAT_FOR.match(after)
@@ -427,7 +444,19 @@ class Explainer:
                     said += " for"
                 return f"{_OPEN}{said}{_CLOSE}"
             return replace
+        def given(m: re.Match) -> str:
+            term, thing = vocab.routes[m.group(1)], m.group(2)
+            if not (term.given and shorthand(m.group(1))):
+                return m.group(0)
+            if thing.lower() in vocab.route_kept:
+                return f"{_OPEN}{m.group(1)}{_CLOSE}{m.string[m.end(1):m.end()]}"
+            if not vocab.is_given_thing(thing):
+                return m.group(0)
+            then = f" {m.group(3)}" if m.group(3) else ""
+            return f"{thing}{then} {_OPEN}{term.given}{_CLOSE}"
+
         text = vocab.frequency.sub(plain(vocab.frequencies), text)
+        text = vocab.route_before_word.sub(given, text)
         text = vocab.route.sub(plain(vocab.routes), text)
         return re.sub(r"\bx\s*(\d+)\s*(days?|weeks?|months?|d|wks?)\b",
                       lambda m: f"{_OPEN}for {m.group(1)} {_unit_word(m.group(2), m.group(1))}{_CLOSE}",
@@ -476,7 +505,7 @@ class Explainer:
             text = shorter_sentences(text)
             if to_reader:
                 text = self.reader.turn(text)
-            text = record_shorthand(text)
+            text = sides_written_out(record_shorthand(text))
             kept = [(m.start(), m.end()) for m in self.vocab.quantity.finditer(text)]
             kept += [(m.start(), m.end()) for m in DATE.finditer(text)]
             kept += [(m.start(), m.end()) for m in _MARKED.finditer(text)]
@@ -502,7 +531,7 @@ class Explainer:
         text = _BULLET.sub("", text, count=1).strip()
         if text.count("|") >= 2:  # a table row: its cells, one after another
             text = ", ".join(c.strip() for c in text.strip("| ").split("|") if c.strip())
-        text = self._shorthand(text)
+        text = self._shorthand(text, lexical=plain is not None)
         text = self._dc(text)
         if plain is not None:
             text = plain(text)

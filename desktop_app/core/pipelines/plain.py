@@ -348,6 +348,13 @@ def lay_words(text: str, glossary: Glossary | None, protected: list[tuple[int, i
 
 # ---- 3. record shorthand, 4. shorter sentences ---------------------------------------------
 
+def sides_written_out(text: str) -> str:
+    """A side written as a letter before a part of the body in words: "lower L ureter" ->
+    "lower left ureter" ("4 L" of oxygen stays)."""
+    vocab = vocabulary()
+    return vocab.side.sub(lambda m: vocab.side_word(m.group("side")), text)
+
+
 def shorter_sentences(text: str) -> str:
     """A sentence cut at its semicolons, outside brackets ("Worked with physio; walking 150
     feet" -> two sentences)."""

@@ -60,6 +60,9 @@ class Term:
     value: str  # normal form
     plain: str  # how Lumen writes it for a patient
     one: str = ""  # how Lumen writes one of it ("1 tablet"), where that differs
+    # A route's words after what is given by it, where the summary writes the route first
+    # ("IV fluids" -> "fluids given into a vein (IV)", not "into a vein (IV) fluids").
+    given: str = ""
 
     def written(self, count: float) -> str:
         return self.one if count == 1 and self.one else self.plain
@@ -118,6 +121,12 @@ class Vocabulary:
     table_header_words: frozenset[str] = frozenset()
     status_columns: frozenset[str] = frozenset()
     reason_columns: frozenset[str] = frozenset()
+    given_things: frozenset[str] = frozenset()  # what a route written first may give
+    given_then: frozenset[str] = frozenset()  # words that go with it ("drip")
+    route_kept: frozenset[str] = frozenset()  # no thing given ("IV access"): left as written
+    sides: tuple[tuple[str, tuple[str, ...]], ...] = ()  # ("left", ("L", "Lt")), as written
+    side_between: tuple[str, ...] = ()
+    side_body: tuple[str, ...] = ()
     record_columns: frozenset[str] = frozenset()
     previous_dose_columns: frozenset[str] = frozenset()
     letter_greetings: tuple[str, ...] = ()
@@ -208,6 +217,29 @@ class Vocabulary:
         return re.compile(rf"\b(?:{_trie_alternation(self.medicine_names)}|"
                           rf"[A-Za-z][A-Za-z-]{{2,}}(?:{_alternation(self.stems)}))\b",
                           re.IGNORECASE)
+
+    @functools.cached_property
+    def route_before_word(self) -> re.Pattern:
+        """A route and the word after it (group 2), with a word that goes with that one
+        (group 3): "IV fluids", "IV furosemide", "IV heparin drip", "IV access"."""
+        return re.compile(rf"{self.route.pattern}\s+([A-Za-z][A-Za-z-]*)(?![\w-])"
+                          rf"(?:\s+({_alternation(self.given_then)})(?![\w-]))?", re.IGNORECASE)
+
+    @functools.cached_property
+    def side(self) -> re.Pattern:
+        """A side written as a letter before a part of the body ("L kidney", "R lower
+        leg"); group `side` is the letter, as written (capitals only: "l" is a litre)."""
+        letters = "|".join(re.escape(f) for _, forms in self.sides for f in forms)
+        return re.compile(rf"(?<![\w/.])(?P<side>{letters})\.?(?=\s+(?i:(?:(?:{_alternation(self.side_between)})"
+                          rf"\s+)?(?:{_alternation(self.side_body)}))\b)")
+
+    def side_word(self, written: str) -> str:
+        """"left" for "L" or "Lt" (as the [side] table writes them), else ''."""
+        return next((word for word, forms in self.sides if written in forms), "")
+
+    def is_given_thing(self, word: str) -> bool:
+        """What a route written before it may give: fluids, antibiotics, a medicine."""
+        return word.lower() in self.given_things or self.is_medicine_word(word)
 
     @functools.cached_property
     def medicine_name_set(self) -> frozenset[str]:
@@ -495,7 +527,8 @@ class _Forms(dict):
 def _terms(entries: list[dict]) -> dict[str, Term]:
     table: dict[str, Term] = _Forms()
     for entry in entries:
-        term = Term(entry["value"], entry.get("plain", entry["value"]), entry.get("one", ""))
+        term = Term(entry["value"], entry.get("plain", entry["value"]), entry.get("one", ""),
+                    entry.get("given", ""))
         for form in entry["forms"]:
             table[form.lower()] = term
     return table
@@ -548,6 +581,12 @@ def vocabulary() -> Vocabulary:
             table_header_words=frozenset(w.lower() for w in data["table"]["header_words"]),
             status_columns=frozenset(w.lower() for w in data["table"]["status_columns"]),
             reason_columns=frozenset(w.lower() for w in data["table"]["reason_columns"]),
+            given_things=frozenset(w.lower() for w in data["route_given"]["things"]),
+            given_then=frozenset(w.lower() for w in data["route_given"]["then"]),
+            route_kept=frozenset(w.lower() for w in data["route_given"]["kept"]),
+            sides=(("left", tuple(data["side"]["left"])), ("right", tuple(data["side"]["right"]))),
+            side_between=tuple(data["side"]["between"]),
+            side_body=tuple(data["side"]["body"]),
             record_columns=frozenset(w.lower() for w in data["table"]["record_columns"]),
             previous_dose_columns=frozenset(w.lower() for w in data["table"]["previous_dose_columns"]),
             letter_greetings=tuple(data["letter"]["greetings"]),
