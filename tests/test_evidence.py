@@ -14,8 +14,8 @@ import pytest
 from desktop_app.core.config import Paths, Settings
 from desktop_app.core.pipelines.answer_rules import question_kinds
 from desktop_app.core.pipelines.checks import (check_answer, coverage_problems,
-                                               degeneracy_problems, failing_early, first_sentences,
-                                               repeated_phrase)
+                                               clean_reply, degeneracy_problems, failing_early,
+                                               first_sentences, repeated_phrase)
 from desktop_app.core.pipelines.evidence import (LEXICAL_WEIGHT, MEANING_WEIGHT,
                                                  EVIDENCE_FLOOR, RELATED_MEDICINES, Explainer, answer_lines,
                                                  NO_EVIDENCE, evidence_answer, find_evidence, short_gloss)
@@ -332,6 +332,15 @@ def test_talk_about_the_text_stops_at_the_end_of_its_clause(glossary):
     assert not stop("The patient's question is: what do I take for pain?")
     assert stop("The patient's question is: what do I take for pain?\nYour question, so")
     assert not stop("Take 1,000 mg")  # no clause has ended
+
+
+def test_a_reply_is_checked_without_its_label_or_the_number_of_a_list_line_it_copied():
+    assert clean_reply("The answer to the patient's question is: Take it with food.") == (
+        "Take it with food.")
+    assert clean_reply("1. Amoxicillin 1 g by mouth three times daily.") == (
+        "Amoxicillin 1 g by mouth three times daily.")
+    assert clean_reply("2 tablets at bedtime.") == "2 tablets at bedtime."  # a dose stays
+    assert clean_reply("Question: Can I drive?\nNot for 2 weeks.") == "Not for 2 weeks."
 
 
 def test_feedback_stops_after_its_second_sentence():

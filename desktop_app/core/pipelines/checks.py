@@ -90,13 +90,18 @@ _QUESTION_LINE = re.compile(r"^\s*(?:the\s+)?(?:patient'?s\s+)?question\s*(?:is|
                             re.IGNORECASE)
 
 
+# The number or bullet of a list line the model copied ("1. Amoxicillin 1 g ...").
+_LIST_MARK = re.compile(r"^(?:\d{1,2}[.)]|[-*•])[ \t]+(?=[A-Za-z])")
+
+
 def clean_reply(text: str) -> str:
-    """The model's reply without a repeated question line or a label ("Answer:", "The
-    answer to the patient's question is:"), and without stray whitespace."""
+    """The model's reply without a repeated question line, a label ("Answer:", "The
+    answer to the patient's question is:") or a list line's number, and without stray
+    whitespace."""
     text = text.strip()
     while _QUESTION_LINE.match(text) and "\n" in text:
         text = _QUESTION_LINE.sub("", text, count=1).strip()
-    return re.sub(r"[ \t]+", " ", _LABEL.sub("", text)).strip()
+    return _LIST_MARK.sub("", re.sub(r"[ \t]+", " ", _LABEL.sub("", text)).strip())
 
 
 # LAMP-MedQA's reviewer and verifier give "1-2 sentences of feedback" (the paper's
