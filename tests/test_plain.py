@@ -164,6 +164,9 @@ def test_record_shorthand_and_semicolons():
         "Transferred to bed #4 with a #NOF"  # a bed number, and UK shorthand for a fracture
     assert shorter_sentences("Walked with physio; stairs done (with rail; supervised).") == \
         "Walked with physio. stairs done (with rail; supervised)."
+    # a label heading the line is said of every part of it: the line stays whole
+    assert shorter_sentences("STOPPED: Sertraline 150 mg daily; alprazolam 0.5 mg PRN") == \
+        "STOPPED: Sertraline 150 mg daily; alprazolam 0.5 mg PRN"
 
 
 def test_a_count_written_out_is_supported_by_the_line_it_came_from():

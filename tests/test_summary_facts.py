@@ -958,6 +958,20 @@ def test_a_status_stays_in_its_own_clause_and_odt_is_the_same_medicine(glossary)
     assert ondansetron["status"] == "new"
 
 
+def test_a_status_label_heading_a_line_is_each_plain_item_s(glossary):
+    """"STOPPED: X ...; Y ..." stops both (the answer had quoted the line whole as one Lumen
+    could not read); an item that says what to do of its own accord keeps its doubt."""
+    facts = read_summary("Discharge Medications:\n1. Donepezil 10 mg by mouth QHS (unchanged)\n"
+                         "STOPPED: Oxybutynin 5 mg BID; diphenhydramine 25 mg QHS PRN sleep\n"
+                         "HOLD: lisinopril 20 mg daily; metformin 1000 mg BID until creatinine "
+                         "rechecked\n", glossary)
+    read = {m.name.lower(): (m.status, bool(m.doubt)) for m in facts.medications}
+    assert read["oxybutynin"] == ("stopped", False)
+    assert read["diphenhydramine"] == ("stopped", False)
+    assert read["lisinopril"] == ("held", False)
+    assert read["metformin"] == ("", True)  # "until ..." is its own
+
+
 def test_warning_signs_under_when_to_call_a_long_lead_in_and_urgent_advice(glossary):
     facts = read_summary(
         "Seizure Action Plan\nWrite down the time.\n\nWhen to call 911\n- The seizure happens in water.\n\n"

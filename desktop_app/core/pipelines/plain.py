@@ -355,9 +355,27 @@ def sides_written_out(text: str) -> str:
     return vocab.side.sub(lambda m: vocab.side_word(m.group("side")), text)
 
 
+# A label that heads a line ("STOPPED:", "Held medicines:").
+_HEADING_LABEL = re.compile(r"^\s*(?:[-•*]\s*)?(?P<label>[A-Za-z][\w/ -]{0,30}):\s")
+
+
+def _status_label(text: str) -> bool:
+    """Whether a medicine's status heads the line as its label: what it says is said of
+    every part after it ("STOPPED: sertraline ...; alprazolam 0.5 mg PRN" cut in two had
+    read "Alprazolam 0.5 mg only when needed.")."""
+    label = _HEADING_LABEL.match(text)
+    if label is None or len(label.group("label").split()) > 3:
+        return False
+    said = f" {' '.join(label.group('label').lower().split())} "
+    return any(f" {form} " in said for _value, _plain, forms in vocabulary().statuses
+               for form in forms)
+
+
 def shorter_sentences(text: str) -> str:
     """A sentence cut at its semicolons, outside brackets ("Worked with physio; walking 150
-    feet" -> two sentences)."""
+    feet" -> two sentences), unless a medicine's status heads it as a label."""
+    if _status_label(text):
+        return text
     out, depth = [], 0
     for index, char in enumerate(text):
         depth += {"(": 1, ")": -1}.get(char, 0)

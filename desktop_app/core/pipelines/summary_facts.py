@@ -687,6 +687,10 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'])|\n\s*\n|"
 _STATUS_PREFIX = re.compile(r"^\s*\(?(?P<word>new|stop(?:ped)?|discontinued?|change[d]?|"
                             r"hold|held|on hold|resume|restart|continue[d]?|unchanged|increase[d]?|"
                             r"decrease[d]?|started|d/c)\)?\s*[:\-–—]\s*", re.IGNORECASE)
+# Words by which an item of a line says what to do of its own accord.
+_OWN_ORDER = re.compile(r"\b(?:take|taking|use|using|give|continue|start|stop|hold|resume|restart|"
+                        r"increase|decrease|reduce|change|switch|instead|then|until|but|not|no|"
+                        r"avoid|new|was|is|were|are)\b", re.IGNORECASE)
 _FROM_TO = re.compile(r"\bfrom\s+(?P<from>[^;,()]*?\d[^;,()]*?)\s+to\s+(?P<to>[^;,()]*?\d[^;,()]*?)"
                       r"(?=$|[;,()]|\s+(?:daily|once|twice|three|four|every|at|by|in|for|and|because|due|"
                       r"po|bid|tid|qd|od|bd|nightly|each|as|on|with|x)\b)",
@@ -2308,6 +2312,14 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
                                                  said_of[:parts[index][1]], re.IGNORECASE):
             found[index].status = found[index - 1].status
     for index, medication in enumerate(found):
+        # "STOPPED: Oxybutynin 5 mg BID; diphenhydramine 25 mg QHS PRN sleep": a status label
+        # that heads the line is every item's that is only a medicine and how it was taken
+        # (nothing before its name, no word that says what to do: "STOP: aspirin; take
+        # clopidogrel instead" is no list)
+        if (index and prefix_status and not medication.status and not leads[index].strip(" ;,")
+                and not _OWN_ORDER.search(owns[index])):
+            medication.status = prefix_status
+            continue
         # (a clause of its own: "HOLD ibuprofen ...; use acetaminophen instead")
         if index and re.search(r"\b(?:because|since|as|which|that|who|when|if|while|so)\b|;|\.\s", re.sub(
                 r"\b(?:when|if|as)\s+(?:needed|required|necessary)\b", " ",
