@@ -430,3 +430,15 @@ def test_a_verb_or_record_shorthand_beside_another_form_is_still_plain(glossary)
     text, words = lay_words("He underwent uncomplicated surgery, status post laparoscopic repair.", glossary)
     assert text == "He had problem-free surgery, after keyhole repair."
     assert {"underwent", "uncomplicated", "status post"} <= set(words)
+
+
+def test_a_number_written_with_a_thousands_comma_is_the_same_number_without_it():
+    # The answer's medication sentence writes the facts' "3000 mg per day"; the line says
+    # "max 3,000 mg/day", and the sentence had been refused for it (the line quoted instead).
+    line = "Acetaminophen 650 mg PO q6h PRN knee pain, max 3,000 mg/day (NEW)"
+    assert lost_facts(line, "Take acetaminophen 650 mg by mouth every 6 hours only when needed "
+                            "for knee pain. Take no more than 3000 mg per day.", None) == []
+    assert lost_facts(line, "Take acetaminophen 650 mg by mouth every 6 hours only when needed "
+                            "for knee pain. Take no more than 300 mg per day.", None) == [
+        "number '3000'"]
+    assert lost_facts("Doses 1,2 and 3.", "Doses 1 and 3.", None) == ["number '1,2'"]

@@ -453,6 +453,11 @@ def negations(text: str) -> int:
     return len(_NEGATION.findall(text))
 
 
+def _number(written: str) -> str:
+    """A number as compared: "3,000" and "3000" are one number ("1,2" is two)."""
+    return written.replace(",", "") if re.fullmatch(r"\d{1,3}(?:,\d{3})+", written) else written
+
+
 def lost_facts(original: str, rendered: str, glossary: Glossary | None,
                replaced: list[str] = ()) -> list[str]:
     """What `rendered` lost of `original`: facts (grounding.missing_facts), numbers,
@@ -461,9 +466,9 @@ def lost_facts(original: str, rendered: str, glossary: Glossary | None,
     lost = [f"{f.kind} '{f.text}'" for f in missing_facts(original, rendered, glossary)]
     # A timing's number is checked as the timing ("q6h" is "four times a day").
     timings = [m.span() for m in vocabulary().frequency.finditer(original)]
-    numbers = Counter(m.group(0) for m in re.finditer(r"\d+(?:[.,]\d+)?", original)
+    numbers = Counter(_number(m.group(0)) for m in re.finditer(r"\d+(?:[.,]\d+)*", original)
                       if not any(a <= m.start() < b for a, b in timings))
-    kept = Counter(re.findall(r"\d+(?:[.,]\d+)?", rendered))
+    kept = Counter(_number(n) for n in re.findall(r"\d+(?:[.,]\d+)*", rendered))
     lost += [f"number '{n}'" for n in numbers if kept[n] < numbers[n]]
     if negations(rendered) < negations(original):
         lost.append("a negation")
