@@ -1140,3 +1140,14 @@ def test_the_number_of_tablets_supplied_is_no_dose(line, glossary):
                       "Paracetamol 500 mg take 2 tablets only"):
         (taken,) = read_summary("Discharge Medications:\n" + dose_line + "\n", glossary).medications
         assert taken.count == "2 tablets", dose_line
+
+
+def test_what_a_medicine_is_needed_for_ends_where_how_long_begins(glossary):
+    # The reason had run on into the duration and been dropped ("PRN severe pain, for up
+    # to 3 days" gave none), so the answer said no "for severe pain".
+    for line, duration in (("Oxycodone 5 mg PO q6h PRN severe pain, for up to 3 days "
+                            "(12 tablets, no refills)", "3 days"),
+                           ("Oxycodone 5 mg PO q6h PRN severe pain for 5 days", "5 days")):
+        [oxycodone] = read_summary("Discharge Medications:\n" + line + "\n", glossary).medications
+        assert (oxycodone.reason, oxycodone.duration, oxycodone.as_needed) == (
+            "severe pain", duration, True), line

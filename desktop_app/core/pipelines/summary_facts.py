@@ -732,7 +732,9 @@ _REASON_WHY = re.compile(r"(?P<why>(?:[^;.()]|(?<=\b[A-Z])\.(?=\s?[a-z])){3,80})
 _AS_NEEDED_FOR = re.compile(r"(?:\bprn\b|\bp\.r\.n\.?|\bas needed\b|\bwhen needed\b|\bif needed\b|"
                             r"\bas required\b|\bwhen required\b|\bif required\b)\s*(?:for\s+)?"
                             r"(?P<why>[A-Za-z][A-Za-z ,'/-]{2,40}?)\s*(?:$|[;.(\[|#]|\s{2,}|\bx\s*\d|\bmax|"
-                            r",?\s[-–—]\s|,\s*(?:max|no more|not more|do not|up to|not to|never))",
+                            r",?\s[-–—]\s|,\s*(?:max|no more|not more|do not|up to|not to|never)|"
+                            # how long: "PRN severe pain, for up to 3 days", "PRN pain for 5 days"
+                            r",?\s+for\s+(?:up to\s+|no more than\s+|at most\s+)?\d)",
                             re.IGNORECASE)
 # "Do not take, raises bleeding risk", "STOP - causes dizziness": why it was stopped.
 _STOPPED_BECAUSE = re.compile(r"\b(?:do not take|don't take|stop(?:ped)?|discontinued?|d/c)\s*(?:it\s*)?"
