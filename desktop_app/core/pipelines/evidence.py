@@ -50,7 +50,7 @@ from .question import Question, medicine_words, retrieval_tokens
 from .safety import reads_like_instruction
 from .summary_facts import (Medication, SummaryFacts, medicine_kinds, medicine_names,
                             patient_text, read_summary, reads_as_warning, section_items)
-from .vocabulary import DATE, date_order_of, plain_date, vocabulary
+from .vocabulary import DATE, SALT_WORD, date_order_of, plain_date, vocabulary
 
 # How the three scores are weighed, and how close to the best a line must score to be
 # part of the evidence answer.
@@ -619,7 +619,7 @@ class Explainer:
             return ""
         # "Fluticasone furoate/umeclidinium/vilanterol" is the triple inhaler the glossary
         # knows as "fluticasone/umeclidinium/vilanterol", not its first part's steroid.
-        name = re.sub(r"\s+[a-z]{3,}(?:ate|ide)(?=\s*[/+-])", "", name)
+        name = re.sub(rf"\s+{SALT_WORD}(?=\s*[/+-])", "", name)
         for match in self.glossary.match(name):
             if re.search(r"[/+-]\s*$", name[:match.start]) or _JOINED.match(name[match.end:]):
                 continue  # one part of a combination is not what the combination is

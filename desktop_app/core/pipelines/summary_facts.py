@@ -39,8 +39,8 @@ from typing import Any
 from ..glossary.glossary import Glossary
 from ..glossary.matcher import GlossaryMatch
 from ..glossary.names import ends_no_sentence
-from .vocabulary import (DATE, NUMBER_WORDS, SLOT_FREQUENCIES, SLOTS, Vocabulary, date_order_of,
-                         date_value, number_value, slots_count, vocabulary)
+from .vocabulary import (DATE, NUMBER_WORDS, SALT_WORD, SLOT_FREQUENCIES, SLOTS, Vocabulary,
+                         date_order_of, date_value, number_value, slots_count, vocabulary)
 
 # ---- sections --------------------------------------------------------------------------
 
@@ -1159,7 +1159,7 @@ def section_items(summary: str, section: SummarySection) -> list[tuple[int, int]
     return _trimmed(summary, spans)
 
 
-_SALT_THEN_SLASH = re.compile(r"\s+[a-z]{3,}(?:ate|ide)\s*/\s*")
+_SALT_THEN_SLASH = re.compile(rf"\s+{SALT_WORD}\s*/\s*")
 
 
 def medicine_names(text: str, glossary: Glossary | None, vocab: Vocabulary | None = None,
