@@ -807,6 +807,8 @@ def test_a_route_written_before_what_it_gives_follows_it(glossary):
     assert "into a vein (IV)" in explain("Ketorolac 30 mg IV once.")  # a route after its dose
     assert "heparin drip given into a vein (IV)" in explain("Started IV heparin drip.")
     assert explain("IV access was removed.").startswith("IV access was removed.")  # nothing given
+    assert "given into a vein (IV) sucrose" not in explain("Given IV iron sucrose 200 mg.")  # a name
+    assert explain("After the IV doses are complete.").startswith("After the IV doses")
     # A phrase of the lay lexicon that holds a route is the lexicon's to say.
     assert explain("Tolerating PO.") == "Eating and drinking without problems."
 

@@ -124,6 +124,7 @@ class Vocabulary:
     given_things: frozenset[str] = frozenset()  # what a route written first may give
     given_then: frozenset[str] = frozenset()  # words that go with it ("drip")
     route_kept: frozenset[str] = frozenset()  # no thing given ("IV access"): left as written
+    given_after: tuple[str, ...] = ()  # words that may follow the thing given
     sides: tuple[tuple[str, tuple[str, ...]], ...] = ()  # ("left", ("L", "Lt")), as written
     side_between: tuple[str, ...] = ()
     side_body: tuple[str, ...] = ()
@@ -221,9 +222,12 @@ class Vocabulary:
     @functools.cached_property
     def route_before_word(self) -> re.Pattern:
         """A route and the word after it (group 2), with a word that goes with that one
-        (group 3): "IV fluids", "IV furosemide", "IV heparin drip", "IV access"."""
+        (group 3), where the phrase ends there: "IV fluids", "IV furosemide 40 mg", "IV
+        heparin drip", "IV access" (not "IV iron sucrose")."""
         return re.compile(rf"{self.route.pattern}\s+([A-Za-z][A-Za-z-]*)(?![\w-])"
-                          rf"(?:\s+({_alternation(self.given_then)})(?![\w-]))?", re.IGNORECASE)
+                          rf"(?:\s+({_alternation(self.given_then)})(?![\w-]))?"
+                          rf"(?=\s*(?:$|[^\sA-Za-z]|(?:{_alternation(self.given_after)})\b))",
+                          re.IGNORECASE)
 
     @functools.cached_property
     def side(self) -> re.Pattern:
@@ -587,6 +591,7 @@ def vocabulary() -> Vocabulary:
             given_things=frozenset(w.lower() for w in data["route_given"]["things"]),
             given_then=frozenset(w.lower() for w in data["route_given"]["then"]),
             route_kept=frozenset(w.lower() for w in data["route_given"]["kept"]),
+            given_after=tuple(data["route_given"]["after"]),
             sides=(("left", tuple(data["side"]["left"])), ("right", tuple(data["side"]["right"]))),
             side_between=tuple(data["side"]["between"]),
             side_body=tuple(data["side"]["body"]),
