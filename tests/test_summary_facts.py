@@ -1151,3 +1151,17 @@ def test_what_a_medicine_is_needed_for_ends_where_how_long_begins(glossary):
         [oxycodone] = read_summary("Discharge Medications:\n" + line + "\n", glossary).medications
         assert (oxycodone.reason, oxycodone.duration, oxycodone.as_needed) == (
             "severe pain", duration, True), line
+
+
+def test_a_second_sentence_of_a_list_line_that_starts_with_a_medicine_is_that_medicine_s(glossary):
+    # Ibuprofen was missing from the facts table (and so from the handout's STOP rows),
+    # read as a medicine the furosemide line named in passing.
+    facts = read_summary("Discharge Medications:\n1. Torsemide 40 mg by mouth once daily (NEW, "
+                         "replaces furosemide)\nSTOPPED: Furosemide 40 mg daily (replaced by "
+                         "torsemide). Ibuprofen (do not restart).\n", glossary)
+    read = {m.name.lower(): m.status for m in facts.medications}
+    assert read == {"torsemide": "new", "furosemide": "stopped", "ibuprofen": "stopped"}
+    # a name in the same sentence stays a mention
+    [aspirin] = read_summary("Discharge Medications:\nAspirin 81 mg daily, do not take with "
+                             "ibuprofen.\n", glossary).medications
+    assert aspirin.name == "Aspirin"

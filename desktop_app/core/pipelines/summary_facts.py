@@ -1917,7 +1917,13 @@ def _own_medicines(named: str, names: list[tuple[int, int, str, str]],
                 dose and re.search(r"(?:\band|[,;+&]|\bplus)\s*$", before)) or (
                 # "Naproxen ... - D/C. Avoid all NSAIDs. Use acetaminophen 650 mg every 6 hours"
                 dose and re.search(r"[.!?]\s+(?:instead\s*,?\s*)?(?:use|take|start|give|try)\s*$", before,
-                                   re.IGNORECASE)):
+                                   re.IGNORECASE)) or (
+                # "STOPPED: Furosemide 40 mg daily (replaced by torsemide). Ibuprofen (do not
+                # restart).": a sentence of its own that starts with the name and says its
+                # status or dose
+                re.search(r"[.!?]\s+$", before) and name[2][:1].isupper()
+                and (dose or _status(re.split(r"[.!?](?:\s|$)", named[name[1]:], maxsplit=1)[0],
+                                     vocab))):
             kept.append(name)
     return sorted(kept)
 
