@@ -1165,3 +1165,43 @@ def test_a_second_sentence_of_a_list_line_that_starts_with_a_medicine_is_that_me
     [aspirin] = read_summary("Discharge Medications:\nAspirin 81 mg daily, do not take with "
                              "ibuprofen.\n", glossary).medications
     assert aspirin.name == "Aspirin"
+
+
+@pytest.mark.parametrize("listed, name, status", [
+    # how long, said by another medicine or by the doctor: no stop
+    ("- Senna 8.6 mg PO at night while you need the morphine, until you stop taking morphine\n",
+     "senna", ""),
+    ("1. Clopidogrel 75 mg tablet - one a day with breakfast. New for the stent. Keep taking it "
+     "until the clinic on 04/06/2025 - the cardiologist will tell you when to stop.\n",
+     "clopidogrel", "new"),
+    # something else came to an end (under a label that gives the status)
+    ("NEW:\n- Metronidazole 500 mg PO TID until 04/02/2025\n      For the infection. Finish every "
+     "tablet even though the fever has stopped.\n", "metronidazole", "new"),
+])
+def test_words_of_stopping_that_are_no_status(listed, name, status, glossary):
+    facts = read_summary("Discharge Medications:\n" + listed, glossary)
+    [medicine] = [m for m in facts.medications if m.name.lower() == name]
+    assert medicine.status == status, listed
+
+
+def test_when_to_leave_a_dose_out_is_no_status(glossary):
+    from desktop_app.core.pipelines.summary_facts import _medications_of_line
+    from desktop_app.core.pipelines.vocabulary import vocabulary
+
+    line = "Do not give ibuprofen if he is vomiting or not drinking."
+    [ibuprofen] = _medications_of_line(line, 0, len(line), "Medicines to give at home", glossary,
+                                       vocabulary(), "dmy", in_list=False)
+    assert ibuprofen.status == ""  # it had been "stopped", from the lead "Do not give"
+
+
+def test_a_label_over_a_list_is_not_said_of_a_medicine_the_line_allows_or_only_names(glossary):
+    facts = read_summary("Discharge Medications:\n- Clarithromycin 500 mg PO BID for 14 days (NEW)\n\n"
+                         "Things to avoid:\nNo aspirin or ibuprofen.\nParacetamol is safe for the "
+                         "headache.\nNo alcohol while taking clarithromycin.\n\n"
+                         "STOP taking these medications:\n  famotidine 20 mg tablet (started in "
+                         "hospital) - no longer needed\n  levetiracetam 500 mg tablet (started in "
+                         "hospital) - the course is over\n", glossary)
+    read = {m.name.lower(): m.status for m in facts.medications}
+    assert read["paracetamol"] == "" and read["clarithromycin"] == "new"
+    # "(started in hospital)" says when it began; the list's label says what now
+    assert read["famotidine"] == "stopped" and read["levetiracetam"] == "stopped"

@@ -1027,7 +1027,8 @@ def _opens_a_medicine_line(line: str, above: str, vocab: Vocabulary) -> bool:
             and words[0].lower() not in _GOES_ON and words[0].lower() not in vocab.status_words
             and bool(_quantities(" ".join(words[:4]), vocab)) and not above.rstrip().endswith(",")
             # "... [NEW]", "... - no change" close a line; "We have stopped" leaves it open
-            and (re.search(r"[\])]$|\s[-–—]{1,2}\s*[\w' .]{1,25}$", above.rstrip()) is not None
+            # ("- lowered your sodium; do not restart": the dash's note, closed)
+            and (re.search(r"[\])]$|\s[-–—]{1,2}\s*[\w' .;]{1,40}$", above.rstrip()) is not None
                  or ends[0].lower().strip("()[],;") not in _GOES_ON | vocab.status_words | _LEFT_OPEN))
 
 
@@ -1486,6 +1487,9 @@ def _marked_status(text: str, vocab: Vocabulary) -> str:
 # Status words in another sense: "may have added to her confusion", "new-onset AF", "at
 # the start of each meal", "to reduce her risk"; and statuses said of the past or only
 # on a condition.
+# "Do not give ibuprofen if she is vomiting": when to leave a dose out, not a status.
+_CONDITIONAL_NO = re.compile(r"\b(?:do not|don't|never)\s+(?:give|take|use)\s+(?:[\w-]+\s+){0,3}?"
+                             r"(?:if|when|unless)\b", re.IGNORECASE)
 _NOT_A_STATUS = re.compile(r"\badded\s+to\s+(?:her|his|their|the|your|this|that|its|it|a)\b|\bnew[- ]onset\b|"
                            r"\bnew(?:ly)?\s+diagnos\w*|\b(?:the|a)\s+(?:new\s+)?start\s+of\b|\b(?:at|from)\s+the\s+start\b|"
                            # "to reduce her risk of a clot": what it is for, not a new dose
@@ -1513,7 +1517,7 @@ _NOT_A_STATUS = re.compile(r"\badded\s+to\s+(?:her|his|their|the|your|this|that|
                            # "Hold the dose and call if HR under 55"
                            r"\b(?:hold|skip|omit)\s+(?:it|them|this|the (?:next )?dose|a dose|dose|doses)\s+(?:and|&)\s+"
                            r"(?:call|ring|phone|contact|tell|check)\b[^.;]{0,40}?\b(?:if|when)\b|"
-                           r"\b(?:do not|don't|never)\s+(?:give|take|use)\s+(?:[\w-]+\s+){0,3}?(?:if|when|unless)\b|"
+                           rf"{_CONDITIONAL_NO.pattern}|"
                            # "change every 72 hours", "change the patch twice weekly": how often
                            # a patch is replaced
                            r"\bchange\s+(?:(?:it|them|the|each|your|a)\s+)?(?:(?:new\s+)?(?:patch|patches|dressing)\s+)?"
@@ -1523,7 +1527,20 @@ _NOT_A_STATUS = re.compile(r"\badded\s+to\s+(?:her|his|their|the|your|this|that|
                            r"\b(?:once|after|since|when)\s+(?:the|her|his|their|your)\s+(?:[\w-]+\s+){1,3}"
                            r"(?:was|were|had\s+been)\s+(?:stopped|started|held|withheld|ceased)\b|"
                            # "Thank you for your continued care of Mrs X": the doctor's care
-                           r"\bcontinued\s+(?:care|support|input|involvement|review)\b",
+                           r"\bcontinued\s+(?:care|support|input|involvement|review)\b|"
+                           # "the cardiologist will tell you when to stop": how long, not a stop
+                           r"\b(?:tell|tells|told|say|says|advise|advises|decide|decides)\s+(?:(?:you|her|him|them|us)\s+)?"
+                           r"when\s+to\s+stop\b|"
+                           # "until you stop taking oxycodone": how long, by another medicine
+                           r"\buntil\s+(?:you|she|he|they|we|the\s+patient)\s+(?:stop|finish|come\s+off)\w*"
+                           r"(?:\s+(?:taking|using|giving|the|your|her|his))?\b|"
+                           # "even though the diarrhea has stopped": something else came to an end
+                           # (with nothing stopped after it: "We have stopped his zopiclone" is one)
+                           r"\b(?:has|have|had)\s+(?:now\s+|already\s+|largely\s+)?stopped"
+                           r"(?=\s*(?:[.,;:)]|(?:and|but|now|completely|altogether|on\s+its\s+own)\b))|"
+                           # "(started in hospital)": when it began, said beside a status of now
+                           r"\(\s*(?:was\s+)?started\s+(?:in|during|on|at)\s+(?:the\s+)?(?:hospital|admission|"
+                           r"ward|icu|stay|this\s+admission)\s*\)",
                            re.IGNORECASE)
 
 
@@ -2177,7 +2194,8 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
         leads.append(said_of[lead_start:part_start])
         owns.append(own[:cut])
         lead_start = part_start + cut
-    shared = prefix_status or _status(leads[0], vocab) or (status_column if in_list else "")
+    shared = prefix_status or (_status(leads[0], vocab) if not _CONDITIONAL_NO.search(said_of) else ""
+                               ) or (status_column if in_list else "")
     found: list[Medication] = []  # one for each of `parts` (its last step, if it has steps)
     earlier_steps: dict[int, list[Medication]] = {}
     same_day: dict[int, list[Medication]] = {}  # the other doses of one day (_slot_doses)
@@ -3164,6 +3182,12 @@ _A_TO_B = re.compile(r"(?<![\w.])(?P<from>\d[\d.]*(?:\s*(?:mg|g|micrograms?|mcg|
                      r"(?P<to>\d[\d.]*\s*(?:mg|g|micrograms?|mcg|units?|ml|mL))\b", re.IGNORECASE)
 
 
+# A line that allows a medicine ("Acetaminophen is safe", "may still take paracetamol").
+_ALLOWED = re.compile(r"\b(?:is|are)\s+(?:safe|fine|ok|okay|allowed|recommended)\b|\b(?:can|may)\s+"
+                      r"(?:still\s+)?(?:be\s+)?(?:use|used|take|taken|give|given|continue|continued)\b",
+                      re.IGNORECASE)
+
+
 def _labelled(medication: Medication, status: str, label: str, line: str, vocab: Vocabulary) -> None:
     """Give a list line's medicine the status of the label it sits under ("Stopped:") when
     its own words give none, and a change its old and new dose ("30 mg to 15 mg")."""
@@ -3172,7 +3196,11 @@ def _labelled(medication: Medication, status: str, label: str, line: str, vocab:
         # Under "STARTED:", "Dose reduced for age >= 80" says why the dose is low: a change
         # needs a dose it changed from.
         medication.status, medication.changed_to = "", ""
-    if not medication.status and status:
+    if not medication.status and status and not _ALLOWED.search(line) and not re.search(
+            rf"\bwhile\s+(?:\w+\s+){{0,3}}?(?:on|taking|using)\s+(?:the\s+|her\s+|his\s+|your\s+|their\s+)?"
+            rf"{re.escape(medication.name)}", line, re.IGNORECASE):
+        # (not "Acetaminophen is safe for the knees" under "What to avoid", nor "No
+        # alcohol while taking metronidazole": allowed, or the medicine beside what to avoid)
         medication.status, medication.label = status, label
         if medication.status in ("stopped", "held") and not medication.reason:
             medication.reason = _dash_reason(_plain_space(line), vocab, stopped=True)
