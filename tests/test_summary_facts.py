@@ -1205,3 +1205,17 @@ def test_a_label_over_a_list_is_not_said_of_a_medicine_the_line_allows_or_only_n
     assert read["paracetamol"] == "" and read["clarithromycin"] == "new"
     # "(started in hospital)" says when it began; the list's label says what now
     assert read["famotidine"] == "stopped" and read["levetiracetam"] == "stopped"
+
+
+def test_what_was_done_to_the_next_medicine_and_a_transfusion_are_not_a_medicine_s(glossary):
+    from desktop_app.core.pipelines.summary_facts import _medications_of_line
+    from desktop_app.core.pipelines.vocabulary import vocabulary
+
+    # The held medicine's status and the IV of the next clause had run on: pantoprazole
+    # read "on hold", "2 units" (of blood), and apixaban "into a vein".
+    line = ("We stopped her rivaroxaban, started an IV esomeprazole infusion and gave her three "
+            "units of packed red cells.")
+    rivaroxaban, esomeprazole = _medications_of_line(line, 0, len(line), "Hospital course",
+                                                     glossary, vocabulary(), "mdy", in_list=False)
+    assert (rivaroxaban.status, rivaroxaban.route) == ("stopped", "")
+    assert esomeprazole.status != "stopped" and esomeprazole.dose == ""

@@ -1767,6 +1767,11 @@ _GIVEN_IF = re.compile(r"\b(?:give|take|use|inject|spray|inhale|apply)\b[^.;\n]{
                        re.IGNORECASE)
 
 
+_TRANSFUSION = re.compile(r"\b(?:\d+|one|two|three|four|five|six)\s+(?:units?|bags?|pools?)\s+of\s+(?:packed\s+)?"
+                          r"(?:red\s+(?:blood\s+)?cells|blood|platelets|plasma|ffp|fresh\s+frozen\s+plasma|"
+                          r"prbcs?|rbcs?|cryo\w*)\b", re.IGNORECASE)
+
+
 def _fields(medication: Medication, part: str, vocab: Vocabulary, order: str) -> None:
     """Fill `medication` with what `part` (the medicine's own words) says of it."""
     maximum, maximum_span = _maximum(part, vocab)
@@ -1777,6 +1782,8 @@ def _fields(medication: Medication, part: str, vocab: Vocabulary, order: str) ->
     was = _WAS.search(part)
     if was:
         skip.append(was.span("from"))  # "home dose was 5 mg" is no dose of today
+    # "gave her two units of packed red cells": a transfusion, no dose of the medicine
+    skip += [m.span() for m in _TRANSFUSION.finditer(part)]
     quantities = [q for q in _quantities(part, vocab)
                   if not any(a <= q.start < b for a, b in skip)]
     dose, count = _dose_and_count(quantities, vocab)
@@ -1876,7 +1883,8 @@ _CLAUSE_CUT = re.compile(r"\s+(?:and|or|then|but|plus)\s+|[,;]\s*|\s+[-–—]\s
 
 
 _FILLER = re.compile(r"\s*(?:(?:taking|take|the|your|his|her|their|home|on|with|to|a|an|back|again|"
-                     r"oral|po|regular|usual)\s*){0,3}", re.IGNORECASE)
+                     r"oral|po|regular|usual|iv|intravenous|sc|subcutaneous|im|inhaled|nebuli[sz]ed)\s*){0,3}",
+                     re.IGNORECASE)
 
 
 def _tail(own: str, name_end: int, vocab: Vocabulary) -> int:
