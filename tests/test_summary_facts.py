@@ -1219,3 +1219,27 @@ def test_what_was_done_to_the_next_medicine_and_a_transfusion_are_not_a_medicine
                                                      glossary, vocabulary(), "mdy", in_list=False)
     assert (rivaroxaban.status, rivaroxaban.route) == ("stopped", "")
     assert esomeprazole.status != "stopped" and esomeprazole.dose == ""
+
+
+def test_readings_and_the_timing_of_before_are_no_dose_or_timing_of_now(glossary):
+    from desktop_app.core.pipelines.summary_facts import _medications_of_line
+    from desktop_app.core.pipelines.vocabulary import vocabulary
+
+    # Blood pressures "from 148/82 to 106/64" had become bisoprolol's change of dose, and
+    # "should not go back on it" a pause; "REDUCED (was 80 mg twice daily)" had given the
+    # reduced dose the old timing, twice the new daily amount.
+    line = "He was dizzy on metoprolol, and his standing pressures fell from 152/90 to 102/60."
+    [metoprolol] = _medications_of_line(line, 0, len(line), "Hospital course", glossary,
+                                        vocabulary(), "mdy", in_list=False)
+    assert metoprolol.status == "" and metoprolol.dose == ""
+    facts = read_summary(
+        "Discharge Medications:\nHis metoprolol 50 mg daily has been stopped and he should not "
+        "go back on it.\n- Glipizide 5 mg tablet every morning - REDUCED (was 10 mg twice daily)\n"
+        "- Lisinopril 10 mg tablet - HELD (was 10 mg once daily)\n"
+        "1. FUROSEMIDE 20mg tablets\n   ONE tablet ORALLY at 08:00 and ONE tablet at 14:00\n"
+        "   ** CHANGED ** - was 20mg once daily.\n", glossary)
+    read = {m.name.lower(): m for m in facts.medications}
+    assert (read["metoprolol"].status, read["metoprolol"].dose) == ("stopped", "50 mg")
+    assert (read["glipizide"].frequency, read["glipizide"].status) == ("morning", "changed")
+    assert read["lisinopril"].frequency == "1/day"  # a held medicine's timing, to go back to
+    assert read["furosemide"].frequency == "2/day"

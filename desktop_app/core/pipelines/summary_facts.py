@@ -1767,6 +1767,8 @@ _GIVEN_IF = re.compile(r"\b(?:give|take|use|inject|spray|inhale|apply)\b[^.;\n]{
                        re.IGNORECASE)
 
 
+# A blood pressure as a summary writes it ("148/82", "106/64 mmHg"): a reading, no dose.
+_READING = re.compile(r"\d{2,3}/\d{2,3}(?:\s*mm\s*hg)?", re.IGNORECASE)
 _TRANSFUSION = re.compile(r"\b(?:\d+|one|two|three|four|five|six)\s+(?:units?|bags?|pools?)\s+of\s+(?:packed\s+)?"
                           r"(?:red\s+(?:blood\s+)?cells|blood|platelets|plasma|ffp|fresh\s+frozen\s+plasma|"
                           r"prbcs?|rbcs?|cryo\w*)\b", re.IGNORECASE)
@@ -1776,6 +1778,8 @@ def _fields(medication: Medication, part: str, vocab: Vocabulary, order: str) ->
     """Fill `medication` with what `part` (the medicine's own words) says of it."""
     maximum, maximum_span = _maximum(part, vocab)
     changed = _FROM_TO.search(part) or _ARROW.search(part)
+    if changed and all(_READING.fullmatch(changed.group(side).strip(" .,;")) for side in ("from", "to")):
+        changed = None  # "blood pressures fell from 148/82 to 106/64": readings, no doses
     skip = [maximum_span] if maximum_span else []
     if changed:
         skip.append(changed.span("from"))
@@ -1791,9 +1795,13 @@ def _fields(medication: Medication, part: str, vocab: Vocabulary, order: str) ->
     # "oral solution ... Give 20 mL through PEG tube": a tube outweighs the form's word
     route = next((m for m in routes if vocab.routes[m.group(1).lower()].value == "through the feeding tube"),
                  routes[0] if routes else None)
-    # "Do not exceed 3000 mg per day" is a ceiling, not "once a day"
-    timed = part if maximum_span is None else (part[:maximum_span[0]] + " " * (maximum_span[1] - maximum_span[0])
-                                               + part[maximum_span[1]:])
+    # "Do not exceed 3000 mg per day" is a ceiling, not "once a day"; "REDUCED (was 80 mg
+    # twice daily)" is the timing of before (of a medicine held or stopped, the one to
+    # go back to)
+    timed = part
+    for a, b in ([maximum_span] if maximum_span else []) + (
+            [was.span("from")] if was and _status(part, vocab) == "changed" else []):
+        timed = timed[:a] + " " * (b - a) + timed[b:]
     frequency, as_needed = _frequency(timed, vocab)
     given_if = _GIVEN_IF.search(part) if not frequency else None
     if given_if:  # "Give 1 spray in one nostril if a seizure lasts 5 minutes or longer"
@@ -1810,6 +1818,12 @@ def _fields(medication: Medication, part: str, vocab: Vocabulary, order: str) ->
         medication.route = "on the skin"
     medication.frequency, medication.as_needed = frequency, as_needed
     medication.time = _clock_times(part)
+    times = len(medication.time.split(", ")) if medication.time else 0
+    if not frequency and 2 <= times <= 4 and len({q.text.lower() for q in quantities
+                                                    if q.unit not in vocab.dose_forms}) <= 1:
+        # "ONE tablet at 08:00 and ONE tablet at 14:00" (not "40 mg at 08:00 and 20 mg at
+        # 14:00", two doses of their own)
+        medication.frequency = f"{times}/day"
     medication.maximum = maximum
     if duration:
         number = number_value(duration.group("n"))
