@@ -1243,3 +1243,13 @@ def test_readings_and_the_timing_of_before_are_no_dose_or_timing_of_now(glossary
     assert (read["glipizide"].frequency, read["glipizide"].status) == ("morning", "changed")
     assert read["lisinopril"].frequency == "1/day"  # a held medicine's timing, to go back to
     assert read["furosemide"].frequency == "2/day"
+
+
+def test_a_paragraph_in_capitals_wrapped_at_a_fixed_width_is_one_item(glossary):
+    # "... UNTIL THE CLINIC SAYS HE IS" / "NO LONGER INFECTIOUS." had become two items, the
+    # second saying he is no longer infectious.
+    facts = read_summary("ACTIVITY:\nOFF SCHOOL FOR 10 DAYS, NO CONTACT SPORT OR SWIMMING UNTIL THE "
+                         "CLINIC SAYS SHE IS\nNO LONGER INFECTIOUS.\n", glossary)
+    said = [r.text for r in facts.restrictions]
+    assert not any(text.startswith("NO LONGER") for text in said), said
+    assert any("SAYS SHE IS NO LONGER INFECTIOUS" in text for text in said), said

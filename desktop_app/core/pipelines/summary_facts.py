@@ -1134,6 +1134,11 @@ def section_items(summary: str, section: SummarySection) -> list[tuple[int, int]
                     or vocab.quantity.match(line.lstrip()) and re.search(r"[A-Za-z]{4,}$", so_far)
                     and vocab.is_medicine_word(so_far.split()[-1])
                     or (prose and len(last_line) >= 50)
+                    # a paragraph typed in capitals, wrapped at a fixed width ("... UNTIL THE
+                    # CLINIC SAYS HE IS" / "NO LONGER INFECTIOUS.")
+                    or (len(last_line) >= 60 and last_line.isupper() and line.strip().isupper()
+                        and not LIST_ITEM.match(line) and section.effective_kind != "medications"
+                        and not _quantities(" ".join(line.split()[:5]), vocab))
                     or (previous[2] and line[:1].isspace())):
                 previous[1] = b
                 continue
