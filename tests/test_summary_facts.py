@@ -1253,3 +1253,14 @@ def test_a_paragraph_in_capitals_wrapped_at_a_fixed_width_is_one_item(glossary):
     said = [r.text for r in facts.restrictions]
     assert not any(text.startswith("NO LONGER") for text in said), said
     assert any("SAYS SHE IS NO LONGER INFECTIOUS" in text for text in said), said
+
+
+def test_a_date_for_something_else_the_line_names_is_not_the_medicine_s_end(glossary):
+    # "until Mar 22" of the condoms had become the pill's end date ("NO CHANGE: ... once a
+    # day, until 03/22"); the line is quoted whole instead.
+    [pill] = read_summary("CONTINUED - NO CHANGE\n- Norethindrone 0.35 mg: 1 tablet PO daily\n"
+                          "      Use condoms as well until April 3.\n", glossary).medications
+    assert pill.until == "" and pill.doubt and pill.frequency == "1/day"
+    [inhaler] = read_summary("Discharge Medications:\n- Salbutamol 100 mcg 2 puffs PRN. Use a "
+                             "spacer.\n", glossary).medications
+    assert not inhaler.doubt  # no date: nothing to misread

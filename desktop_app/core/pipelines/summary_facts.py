@@ -1774,6 +1774,12 @@ _GIVEN_IF = re.compile(r"\b(?:give|take|use|inject|spray|inhale|apply)\b[^.;\n]{
 
 # A blood pressure as a summary writes it ("148/82", "106/64 mmHg"): a reading, no dose.
 _READING = re.compile(r"\d{2,3}/\d{2,3}(?:\s*mm\s*hg)?", re.IGNORECASE)
+# A sentence about using something else beside the medicine ("Use condoms as backup until
+# Mar 22" under the pill): its date is not the medicine's end.
+_OTHER_THING_USED = re.compile(r"(?:^|(?<=[.;\n])\s*)(?:use|wear|carry)\s+(?!(?:it|them|this|these|the|your|"
+                               r"a|an|one|two|\d)\b)(?P<thing>[A-Za-z][\w-]*)[^.;\n]*", re.IGNORECASE)
+
+
 _TRANSFUSION = re.compile(r"\b(?:\d+|one|two|three|four|five|six)\s+(?:units?|bags?|pools?)\s+of\s+(?:packed\s+)?"
                           r"(?:red\s+(?:blood\s+)?cells|blood|platelets|plasma|ffp|fresh\s+frozen\s+plasma|"
                           r"prbcs?|rbcs?|cryo\w*)\b", re.IGNORECASE)
@@ -1833,7 +1839,16 @@ def _fields(medication: Medication, part: str, vocab: Vocabulary, order: str) ->
     if duration:
         number = number_value(duration.group("n"))
         medication.duration = f"{number:g} {_unit_word(duration.group('unit'), number)}"
-    medication.until = _until(part, order)
+    other_use = _OTHER_THING_USED.search(part)
+    if other_use and not vocab.is_medicine_word(other_use.group("thing")):
+        medication.until = _until(part[:other_use.start()] + " " * (other_use.end() - other_use.start())
+                                  + part[other_use.end():], order)
+        if _until(other_use.group(0), order):
+            # Its line is quoted whole, so the date stays with what it is for.
+            medication.doubt = ("its line gives a date for something else it names "
+                                f"('{other_use.group(0).strip()}')")
+    else:
+        medication.until = _until(part, order)
     # Brackets right after the name give another name ("rifAXIMin (XIFAXAN) 550 mg"), not why.
     named_as = re.match(r"[^(|\d]{1,45}?\(([^()]{1,40})\)", part)
     if named_as and len(named_as.group(1).split()) <= 3 and not _status(named_as.group(1), vocab):
