@@ -821,3 +821,19 @@ def test_a_side_written_as_a_letter_is_written_out_before_a_part_of_the_body(glo
         "Right lower leg swelling, left knee pain")
     assert "4 L oxygen" in explain("On 4 L oxygen.")  # litres
     assert "135 L" in explain("Na 135 L")  # a low flag after a value
+
+
+def test_a_medicine_line_s_other_sentences_are_said_after_its_own(glossary):
+    # "Compatible with breastfeeding." was the one fact that answered "Is the blood pressure
+    # pill safe while I'm breastfeeding?", and the medicine's sentence had left it out.
+    from desktop_app.core.pipelines.evidence import EvidenceLine, evidence_answer
+
+    summary = ("Discharge Medications:\n- Labetalol 200 mg PO BID - NEW. Safe while breastfeeding. "
+               "Take with food.\n")
+    facts = read_summary(summary, glossary)
+    start = summary.index("- Labetalol")
+    line = EvidenceLine(summary[start:].strip(), start, len(summary) - 1, "Discharge Medications",
+                        "medications", 1.0, 1.0, 1.0, 0.0)
+    answer = evidence_answer([line], facts, glossary, summary)
+    assert answer.startswith("Start taking Labetalol 200 mg by mouth twice a day.")
+    assert "Safe while breastfeeding." in answer and "Take with food." in answer

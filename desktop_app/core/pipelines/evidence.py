@@ -811,6 +811,13 @@ def evidence_answer(evidence: list[EvidenceLine], facts: SummaryFacts,
                                        if not f.startswith("term ")]:
             # A medicine said already (its list line found twice) is not said again.
             sentence = " ".join(s for s in said if s not in " ".join(sentences))
+            # The line's other sentences ("Compatible with breastfeeding.", "Rinse mouth after
+            # use."), which the medicine's own sentence does not say, as written, explained.
+            known = set(content_words(" ".join(said)))
+            extra = [s for s in _SENTENCE_BREAK.split(_BULLET.sub("", line.text, count=1).strip())[1:]
+                     if sum(w not in known for w in content_words(s)) > len(content_words(s)) / 2]
+            if sentence and extra:
+                sentence += " " + explainer.explain(" ".join(extra))
         elif any(m.doubt for m in medications):
             quoted = _BULLET.sub("", line.text, count=1).strip()
             sentence = f'Your summary says: "{quoted}" {UNCERTAIN_LINE}'
