@@ -1264,3 +1264,11 @@ def test_a_date_for_something_else_the_line_names_is_not_the_medicine_s_end(glos
     [inhaler] = read_summary("Discharge Medications:\n- Salbutamol 100 mcg 2 puffs PRN. Use a "
                              "spacer.\n", glossary).medications
     assert not inhaler.doubt  # no date: nothing to misread
+
+
+def test_do_not_use_any_more_is_a_stop_and_do_not_give_more_than_is_advice(glossary):
+    facts = read_summary("Discharge Medications:\n  1. Aqueous cream - do not use any more: it "
+                         "burns the skin.\n  2. Ibuprofen syrup 100 mg/5 ml - 5 ml three times a "
+                         "day\n  Do not give more ibuprofen than written.\n", glossary)
+    read = {m.name.lower(): m.status for m in facts.medications}
+    assert read["aqueous cream"] == "stopped" and read["ibuprofen"] == ""

@@ -794,8 +794,10 @@ _NEGATED_STOP = re.compile(r"\b(?:(?:do not|don't|never|must not|cannot|can't|ca
                            # advice, not a status: "do not take any other product with X",
                            # "never take it together with Y", "do not take more than 8"
                            r"(?:do not|don't|never|must not|not to)\s+(?:take|use|give|drink|drive)\s+"
-                           r"(?:it\s+|them\s+|this\s+)?(?:any\s+)?(?:other|more|extra|with|together|"
-                           r"alcohol|on an|if|before|after|within|at the same|double|two doses|for(?! now)))|"
+                           # ("do not use any more: it stings" is a stop: "any more" with no "than")
+                           r"(?:it\s+|them\s+|this\s+)?(?:any\s+)?(?:other|more(?!\s*[:.,;)\-–—])|extra|"
+                           r"with|together|alcohol|on an|if|before|after|within|at the same|double|two doses|"
+                           r"for(?! now)))|"
                            # "do not change the dose", "withhold if loose stools": no status
                            r"\b(?:do not|don't|never)\s+(?:change|increase|decrease|adjust|alter|"
                            r"double)\w*|\b(?:will|may|might|could|can)\s+(?:likely\s+|probably\s+|"
