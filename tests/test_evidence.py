@@ -837,3 +837,11 @@ def test_a_medicine_line_s_other_sentences_are_said_after_its_own(glossary):
     answer = evidence_answer([line], facts, glossary, summary)
     assert answer.startswith("Start taking Labetalol 200 mg by mouth twice a day.")
     assert "Safe while breastfeeding." in answer and "Take with food." in answer
+
+
+def test_the_word_as_in_capitals_and_uk_blood_sugar_checks_are_no_abbreviation(glossary):
+    explain = Explainer(glossary, "").explain
+    assert "aortic stenosis" not in explain("LOW SALT DIET AS ADVISED BY DIETITIAN.").lower()
+    assert "aortic stenosis" in explain("Echo: moderate AS, valve area 1.1 cm2.").lower()
+    assert "bowel" not in explain("Check BMs before meals and at bedtime.").lower()
+    assert "bowel movement" in explain("No BM for 3 days.").lower()
