@@ -1272,3 +1272,15 @@ def test_do_not_use_any_more_is_a_stop_and_do_not_give_more_than_is_advice(gloss
                          "day\n  Do not give more ibuprofen than written.\n", glossary)
     read = {m.name.lower(): m.status for m in facts.medications}
     assert read["aqueous cream"] == "stopped" and read["ibuprofen"] == ""
+
+
+def test_medicines_indented_under_a_lead_in_are_each_their_own(glossary):
+    # Three antibiotics under "H. pylori treatment - all three for 14 days:" had been one
+    # item: the first medicine, carrying the others' words; two were missing.
+    facts = read_summary("Discharge Medications:\nNEW\nTriple therapy - all three for 10 days, start "
+                         "today:\n      amoxicillin 1 g po BID\n      clarithromycin 500 mg po BID\n"
+                         "ferrous sulfate (Feosol) 325 mg po every other day\n", glossary)
+    read = {m.name.lower(): (m.dose, m.frequency) for m in facts.medications}
+    assert read["amoxicillin"] == ("1 g", "2/day")
+    assert read["clarithromycin"] == ("500 mg", "2/day")
+    assert read["ferrous sulfate"] == ("325 mg", "every other day")

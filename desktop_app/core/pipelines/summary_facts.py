@@ -1027,7 +1027,9 @@ def _opens_a_medicine_line(line: str, above: str, vocab: Vocabulary) -> bool:
     words, ends = line.split(), above.split()[-1:] or [""]
     return (bool(words) and re.fullmatch(r"[A-Za-z][\w-]*", words[0]) is not None
             and words[0].lower() not in _GOES_ON and words[0].lower() not in vocab.status_words
-            and bool(_quantities(" ".join(words[:4]), vocab)) and not above.rstrip().endswith(",")
+            # (a brand in brackets is no word: "ferrous fumarate (Palafer) 300 mg")
+            and bool(_quantities(" ".join(re.sub(r"\([^()]{1,30}\)", " ", line).split()[:4]), vocab))
+            and not above.rstrip().endswith(",")
             # "... [NEW]", "... - no change" close a line; "We have stopped" leaves it open
             # ("- lowered your sodium; do not restart": the dash's note, closed)
             and (re.search(r"[\])]$|\s[-–—]{1,2}\s*[\w' .;]{1,40}$", above.rstrip()) is not None
@@ -1117,8 +1119,13 @@ def section_items(summary: str, section: SummarySection) -> list[tuple[int, int]
             signed.add(previous[0])  # one item, however long
             continue
         if previous is not None and not bulleted and indent > previous[3] and not new_row and \
-                "\n" in summary[previous[1]:a] and not _is_status_label(summary[previous[0]:previous[1]], vocab):
-            previous[1] = b  # an indented line goes on with the item above it
+                "\n" in summary[previous[1]:a] and not _is_status_label(summary[previous[0]:previous[1]], vocab) \
+                and not (summary[previous[0]:previous[1]].rstrip().endswith(":")
+                         and re.match(r"\s*[A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*)?(?:\s+\([^()]{1,30}\))?\s+"
+                                      r"\d", line) and _quantities(line, vocab)):
+            # an indented line goes on with the item above it (not a medicine's line under
+            # a lead-in: "H. pylori treatment - all three for 14 days:" over three of them)
+            previous[1] = b
             continue
         if previous is not None and not bulleted and not (
                 index and lines[index - 1][1] != start - 1 and summary[
@@ -3358,8 +3365,9 @@ def _read_medication_list(summary: str, section: SummarySection, items: list[tup
         column = _status_cell(line, header, vocab) if header else ""
         if _is_label_line(line, glossary, vocab):
             # A label over the lines below it: "Stopped:", "STOP taking these medications:",
-            # "** NEW **"
-            listed_status = _status(line, vocab)
+            # "** NEW **"; one that says no status ("H. pylori treatment - all three for 14
+            # days:") is under the label above it
+            listed_status = _status(line, vocab) or listed_status
             label = line.strip().strip("*#=- ").rstrip(":").strip()
             last = []
             continue
