@@ -1284,3 +1284,14 @@ def test_medicines_indented_under_a_lead_in_are_each_their_own(glossary):
     assert read["amoxicillin"] == ("1 g", "2/day")
     assert read["clarithromycin"] == ("500 mg", "2/day")
     assert read["ferrous sulfate"] == ("325 mg", "every other day")
+
+
+def test_only_if_a_test_result_is_when_to_restart_not_when_needed(glossary):
+    facts = read_summary("Discharge Medications:\nHer rivaroxaban 20 mg PO daily remains on hold; she "
+                         "is not to take it until 11/02/2025, and only if the CBC that week shows "
+                         "her hemoglobin above 9.\n", glossary)
+    [rivaroxaban] = facts.medications
+    assert rivaroxaban.status == "held" and not rivaroxaban.as_needed
+    [glucagon] = read_summary("Discharge Medications:\nGlucagon 1 mg injection, to be given only if "
+                              "she is unconscious.\n", glossary).medications
+    assert glucagon.as_needed  # a rescue medicine is given when needed

@@ -1453,6 +1453,10 @@ def _frequency(text: str, vocab: Vocabulary) -> tuple[str, bool]:
     # "to be taken regularly rather than when needed"
     text = re.sub(r"\b(?:rather than|instead of|not)\s+(?:only\s+)?(?:(?:when|as|if)\s+(?:needed|required)|prn)\b",
                   " ", text, flags=re.IGNORECASE)
+    # "only if the CBC shows her hemoglobin holding": when it may restart, not "when needed"
+    text = re.sub(r"\bonly\s+if\s+(?:the|her|his|your|their|a)\s+(?:repeat\s+|next\s+)?(?:cbc|blood|tests?|labs?|"
+                  r"levels?|h[a]?emoglobin|hb|kidney|creatinine|potassium|sodium|inr|scan|results?|doctor|"
+                  r"clinic|gp|team|consultant|cardiologist|specialist)\b", " ", text, flags=re.IGNORECASE)
     # "a daily seizure medicine", "his daily tablets": what it is, not how often
     text = re.sub(r"\bdaily\s+(?=(?:[a-z-]+\s+)?(?:medicines?|medications?|pills?|tablets?|injections?)\b)",
                   "      ", text, flags=re.IGNORECASE)
