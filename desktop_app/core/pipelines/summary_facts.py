@@ -1798,6 +1798,41 @@ _TRANSFUSION = re.compile(r"\b(?:\d+|one|two|three|four|five|six)\s+(?:units?|ba
                           r"prbcs?|rbcs?|cryo\w*)\b", re.IGNORECASE)
 
 
+def _without_other_timings(part: str, maximum_span: tuple[int, int] | None, was: re.Match | None,
+                           vocab: Vocabulary) -> str:
+    """`part` without the timings that are not this dose's: "Do not exceed 3000 mg per day"
+    is a ceiling, not "once a day"; "REDUCED (was 80 mg twice daily)" is the timing of
+    before (of a medicine held or stopped, the one to go back to)."""
+    for a, b in ([maximum_span] if maximum_span else []) + (
+            [was.span("from")] if was and _status(part, vocab) == "changed" else []):
+        part = part[:a] + " " * (b - a) + part[b:]
+    return part
+
+
+def _times_a_day(clock_times: str, quantities: list[_Quantity], vocab: Vocabulary) -> str:
+    """"2/day" for "ONE tablet at 08:00 and ONE tablet at 14:00"; '' for one time, or for
+    two doses of their own ("40 mg at 08:00 and 20 mg at 14:00")."""
+    times = len(clock_times.split(", ")) if clock_times else 0
+    if 2 <= times <= 4 and len({q.text.lower() for q in quantities if q.unit not in vocab.dose_forms}) <= 1:
+        return f"{times}/day"
+    return ""
+
+
+def _read_until(medication: Medication, part: str, vocab: Vocabulary, order: str) -> None:
+    """The medicine's end date; not one the line gives for something else it names ("Use
+    condoms as backup until Mar 22" under the pill), whose line is then quoted whole so
+    that the date stays with what it is for."""
+    other_use = _OTHER_THING_USED.search(part)
+    if other_use is None or vocab.is_medicine_word(other_use.group("thing")):
+        medication.until = _until(part, order)
+        return
+    medication.until = _until(part[:other_use.start()] + " " * (other_use.end() - other_use.start())
+                              + part[other_use.end():], order)
+    if _until(other_use.group(0), order):
+        medication.doubt = ("its line gives a date for something else it names "
+                            f"('{other_use.group(0).strip()}')")
+
+
 def _fields(medication: Medication, part: str, vocab: Vocabulary, order: str) -> None:
     """Fill `medication` with what `part` (the medicine's own words) says of it."""
     maximum, maximum_span = _maximum(part, vocab)
@@ -1819,14 +1854,7 @@ def _fields(medication: Medication, part: str, vocab: Vocabulary, order: str) ->
     # "oral solution ... Give 20 mL through PEG tube": a tube outweighs the form's word
     route = next((m for m in routes if vocab.routes[m.group(1).lower()].value == "through the feeding tube"),
                  routes[0] if routes else None)
-    # "Do not exceed 3000 mg per day" is a ceiling, not "once a day"; "REDUCED (was 80 mg
-    # twice daily)" is the timing of before (of a medicine held or stopped, the one to
-    # go back to)
-    timed = part
-    for a, b in ([maximum_span] if maximum_span else []) + (
-            [was.span("from")] if was and _status(part, vocab) == "changed" else []):
-        timed = timed[:a] + " " * (b - a) + timed[b:]
-    frequency, as_needed = _frequency(timed, vocab)
+    frequency, as_needed = _frequency(_without_other_timings(part, maximum_span, was, vocab), vocab)
     given_if = _GIVEN_IF.search(part) if not frequency else None
     if given_if:  # "Give 1 spray in one nostril if a seizure lasts 5 minutes or longer"
         frequency, as_needed = "as needed", True
@@ -1842,26 +1870,13 @@ def _fields(medication: Medication, part: str, vocab: Vocabulary, order: str) ->
         medication.route = "on the skin"
     medication.frequency, medication.as_needed = frequency, as_needed
     medication.time = _clock_times(part)
-    times = len(medication.time.split(", ")) if medication.time else 0
-    if not frequency and 2 <= times <= 4 and len({q.text.lower() for q in quantities
-                                                    if q.unit not in vocab.dose_forms}) <= 1:
-        # "ONE tablet at 08:00 and ONE tablet at 14:00" (not "40 mg at 08:00 and 20 mg at
-        # 14:00", two doses of their own)
-        medication.frequency = f"{times}/day"
+    if not frequency:
+        medication.frequency = _times_a_day(medication.time, quantities, vocab)
     medication.maximum = maximum
     if duration:
         number = number_value(duration.group("n"))
         medication.duration = f"{number:g} {_unit_word(duration.group('unit'), number)}"
-    other_use = _OTHER_THING_USED.search(part)
-    if other_use and not vocab.is_medicine_word(other_use.group("thing")):
-        medication.until = _until(part[:other_use.start()] + " " * (other_use.end() - other_use.start())
-                                  + part[other_use.end():], order)
-        if _until(other_use.group(0), order):
-            # Its line is quoted whole, so the date stays with what it is for.
-            medication.doubt = ("its line gives a date for something else it names "
-                                f"('{other_use.group(0).strip()}')")
-    else:
-        medication.until = _until(part, order)
+    _read_until(medication, part, vocab, order)
     # Brackets right after the name give another name ("rifAXIMin (XIFAXAN) 550 mg"), not why.
     named_as = re.match(r"[^(|\d]{1,45}?\(([^()]{1,40})\)", part)
     if named_as and len(named_as.group(1).split()) <= 3 and not _status(named_as.group(1), vocab):
@@ -3368,9 +3383,8 @@ def _read_medication_list(summary: str, section: SummarySection, items: list[tup
             continue
         column = _status_cell(line, header, vocab) if header else ""
         if _is_label_line(line, glossary, vocab):
-            # A label over the lines below it: "Stopped:", "STOP taking these medications:",
-            # "** NEW **"; one that says no status ("H. pylori treatment - all three for 14
-            # days:") is under the label above it
+            # A label over the lines below it: "Stopped:", "** NEW **"; one with no status
+            # ("H. pylori treatment - all three for 14 days:") stays under the one above
             listed_status = _status(line, vocab) or listed_status
             label = line.strip().strip("*#=- ").rstrip(":").strip()
             last = []
