@@ -444,6 +444,7 @@ class Explainer:
                     said += " for"
                 return f"{_OPEN}{said}{_CLOSE}"
             return replace
+
         def given(m: re.Match) -> str:
             term, thing = vocab.routes[m.group(1)], m.group(2)
             if not (term.given and shorthand(m.group(1))):

@@ -408,11 +408,12 @@ def number_value(text: str) -> float:
     return float(lowered.replace(",", "."))
 
 
-# An interval the vocabulary does not list as a form: "every 4-6 hours", "q4-6h", "q 3 hrs",
-# "4-hourly" (UK).
 # The salt written after a medicine's name ("fluticasone furoate", "metoprolol succinate",
 # "potassium chloride"): where it stands before a combination's "/" or "+", the name goes on.
 SALT_WORD = r"[a-z]{3,}(?:ate|ide)"
+
+# An interval the vocabulary does not list as a form: "every 4-6 hours", "q4-6h", "q 3 hrs",
+# "4-hourly" (UK).
 _INTERVAL = re.compile(r"(?<![\w/])(?:(?:every|q\.?)\s*(?P<low>\d{1,2})(?:\s*(?:-|–|to)\s*(?P<high>\d{1,2}))?"
                        r"\s*(?:hours?|hrs?|h)\b\.?|(?P<low2>\d{1,2})(?:\s*(?:-|–|to)\s*(?P<high2>\d{1,2}))?"
                        r"[\s-]?(?:hourly|hrly)\b)", re.IGNORECASE)
