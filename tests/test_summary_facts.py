@@ -1295,3 +1295,68 @@ def test_only_if_a_test_result_is_when_to_restart_not_when_needed(glossary):
     [glucagon] = read_summary("Discharge Medications:\nGlucagon 1 mg injection, to be given only if "
                               "she is unconscious.\n", glossary).medications
     assert glucagon.as_needed  # a rescue medicine is given when needed
+
+
+WARFARIN_SUMMARY = """DISCHARGE MEDICATIONS
+Warfarin 5 mg PO daily at 6 pm - NEW
+Metformin 500 mg twice daily - STOPPED (caused stomach upset; to be reviewed at the diabetes clinic in three months before restarting it)
+Progestogen-only pill - CONTINUE
+
+WARFARIN SAFETY
+- INR check on 03/14/2025 at the anticoagulation clinic, before the evening dose.
+- Do not take aspirin or ibuprofen; they raise the risk of bleeding. Paracetamol is fine for aches or a temperature.
+- Tell the pharmacist that you take warfarin before buying any remedy (especially herbal ones or cough mixtures).
+- Signs of bleeding: black stools, blood in the urine, nosebleeds that will not stop, or a bad headache. If any of these happen, go to the ED.
+"""
+
+
+def test_a_heading_that_names_one_medicine_s_safety_ends_the_list_of_medicines(glossary):
+    # "LITHIUM SAFETY" was read as one more medicine line, so its advice became medicines
+    # ("Drink" NEW once a day), its blood test and its danger signs were lost, and the
+    # list's last medicine was taken for a label over the lines below it.
+    facts = read_summary(WARFARIN_SUMMARY, glossary)
+    kinds = {section.title: section.effective_kind for section in facts.sections}
+    assert kinds["WARFARIN SAFETY"] == "instructions"
+    by_name = {m.name.lower(): m for m in facts.medications}
+    assert by_name["progestogen-only pill"].status == "unchanged"
+    assert by_name["warfarin"].status == "new" and not by_name["warfarin"].reason
+    assert by_name["metformin"].reason == "caused stomach upset"
+    assert not by_name["aspirin"].reason and not by_name["ibuprofen"].reason
+    assert [f.when for f in facts.follow_ups] == ["2025-03-14"]
+    assert not any("INR" in r.text for r in facts.restrictions)
+    (sign,) = facts.warning_signs
+    assert sign.signs.startswith("black stools") and "go to the ED" in sign.text
+
+
+def test_a_heading_names_a_medicine_topic_only_after_medicine_words(glossary):
+    vocab = vocabulary()
+    for title in ("LITHIUM SAFETY", "Warfarin monitoring", "lithium carbonate precautions"):
+        assert vocab.names_a_medicine_topic(title), title
+    for title in ("PATIENT SAFETY", "Lithium 300 mg safety", "SAFETY", "Prednisone taper"):
+        assert not vocab.names_a_medicine_topic(title), title
+
+
+def test_each_rule_the_medicine_safety_heading_needed_holds_alone(glossary):
+    def meds(text):
+        return {m.name.lower(): m for m in read_summary(text, glossary).medications}
+    # a long bracket's first clause says why; examples in brackets say nothing of why
+    assert meds("Discharge Medications:\nMetformin 500 mg BID - STOPPED (caused stomach upset; to be "
+                "reviewed at the diabetes clinic in three months before restarting it)\n"
+                )["metformin"].reason == "caused stomach upset"
+    assert meds("Plan:\nTell your pharmacist you take digoxin before starting cough remedies (especially "
+                "ones for a blocked nose).\nDigoxin 125 mcg PO daily - continue\n")["digoxin"].reason == ""
+    # what a later sentence says of another medicine is not why these are stopped
+    read = meds("Plan:\n- Avoid aspirin, naproxen and other pain relievers of that kind; they thin the "
+                "blood. Paracetamol is safe for aches or a temperature.\n")
+    assert read["aspirin"].reason == read["naproxen"].reason == ""
+    # the last line of a list labels nothing below it
+    assert meds("Discharge Medications:\nWarfarin 5 mg daily - NEW\nProgestogen-only pill - CONTINUE\n"
+                )["progestogen-only pill"].status == "unchanged"
+    # a test of a medicine's level, with a date, is an appointment
+    facts = read_summary("Plan:\n- Next digoxin level and potassium on 04/02/2025, before the morning dose.\n",
+                         glossary)
+    assert [f.when for f in facts.follow_ups] == ["2025-04-02"] and not facts.restrictions
+    # "If these happen" points back to the signs listed before it
+    facts = read_summary("Plan:\n- Warning signs: fainting, a racing heart, or new chest pain. If these "
+                         "happen, go to the ER.\n", glossary)
+    assert [s.signs for s in facts.warning_signs] == ["fainting, a racing heart, or new chest pain"]

@@ -130,7 +130,10 @@ def _line_spans(text: str) -> list[tuple[int, int]]:
 
 
 def _reads_as_item(title: str, vocab: Vocabulary) -> bool:
-    """A line that states a dose, a timing or a medicine is a list item, not a heading."""
+    """A line that states a dose, a timing or a medicine is a list item, not a heading
+    ("LITHIUM SAFETY" names a medicine and is a heading)."""
+    if vocab.names_a_medicine_topic(title):
+        return False
     return bool(vocab.quantity.search(title)
                 or vocab.route.search(title) and vocab.section_kind(title) == "other"  # not "MEDICATIONS VIA PEG"
                 or any(vocab.is_medicine_word(m.group(0)) for m in vocab.stem_word.finditer(title)))
@@ -774,6 +777,8 @@ _PURPOSE = re.compile(r"(?i:(?<!how )(?<!when )(?<!what )(?<!need )(?<!have )\b(
                       r"|(?P<why2>\b(?:(?i:clot|blood clot|dvt|vte|stroke|infection|ulcer|seizure|viral|"
                       r"fungal|pcp|pjp|gi|stress ulcer)|[A-Z]{2,5})\s+(?i:prevention|prophylaxis)\b)")
 _PARENS = re.compile(r"\(([^()]{2,80})\)")
+# A long bracket's first clause: "(may have triggered the manic episode; do not restart ...)"
+_LONG_PARENS = re.compile(r"\(([^();]{2,80});[^()]{0,200}\)")
 _DR = re.compile(r"\b(?:Dr\.?|Doctor)\s+(?:(?:[A-Z]\.\s*)*[A-Z][A-Za-z'-]+(?:\s+[A-Z][A-Za-z'-]+)?|_{2,})")
 _WITH = re.compile(r"\bwith\s+(?:your\s+|the\s+|a\s+)?(?P<who>(?:[A-Z][\w'.-]*\s*){1,5}"
                    r"(?:clinic|Clinic|team|Team)?|[a-z]+\s+(?:clinic|team|doctor|surgeon))")
@@ -1658,9 +1663,9 @@ def _reason(text: str, vocab: Vocabulary, *, brackets: bool = True) -> str:
         return needed.group("why").strip()
     found: list[tuple[int, str]] = []
     if brackets:
-        for group in _PARENS.finditer(text):
+        for group in sorted([*_PARENS.finditer(text), *_LONG_PARENS.finditer(text)], key=lambda m: m.start()):
             offset = group.start(1)
-            for part in re.split(r"[;,]", group.group(1)):
+            for part in re.split(r"[;,]", group.group(1)) if group.re is _PARENS else [group.group(1)]:
                 inside = re.sub(r"^\s*(?:for|because of|due to)\s+", "", part, flags=re.IGNORECASE)
                 if _reason_in_brackets(inside, vocab):
                     found.append((offset, inside.strip()))
@@ -1678,7 +1683,7 @@ def _reason(text: str, vocab: Vocabulary, *, brackets: bool = True) -> str:
                             why, re.IGNORECASE) and not DATE.search(why) \
             and not _INSTRUCTION_START.match(why.strip()):
         found.append((stopped.start(), why.strip()))
-    inside_brackets = [m.span() for m in _PARENS.finditer(text)]
+    inside_brackets = [m.span() for m in [*_PARENS.finditer(text), *_LONG_PARENS.finditer(text)]]
     for cue in _REASON_CUE.finditer(text):
         match = _REASON_WHY.match(text, cue.end())
         if match is None or any(a <= cue.start() < b for a, b in inside_brackets):
@@ -1737,7 +1742,9 @@ def _reason_in_brackets(inside: str, vocab: Vocabulary) -> bool:
                 # "(PTA)", "(home med)": where it came from
                 or lowered in ("pta", "home med", "home medication", "own supply", "prior to admission", "otc",
                                "rounded", "rounded up", "rounded down", "approx", "approximately")
-                or lowered.startswith(("until", "through", "x ", "see ", "e.g", "i.e", "or ", "and "))
+                or lowered.startswith(("until", "through", "x ", "see ", "e.g", "i.e", "or ", "and ",
+                                       # "(especially water pills)": examples of what the line names
+                                       "especially ", "such as ", "including ", "like ", "for example"))
                 # "(chew)", "(with food)": how to take it
                 or re.match(r"(?:chew|crush|dissolve|swallow|disperse|with food|after food|before food|"
                             r"with meals|on an empty stomach|with water)\w*\b", lowered)
@@ -2355,7 +2362,8 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
     # medicine only mentioned does not end the reason of the one before it.
     for index in range(len(found) - 1):
         mentioned = found[index + 1]
-        if not (mentioned.status or mentioned.dose) and len(found[index].reason.split()) < 3:
+        if not (mentioned.status or mentioned.dose) and len(found[index].reason.split()) < 3 \
+                and not re.search(r"[.!?]\s+[A-Z]", said_of[parts[index][1]:parts[index + 1][0][0] + 1]):
             longer = _reason(_plain_space(owns[index] + said_of[parts[index + 1][1]:parts[index + 1][2]]),
                              vocab)
             found[index].reason = _clean_reason(longer) or found[index].reason
@@ -2381,7 +2389,9 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
     # what is said after the last one (not when one replaces the other).
     for index, medication in enumerate(found[:-1] if not replaced else []):
         if not (_quantities(owns[index], vocab) or vocab.timings(owns[index])
-                or _status(owns[index], vocab)):
+                or _status(owns[index], vocab)) \
+                and not re.search(r"[.!?]\s+[A-Z]", said_of[parts[index][1]:parts[-1][0][0] + 1]):
+            # (not one in a later sentence: "Avoid ibuprofen ... Acetaminophen is safe for pain")
             for key in ("until", "duration", "reason"):
                 setattr(medication, key, getattr(medication, key) or getattr(found[-1], key))
     # "Amoxicillin 1 g bid and clarithromycin 500 mg bid, both for 14 days, for H. pylori":
@@ -2808,6 +2818,8 @@ def _follow_up(text: str, start: int, end: int, vocab: Vocabulary, order: str) -
                     test.group(1) if test else "", start, end)
 
 
+# "lithium level", "vancomycin trough": a blood test named by the medicine it measures
+_A_LEVEL = re.compile(r"\b[A-Za-z-]+\s+(?:levels?|troughs?|concentrations?)\b", re.IGNORECASE)
 _FOLLOW_UP_CLAUSE = re.compile(r",?\s+and\s+(?=(?:a|an|the|your|her|his|their|repeat|follow|then)\b)|;\s*")
 
 
@@ -2838,6 +2850,11 @@ def _warning(text: str, start: int, end: int, in_list: bool) -> WarningSign:
     signs = condition.group("signs") if condition and not in_list else body
     if in_list and condition and body.lower().startswith(("call", "return", "come", "seek", "go ")):
         signs = condition.group("signs")
+    referred = re.search(r"(?<=[.!?])\s+If\s+(?:any\s+of\s+)?(?:these|this|they|that)\b", body)
+    if referred and "," in body[:referred.start()]:
+        # "Signs of too much lithium: vomiting, ... If these happen, go to the ED": the signs
+        # are what the sentence before lists
+        signs = re.sub(r"^[^:]{0,60}:\s*", "", body[:referred.start()].strip()).rstrip(".")
     return WarningSign(body, re.sub(r"\s+", " ", signs).strip().rstrip("."), start, end)
 
 
@@ -3034,6 +3051,7 @@ def read_summary(summary: str, glossary: Glossary | None = None,
                 signs_below if listed_sign else -1
             warning = bool(vocab.warning_cue.search(text) or _CALL_IF.search(text)
                            or _IF_DEVELOPS.search(text)) or listed_sign
+            followed = False  # read as a follow-up
             if warning:
                 facts.warning_signs.append(_warning(text, a, b, False))
             elif kind == "for_doctor" and (DATE.search(text) or _IN_TIME.search(text)
@@ -3046,8 +3064,10 @@ def read_summary(summary: str, glossary: Glossary | None = None,
             elif vocab.follow_up_cue.search(text) and (
                     DATE.search(text) or _IN_TIME.search(text) or vocab.follow_up_test.search(text)
                     or _DR.search(text)) or vocab.follow_up_test.search(text) and (
-                    DATE.search(text) or _IN_TIME.search(text)) and not medicine_names(text, glossary, vocab):
+                    DATE.search(text) or _IN_TIME.search(text)) and not medicine_names(
+                    _A_LEVEL.sub(" ", vocab.follow_up_test.sub(" ", text)), glossary, vocab):
                 facts.follow_ups += _follow_ups(summary, a, b, vocab, order)
+                followed = True
             elif _restriction_kind(text, vocab) and not medicine_names(text, glossary, vocab) \
                     and (kind == "instructions" or vocab.restriction_cue.search(text)
                          or _ADVISED.search(text)):  # "We have asked her to drink 1.5 litres"
@@ -3078,7 +3098,7 @@ def read_summary(summary: str, glossary: Glossary | None = None,
                     said.append(medication)
             # "While you are on apixaban please avoid contact sports": the medicine is only
             # the context of what to avoid.
-            if (not said and _restriction_kind(text, vocab) and not vocab.follow_up_cue.search(text)
+            if (not said and not followed and _restriction_kind(text, vocab) and not vocab.follow_up_cue.search(text)
                     and (kind == "instructions" or vocab.restriction_cue.search(text))
                     and medicine_names(text, glossary, vocab)):
                 facts.restrictions += _restrictions(summary, a, b, vocab)
@@ -3382,8 +3402,9 @@ def _read_medication_list(summary: str, section: SummarySection, items: list[tup
         if section.effective_kind != "medications" and not header:
             continue
         column = _status_cell(line, header, vocab) if header else ""
-        if _is_label_line(line, glossary, vocab):
-            # A label over the lines below it: "Stopped:", "** NEW **"; one with no status
+        if _is_label_line(line, glossary, vocab) and (a, b) != items[-1]:
+            # A label over the lines below it: "Stopped:", "** NEW **" (the list's last line
+            # labels nothing: "Combined oral contraceptive pill - CONTINUE"); one with no status
             # ("H. pylori treatment - all three for 14 days:") stays under the one above
             listed_status = _status(line, vocab) or listed_status
             label = line.strip().strip("*#=- ").rstrip(":").strip()

@@ -16,6 +16,9 @@ from dataclasses import dataclass
 from ..config import resource_root
 from ..errors import ConfigError
 
+# The last word of a heading about one medicine's safe use ("LITHIUM SAFETY")
+_MEDICINE_TOPICS = frozenset({"safety", "monitoring", "precautions", "advice", "information",
+                              "education", "counselling", "counseling", "warnings", "teaching"})
 _MONTHS = {"jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6, "jul": 7, "aug": 8,
            "sep": 9, "oct": 10, "nov": 11, "dec": 12}
 _MONTH_WORD = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|"
@@ -324,6 +327,9 @@ class Vocabulary:
                 and re.search(r"\b(?:actions?|requests?|recommend\w*|notes?|to do|for|to|suggest\w*|"
                               r"plan|asks?|advice)\b", name):
             return "for_doctor"
+        # "LITHIUM SAFETY", "Warfarin monitoring": what to watch while on one medicine
+        if self.names_a_medicine_topic(name):
+            return "instructions"
         # "Amantadine plan", "Prednisone taper": how to take one medicine
         words = name.split()
         if 2 <= len(words) <= 4 and words[-1] in ("plan", "schedule", "taper", "dosing", "regimen",
@@ -348,6 +354,14 @@ class Vocabulary:
             if known and all(k == known[0] for k in known):
                 return known[0]
         return "other"
+
+    def names_a_medicine_topic(self, title: str) -> bool:
+        """A heading of what to watch or know while on a medicine ("LITHIUM SAFETY",
+        "Warfarin monitoring"), whose words are otherwise a medicine line's."""
+        words = re.sub(r"[^a-z0-9 -]+", " ", title.lower()).split()
+        return 2 <= len(words) <= 4 and words[-1] in _MEDICINE_TOPICS \
+            and self.is_medicine_word(words[0]) \
+            and all(self.is_medicine_word(word) or re.fullmatch(SALT_WORD, word) for word in words[1:-1])
 
     def section_plain(self, kind: str) -> str:
         """The handout's heading for a kind of section ("medications" -> "Your medicines")."""
