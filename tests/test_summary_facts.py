@@ -1360,3 +1360,41 @@ def test_each_rule_the_medicine_safety_heading_needed_holds_alone(glossary):
     facts = read_summary("Plan:\n- Warning signs: fainting, a racing heart, or new chest pain. If these "
                          "happen, go to the ER.\n", glossary)
     assert [s.signs for s in facts.warning_signs] == ["fainting, a racing heart, or new chest pain"]
+
+
+def test_a_medicine_named_among_the_signs_of_a_get_help_line_is_no_medicine_line(glossary):
+    # Under the list, "Go to the ED ... for a headache that does not go away with
+    # acetaminophen" gave acetaminophen a reason ("a headache that does not go away"), and
+    # its danger signs were lost.
+    facts = read_summary("Discharge meds:\n- Paracetamol 1 g PO q6h PRN - CONTINUE.\n- Return to the ED "
+                         "if the rash spreads, or for a fever that does not come down with paracetamol.\n",
+                         glossary)
+    [paracetamol] = facts.medications
+    assert paracetamol.reason == "" and paracetamol.status == "unchanged"
+    assert [s.signs for s in facts.warning_signs] == [
+        "the rash spreads, or for a fever that does not come down with paracetamol"]
+    # a sign to act on that says what to do with a medicine stays that medicine's line
+    [carbimazole] = read_summary("Discharge meds:\n- Carbimazole 20 mg daily - NEW. If you get a sore "
+                                 "throat, stop it and call us.\n", glossary).medications
+    assert carbimazole.status == "new"
+
+
+def test_a_medicine_for_a_future_pregnancy_is_not_new_now(glossary):
+    for line in ("In a future pregnancy she should start low-dose aspirin 150 mg at night from 12 weeks.",
+                 "If you become pregnant, start folic acid 5 mg daily."):
+        later = read_summary("Discharge meds:\n- Labetalol 200 mg BID - NEW\n\nPlan:\n" + line + "\n",
+                             glossary).medications[1:]
+        assert all(medication.status == "" for medication in later), line
+
+
+def test_a_release_form_said_in_words_is_the_same_product_as_its_letters(glossary):
+    # "Nifedipine extended-release ... increased to 60 mg" and "Nifedipine ER 60 mg - NEW"
+    # were two rows: a patient could have taken both.
+    facts = read_summary("Plan: Felodipine extended-release was started at 5 mg daily and increased to "
+                         "10 mg daily.\n\nDischarge meds:\n- Felodipine ER 10 mg PO once daily - NEW.\n",
+                         glossary)
+    assert [m.name.lower().split()[0] for m in facts.medications] == ["felodipine"]
+    # a slow-release form beside a plain one of another dose stays two products
+    facts = read_summary("Discharge meds:\n- Co-careldopa 25/100 mg TDS\n- Co-careldopa CR 50/200 mg at "
+                         "night\n", glossary)
+    assert len(facts.medications) == 2

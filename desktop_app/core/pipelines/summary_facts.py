@@ -828,6 +828,21 @@ _CALL_IF = re.compile(r"(?<!\ba )(?<!\bthe )(?<!morning )(?<!evening )(?<!daily 
                       re.IGNORECASE)
 
 
+# A line that says first to get help: "Go to the ED if ...", "Call the ward for ..."
+_GET_HELP_FIRST = re.compile(r"\s*(?:[-*•]\s*)?(?:call|go to|return|come back|seek|ring|phone|contact)\b",
+                             re.IGNORECASE)
+
+
+def _names_medicines_only_as_signs(line: str, glossary: Glossary | None, vocab: Vocabulary) -> bool:
+    """Whether a line names no medicine, or names medicines only among the signs of a line
+    that says first to get help ("Go to the ED ... for a headache that does not go away with
+    acetaminophen"): no medicine of the list, and no reason for one."""
+    names = medicine_names(line, glossary, vocab)
+    condition = re.search(r"\b(?:if|for|when)\b", line, re.IGNORECASE)
+    return not names or bool(_GET_HELP_FIRST.match(line) and condition
+                             and all(start > condition.start() for start, *_rest in names))
+
+
 def reads_as_warning(text: str, vocab: Vocabulary | None = None) -> bool:
     """Whether a line says when to call or come back ("Call 911 at once if ...", "If she
     develops a fever ..."), wherever it sits."""
@@ -1541,6 +1556,10 @@ _NOT_A_STATUS = re.compile(r"\badded\s+to\s+(?:her|his|their|the|your|this|that|
                            r"\b(?:hold|skip|omit)\s+(?:it|them|this|the (?:next )?dose|a dose|dose|doses)\s+(?:and|&)\s+"
                            r"(?:call|ring|phone|contact|tell|check)\b[^.;]{0,40}?\b(?:if|when)\b|"
                            rf"{_CONDITIONAL_NO.pattern}|"
+                           # "In any future pregnancy she should start aspirin": not now
+                           r"\bin\s+(?:any|a|the|her|your|his|their|each)\s+(?:future|next|later|subsequent)\s+"
+                           r"pregnanc(?:y|ies)\b[^.;]*|\b(?:if|when|once|should)\s+(?:she|you)\s+(?:becomes?|gets?|"
+                           r"is|are|falls?)\s+pregnant\b[^.;]*|"
                            # "change every 72 hours", "change the patch twice weekly": how often
                            # a patch is replaced
                            r"\bchange\s+(?:(?:it|them|the|each|your|a)\s+)?(?:(?:new\s+)?(?:patch|patches|dressing)\s+)?"
@@ -2732,6 +2751,23 @@ def _named_as(known: Medication, new: Medication) -> bool:
     return False
 
 
+# The forms that release a medicine slowly, each a name of one kind of product
+_SLOW_RELEASE = frozenset({"cr", "sr", "xr", "er", "xl", "la", "mr", "cd", "retard", "continus",
+                           "prolonged-release", "modified-release", "extended-release", "sustained-release",
+                           "controlled-release"})
+
+
+def _release_forms(medication: Medication) -> set[str]:
+    """The release forms a medicine's name gives, or the words right after its name in its
+    line ("Nifedipine extended-release started at 30 mg" is "Nifedipine ER"); every slow
+    release form is one."""
+    words = medication.name.lower().split()
+    at = medication.text.lower().find(medication.name.lower()) if medication.name else -1
+    if at >= 0:
+        words += medication.text.lower()[at + len(medication.name):].split()[:1]
+    return {"slow" if word in _SLOW_RELEASE else word for word in words if word in _RELEASE_FORMS}
+
+
 def _merge(medications: list[Medication], new: Medication) -> Medication:
     """Add `new`, or fill what an earlier mention of the same medicine left unsaid; the
     medication it went into."""
@@ -2741,7 +2777,7 @@ def _merge(medications: list[Medication], new: Medication) -> Medication:
             known.step == 0 and new.step == 1
         # "Co-careldopa 25/100 mg" and "Co-careldopa CR 50/200 mg", each with its dose, are
         # two products; "metoprolol succinate" named again is "Metoprolol succinate ER".
-        released = (set(known.name.lower().split()) ^ set(new.name.lower().split())) & _RELEASE_FORMS
+        released = _release_forms(known) ^ _release_forms(new)
         # ("ondansetron 4 mg" and "ondansetron ODT 4 mg": one medicine that melts on the tongue)
         two_products = bool(released and known.dose and new.dose
                             and (released - {"odt"} or known.dose != new.dose)) or bool(
@@ -3414,7 +3450,7 @@ def _read_medication_list(summary: str, section: SummarySection, items: list[tup
         if header:  # the record's own columns ("| Last dose given | 06/12 08:00 |") are not read,
             # nor the dose before the stay ("| Home dose |")
             line = _without_record_cells(line, header, vocab)
-        elif reads_as_warning(line, vocab) and not medicine_names(line, glossary, vocab):
+        elif reads_as_warning(line, vocab) and _names_medicines_only_as_signs(line, glossary, vocab):
             # "Call 911 at once if he is too breathless to talk" under the list: a sign to
             # come back, never a medicine named "Call".
             facts.warning_signs.append(_warning(line, a, b, bool(LIST_ITEM.match(line))))
