@@ -1398,3 +1398,30 @@ def test_a_release_form_said_in_words_is_the_same_product_as_its_letters(glossar
     facts = read_summary("Discharge meds:\n- Co-careldopa 25/100 mg TDS\n- Co-careldopa CR 50/200 mg at "
                          "night\n", glossary)
     assert len(facts.medications) == 2
+
+
+def test_a_device_named_after_its_medicine_is_not_that_medicine(glossary):
+    # "Insulin pump - HOLD" read as insulin on hold: a handout told a man with type 1
+    # diabetes, just treated for ketoacidosis, "ON HOLD: Insulin".
+    facts = read_summary("Discharge medications:\n- Insulin detemir 18 units SC at night - NEW\n"
+                         "- Insulin pump - HOLD until the pump team has seen him.\n", glossary)
+    read = {m.name.lower(): m.status for m in facts.medications}
+    assert read == {"insulin detemir": "new", "insulin pump": "held"}
+
+
+def test_a_heading_that_ends_a_paragraph_line_over_a_list_starts_its_section(glossary):
+    summary = ("He stays on injections for now and keeps the pump off. Discharge insulin plan:\n"
+               "- Insulin detemir 18 units SC at night - NEW\n- Insulin lispro 4 units SC with meals - NEW\n")
+    kinds = [(s.title, s.effective_kind) for s in read_summary(summary, glossary).sections]
+    assert kinds[-1] == ("Discharge insulin plan", "medications")
+    # a sentence before a list, and a title after "Dr.", stay where they are
+    for summary in ("She was seen today. We advised her to:\n- rest\n",
+                    "Follow-up: Call Dr. Okoye's office for:\n- a fever\n"):
+        assert not any(s.title in ("We advised her to", "Okoye's office for")
+                       for s in read_summary(summary, glossary).sections), summary
+
+
+def test_a_result_with_a_date_is_no_test_to_come(glossary):
+    facts = read_summary("Plan:\nHer potassium was 2.9 on 05/02/2025 and came back to 4.1 with replacement.\n"
+                         "Potassium on 05/09/2025 at the practice.\n", glossary)
+    assert [f.when for f in facts.follow_ups] == ["2025-05-09"] and not facts.restrictions

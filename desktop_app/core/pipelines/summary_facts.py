@@ -106,13 +106,24 @@ _RUN_ON_CUT = re.compile(r"(?<=:)\s*,\s*(?=\S)|(?<=[.;])\s*,\s*(?=[A-Z0-9(\[])|,
 _DICTATION = re.compile(r"^\s*(?P<title>[DT])\s*:\s*(?=\d)")
 
 
+# A heading at the end of a paragraph's line, over a list: "... until then. Discharge insulin plan:"
+# (not after "Dr.", nor a sentence: "We advised him to:")
+_TRAILING_TITLE = re.compile(r"(?<=[a-z]{3}[.!?])\s+(?!(?:We|He|She|You|They|I|It|This|Please)\b)"
+                             r"(?=[A-Z][A-Za-z /&'-]{2,50}:\s*$)")
+_LIST_LINE_NEXT = re.compile(r"\s*(?:[-*•]|\d{1,2}[.)])\s")
+
+
 def _line_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of each line of `text`, without its line break; a line of a dictated
-    run-on ("HEADING:,text.,1. item,2. item") is cut where its line breaks once were."""
+    run-on ("HEADING:,text.,1. item,2. item") is cut where its line breaks once were, and
+    a heading that ends a paragraph's line over a list is a line of its own."""
     spans, offset = [], 0
     for line in text.splitlines(keepends=True):
         body = line.rstrip("\r\n")
-        if _RUN_ON_LINE.search(body):
+        trailing = _TRAILING_TITLE.search(body)
+        if trailing and _LIST_LINE_NEXT.match(text, offset + len(line)):
+            spans += [(offset, offset + trailing.start()), (offset + trailing.end(), offset + len(body))]
+        elif _RUN_ON_LINE.search(body):
             position = 0
             for cut in _RUN_ON_CUT.finditer(body):
                 if re.search(r"(?<![A-Za-z])(?:[A-Za-z]\.){2,}$", body[:cut.start()]) and not \
@@ -1245,7 +1256,12 @@ def medicine_names(text: str, glossary: Glossary | None, vocab: Vocabulary | Non
             name = text[start:end]
             key = name.lower()
         numbered.append((start, end, name, key))
-    return sorted(numbered)
+    # "Insulin pump - HOLD", "glucose meter": a device, not the medicine it holds or reads
+    return sorted(n for n in numbered if not _DEVICE_AFTER.match(text, n[1]))
+
+
+_DEVICE_AFTER = re.compile(r"\s+(?:pumps?|meters?|monitors?|sensors?|test\s+strips|strips|infusion\s+sets?|"
+                           r"cannulas?|lancets?|pump\s+supplies)\b", re.IGNORECASE)
 
 
 def medicine_kinds(name: str, key: str, glossary: Glossary | None) -> set[str]:
@@ -2854,6 +2870,9 @@ def _follow_up(text: str, start: int, end: int, vocab: Vocabulary, order: str) -
                     test.group(1) if test else "", start, end)
 
 
+# "Creatinine peaked at 1.4 and was back to 0.9 on 06/16": a result, no test to come
+_PAST_RESULT = re.compile(r"\b(?:was|were|peaked|showed|came\s+back|fell|rose|improved|normali[sz]ed|"
+                          r"had\s+(?:risen|fallen|improved))\b", re.IGNORECASE)
 # "lithium level", "vancomycin trough": a blood test named by the medicine it measures
 _A_LEVEL = re.compile(r"\b[A-Za-z-]+\s+(?:levels?|troughs?|concentrations?)\b", re.IGNORECASE)
 _FOLLOW_UP_CLAUSE = re.compile(r",?\s+and\s+(?=(?:a|an|the|your|her|his|their|repeat|follow|then)\b)|;\s*")
@@ -3100,11 +3119,12 @@ def read_summary(summary: str, glossary: Glossary | None = None,
             elif vocab.follow_up_cue.search(text) and (
                     DATE.search(text) or _IN_TIME.search(text) or vocab.follow_up_test.search(text)
                     or _DR.search(text)) or vocab.follow_up_test.search(text) and (
-                    DATE.search(text) or _IN_TIME.search(text)) and not medicine_names(
+                    DATE.search(text) or _IN_TIME.search(text)) and not _PAST_RESULT.search(text) and not medicine_names(
                     _A_LEVEL.sub(" ", vocab.follow_up_test.sub(" ", text)), glossary, vocab):
                 facts.follow_ups += _follow_ups(summary, a, b, vocab, order)
                 followed = True
             elif _restriction_kind(text, vocab) and not medicine_names(text, glossary, vocab) \
+                    and not (_PAST_RESULT.search(text) and vocab.follow_up_test.search(text) and DATE.search(text)) \
                     and (kind == "instructions" or vocab.restriction_cue.search(text)
                          or _ADVISED.search(text)):  # "We have asked her to drink 1.5 litres"
                 facts.restrictions += _restrictions(summary, a, b, vocab)
