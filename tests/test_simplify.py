@@ -462,3 +462,15 @@ def test_a_summary_in_capitals_reads_as_sentences_on_page_one(glossary):
     assert "Penicillin (hives)" in text and "PENICILLIN" not in text, text
     assert "(potassium and creatinine on furosemide)" in text, text
     assert "Replaced by Pantoprazole" in text, text
+
+
+def test_two_doses_of_one_day_are_not_steps_one_after_the_other(glossary):
+    # "300 mg in the morning and 600 mg at bedtime" had read "then 600 mg", as if the
+    # morning dose were to be replaced.
+    from desktop_app.core.pipelines.evidence import Explainer
+    from desktop_app.core.pipelines.simplify import medicine_row
+    explainer = Explainer(glossary, "", "mdy", True, glosses=0)
+    for line, later in (("Gabapentin 300 mg in the morning and 600 mg at night - NEW", "600 mg"),
+                        ("Prednisolone 40 mg daily for 5 days, then 30 mg daily for 5 days - NEW", "then 30 mg")):
+        medications = read_summary("DISCHARGE MEDICATIONS\n" + line + "\n", glossary).medications
+        assert medicine_row(medications[1], explainer).how_much == later, line

@@ -1425,3 +1425,31 @@ def test_a_result_with_a_date_is_no_test_to_come(glossary):
     facts = read_summary("Plan:\nHer potassium was 2.9 on 05/02/2025 and came back to 4.1 with replacement.\n"
                          "Potassium on 05/09/2025 at the practice.\n", glossary)
     assert [f.when for f in facts.follow_ups] == ["2025-05-09"] and not facts.restrictions
+
+
+def test_a_suspension_s_strength_per_volume_is_no_dose(glossary):
+    # "400 mg/57 mg per 5 mL: give 7 mL" had been read as a dose of 5 mL: a child would
+    # have had about a third too little.
+    [medicine] = read_summary("Discharge medications:\n- Co-amoxiclav suspension 250 mg/62 mg per 5 mL: "
+                              "give 6 mL by mouth three times a day. NEW.\n", glossary).medications
+    assert (medicine.dose, medicine.count) == ("250/62 mg/5 mL", "6 mL")
+
+
+def test_tablets_dispensed_are_the_supply_and_no_reason(glossary):
+    for line in ("Tramadol 50 mg PO q6h PRN pain - NEW. 14 tablets dispensed, no refills.",
+                 "tramadol 50 mg every 6 hours as needed for pain, 14 tablets only, no refills"):
+        [tramadol] = read_summary("Discharge medications:\n- " + line + "\n", glossary).medications
+        assert (tramadol.dose, tramadol.count, tramadol.reason) == ("50 mg", "", "pain"), line
+
+
+def test_no_medicines_were_stopped_stops_none_and_another_thing_s_sentence_gives_no_status(glossary):
+    facts = read_summary("Medications on discharge: paracetamol 1 g four times a day as needed; senna 15 mg at "
+                         "night while taking codeine. His inhalers continue unchanged. No medicines were "
+                         "stopped.\n", glossary)
+    assert {m.name.lower(): m.status for m in facts.medications} == {"paracetamol": "", "senna": ""}
+
+
+def test_the_days_left_of_a_course_are_its_duration_not_the_total(glossary):
+    [prednisolone] = read_summary("Discharge medications:\nPrednisolone | 30 mg | once daily | NEW - 3 more days "
+                                  "then STOP. 7 days total.\n", glossary).medications
+    assert prednisolone.duration == "3 days"

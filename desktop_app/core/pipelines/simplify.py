@@ -354,6 +354,14 @@ def story_note(section: HandoutSection) -> str:
 # ---- the tables, from the facts -------------------------------------------------------
 
 
+def _same_day_dose(m: Medication) -> bool:
+    """Whether a later step is another dose of the same day ("300 mg in the morning and 600 mg
+    at bedtime"): its dose follows "and", with no "then" before it."""
+    amount = re.escape(m.count or m.dose)
+    return bool(amount and re.search(rf"\band\s+(?:take\s+|give\s+)?{amount}", m.text, re.IGNORECASE)
+                and not re.search(rf"\bthen\b[^.;]{{0,40}}?{amount}", m.text, re.IGNORECASE))
+
+
 def medicine_row(medication: Medication, explainer: Explainer) -> MedicineRow:
     """A row of "Your medicines": every field the summary gives of the medicine."""
     m, vocab, order = medication, vocabulary(), explainer.date_order
@@ -377,7 +385,7 @@ def medicine_row(medication: Medication, explainer: Explainer) -> MedicineRow:
         # "Take 2 tablets (40 mg total)" with no tablet strength written: never "2 tablets of
         # 40 mg", which would be twice the dose
         how_much = f"{m.count} ({m.dose} in all)"
-    if m.step > 1:
+    if m.step > 1 and not _same_day_dose(m):
         # A later step of a dose that changes on a schedule reads as one ("then 2 tablets of
         # 20 mg ...", under the row of the step before)
         how_much = f"then {how_much}".strip()

@@ -1334,9 +1334,10 @@ def _quantities(text: str, vocab: Vocabulary) -> list[_Quantity]:
     unit = vocab.unit_pattern
     number = r"\d+(?:[.,]\d+)?"
     found: list[_Quantity] = []
-    # ("7.5-325 mg/15 mL", "400/57 mg/5 mL": a combination's two strengths in one volume)
-    concentration = re.compile(rf"(?<![\w.])({number}(?:\s*[-/]\s*{number})?)\s*({unit})\s*/\s*({number})?\s*"
-                               rf"({unit})(?![\w/])", re.IGNORECASE)
+    # ("7.5-325 mg/15 mL", "400/57 mg/5 mL", "400 mg/57 mg per 5 mL": a combination's two
+    # strengths in one volume)
+    concentration = re.compile(rf"(?<![\w.])({number}(?:\s*(?:{unit})?\s*[-/]\s*{number})?)\s*({unit})\s*"
+                               rf"(?:/|\bper\b)\s*({number})?\s*({unit})(?![\w/])", re.IGNORECASE)
     # "90 mcg/puff", "50 mcg/spray": the strength of each one taken
     for m in re.finditer(rf"(?<![\w.])({number})\s*({unit})\s*(?:/|per\s+)(?:puff|spray|actuation|inhalation|"
                          rf"drop|dose)\b", text, re.IGNORECASE):
@@ -1349,7 +1350,8 @@ def _quantities(text: str, vocab: Vocabulary) -> list[_Quantity]:
             continue
         if first.value in vocab.dose_units and second.value in ("ml", "l"):
             per = f"{_number_text(m.group(3))} " if m.group(3) else ""
-            strength = re.sub(r"[\d.,]+", lambda n: _number_text(n.group(0)), re.sub(r"\s+", "", m.group(1)))
+            strength = re.sub(r"[\d.,]+", lambda n: _number_text(n.group(0)),
+                              re.sub(r"\s+|[A-Za-z]+", "", m.group(1)))  # ("400 mg/57": the first unit is the second's)
             found.append(_Quantity(m.start(), m.end(), f"{strength} {first.plain}/{per}{second.plain}",
                                    second.value, True))
     words = "|".join(NUMBER_WORDS)
@@ -1411,7 +1413,8 @@ def _quantities(text: str, vocab: Vocabulary) -> list[_Quantity]:
 # Words after a number of tablets that make it the supply, not a dose: the refills
 # beside it, or "only" closing a table's cell or a bracket ("| 8 tablets only |"; a line's
 # "Take 1 tablet only" is a dose).
-_REFILLS_AFTER = re.compile(r"\s*,?\s*(?:no|zero|\d+|one|two|three)\s+refills?\b", re.IGNORECASE)
+_REFILLS_AFTER = re.compile(r"(?:\s+only)?\s*,?\s*(?:no|zero|\d+|one|two|three)\s+refills?\b"
+                            r"|\s+(?:dispensed|supplied)\b", re.IGNORECASE)  # ("10 tablets dispensed")
 _ONLY_AFTER = re.compile(r"\s+only\s*(?:$|[|)\n])", re.IGNORECASE | re.MULTILINE)
 
 
@@ -1572,6 +1575,11 @@ _NOT_A_STATUS = re.compile(r"\badded\s+to\s+(?:her|his|their|the|your|this|that|
                            r"\b(?:hold|skip|omit)\s+(?:it|them|this|the (?:next )?dose|a dose|dose|doses)\s+(?:and|&)\s+"
                            r"(?:call|ring|phone|contact|tell|check)\b[^.;]{0,40}?\b(?:if|when)\b|"
                            rf"{_CONDITIONAL_NO.pattern}|"
+                           # "No medicines were stopped": of none of them
+                           r"\b(?:no|none\s+of\s+(?:the|her|his|their|your))\s+(?:other\s+)?(?:medicines?|medications?|meds|"
+                           r"drugs|tablets)\s+(?:were|was|have\s+been|has\s+been|are|is|needed\s+to\s+be)\s+"
+                           r"(?:stopped|changed|started|held|ceased|discontinued)\b|"
+                           r"\b(?:nothing|none)\s+(?:was|were|has\s+been|have\s+been)\s+(?:stopped|changed|ceased)\b|"
                            # "In any future pregnancy she should start aspirin": not now
                            r"\bin\s+(?:any|a|the|her|your|his|their|each)\s+(?:future|next|later|subsequent)\s+"
                            r"pregnanc(?:y|ies)\b[^.;]*|\b(?:if|when|once|should)\s+(?:she|you)\s+(?:becomes?|gets?|"
@@ -1734,7 +1742,8 @@ def _reason(text: str, vocab: Vocabulary, *, brackets: bool = True) -> str:
                     r"at most\s+|a further\s+)?\d|\w+\s+(?:more\s+)?(?:days?|weeks?)\b|(?:some|many|"
                     r"several|a few|a couple of|years|months|now|the time being|a while)\b", why):
             continue
-        why = re.split(r"\s+(?:x\s*\d|until|then|max)\b|,?\s+(?:not|no) more than\b|\s+[-–—]\s|,\s*(?:to|and|which|who|then|"
+        why = re.split(r"\s+(?:x\s*\d|until|then|max)\b|,?\s+(?:not|no) more than\b|"
+                       r",\s*#?\d+\s+(?:tablets?|tabs?|capsules?|caps?)\b|\s+[-–—]\s|,\s*(?:to|and|which|who|then|"
                        r"with|but|so|as|if|only|once)\b|\s+(?:you|she|he|they|we)\s+(?:can|may|should|"
                        r"will|must|need)\b"
                        # the next instruction of an after-visit summary ("... bacteremia Take with water")
@@ -1816,6 +1825,9 @@ _ARROW = re.compile(r"(?<![-–\d.,/])(?P<from>\d[\d.,/]*(?:\s*[A-Za-z%]+(?:\s+(
                     r"twice daily|once daily|twice a day|once a day))?)?)"
                     r"\s*(?:->|→|=>|-->)\s*(?P<to>\d[\d.,/]*\s*[A-Za-z%]+)", re.IGNORECASE)
 # "5 days only", "7 day course"
+# "2 more days (11/08, 11/09) then STOP. 5 days total.": what is left, before the course's total
+_DURATION_MORE = re.compile(r"\b(?P<n>\d+|one|two|three|four|five|six|seven)\s+(?:more|further|additional)\s+"
+                            r"(?P<unit>days?|weeks?)\b", re.IGNORECASE)
 _DURATION_AFTER = re.compile(r"\b(?P<n>\d+)\s*-?\s*(?P<unit>days?|weeks?|months?)\s+(?:only|course|total|"
                              r"in total|supply)\b", re.IGNORECASE)
 
@@ -1903,7 +1915,8 @@ def _fields(medication: Medication, part: str, vocab: Vocabulary, order: str) ->
     if changed and vocab.timings(part[changed.start("to"):]):
         # "reduced from 300 mg daily to 100 mg every other day": the new regimen's timing
         frequency = _frequency(part[changed.start("to"):], vocab)[0]
-    duration = _DURATION.search(part) or _DURATION_AFTER.search(part) or _FIRST_WEEKS.search(part)
+    duration = _DURATION.search(part) or _DURATION_MORE.search(part) or _DURATION_AFTER.search(part) \
+        or _FIRST_WEEKS.search(part)
     medication.dose, medication.count = dose, count
     medication.route = vocab.routes[route.group(1).lower()].value if route else ""
     if not medication.route and any(q.unit == "puff" for q in quantities):
@@ -2362,7 +2375,11 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
         first_end = re.search(r"[.!?](?=\s+[A-Z])", said[name[1] - part_start:])
         # ("START naltrexone 50 mg daily. ... do NOT take any opioid while on this": the lead
         # says it)
-        if first_end and _status(f"{lead} {said[:name[1] - part_start + first_end.end()]}", vocab):
+        if first_end and (_status(f"{lead} {said[:name[1] - part_start + first_end.end()]}", vocab)
+                          # ("... while taking oxycodone. Her combined pill continues unchanged.":
+                          # the next sentence is another thing's)
+                          or re.match(r"\s+(?:Her|His|Their|Your)\s+(?!dose|doses|tablets?|medicine\b|medication\b)",
+                                      said[name[1] - part_start + first_end.end():])):
             said = said[:name[1] - part_start + first_end.end()]
         status = _status(f"{lead if index else ''} {said}", vocab)
         if index == 0 and (prefix_status or in_list and status_column):
@@ -2435,7 +2452,7 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
         for medication in found[:-1]:
             for key in ("duration", "until", "reason"):
                 setattr(medication, key, getattr(medication, key) or getattr(found[-1], key))
-    trailing = named[parts[-1][1]:]
+    trailing = re.split(r"(?<=[.!?])\s+(?=[A-Z])", named[parts[-1][1]:])[0]  # (its own sentence)
     plural = _status(trailing, vocab) if len(found) > 1 and _PLURAL_STATUS.search(trailing) else ""
     for index in range(len(found) - 2, -1, -1):
         # "His amlodipine 10 mg once daily and atorvastatin 20 mg at night continue
