@@ -1453,3 +1453,16 @@ def test_the_days_left_of_a_course_are_its_duration_not_the_total(glossary):
     [prednisolone] = read_summary("Discharge medications:\nPrednisolone | 30 mg | once daily | NEW - 3 more days "
                                   "then STOP. 7 days total.\n", glossary).medications
     assert prednisolone.duration == "3 days"
+
+
+def test_a_sentence_of_a_paragraph_that_says_when_to_get_help_is_a_warning_sign(glossary):
+    # "If temperature is 38.0 C or higher even once, call the oncology line" was lost from
+    # a neutropenic patient's handout: its paragraph began with other advice, and the
+    # decimal point ended the "if" clause early.
+    facts = read_summary("Infection advice: Wash your hands often and keep away from anyone with a cold. "
+                         "If your temperature is 37.8 C or more, ring the haematology ward at once, day or "
+                         "night. Eat well-cooked food.\n", glossary)
+    assert [s.signs for s in facts.warning_signs] == [
+        "your temperature is 37.8 C or more, ring the haematology ward at once, day or night"]
+    assert vocabulary().section_kind("Infection advice") == "instructions"
+    assert vocabulary().section_kind("Other advice") != "instructions"

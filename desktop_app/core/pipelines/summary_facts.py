@@ -828,7 +828,7 @@ _NEGATED_STOP = re.compile(r"\b(?:(?:do not|don't|never|must not|cannot|can't|ca
 # "if she develops a sore throat ...": a sign to act on, said of the patient.
 _IF_DEVELOPS = re.compile(r"\bif\s+(?:she|he|you|they|the patient|your child|the child|the baby|baby)\s+"
                           r"(?:develops?|gets?|notices?|becomes?|starts?|has any|have any)\b"
-                          r"|^\s*(?:[-*•]\s*)?if\b[^.]*\b(?:call|go to|come back|return|seek|contact|ring|phone)\b",
+                          r"|^\s*(?:[-*•]\s*)?if\b(?:[^.]|\.(?=\d))*\b(?:call|go to|come back|return|seek|contact|ring|phone)\b",
                           re.IGNORECASE)
 # Who a section for the family doctor speaks to ("Actions for GP").
 _DOCTOR_IN_TITLE = re.compile(r"\b(?:GP|PCP|primary care(?: physician| provider)?|family doctor)\b",
@@ -3126,6 +3126,7 @@ def read_summary(summary: str, glossary: Glossary | None = None,
             followed = False  # read as a follow-up
             if warning:
                 facts.warning_signs.append(_warning(text, a, b, False))
+
             elif kind == "for_doctor" and (DATE.search(text) or _IN_TIME.search(text)
                                            or vocab.follow_up_test.search(text)
                                            or re.search(r"\brefer", text, re.IGNORECASE)):
@@ -3148,6 +3149,11 @@ def read_summary(summary: str, glossary: Glossary | None = None,
             if warning:
                 before = []
                 continue  # "if she develops a sore throat, stop the carbimazole": not a status
+            # "Check your temperature ... If it is 38.0 C or higher even once, call the oncology
+            # line": a sentence of a paragraph says when to get help
+            facts.warning_signs += [_warning(summary[c:d], c, d, False) for c, d in _sentences(summary, a, b)
+                                    if (c, d) != (a, b) and (_IF_DEVELOPS.search(summary[c:d])
+                                                             or _CALL_IF.search(summary[c:d]))]
             in_hospital = (_IN_HOSPITAL.search(text) or _DURING_THE_STAY.search(text)) and not _AT_HOME.search(text)
             said = []
             for medication in [m for c, d in _clauses(summary, a, b, glossary, vocab)

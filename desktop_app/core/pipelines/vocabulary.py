@@ -346,6 +346,10 @@ class Vocabulary:
         # "Why Sofia was in the hospital"
         if re.match(r"why\b.*\b(?:hospital|admitted|here|stay)$", name):
             return "diagnoses"
+        # "Fever instructions", "Wound advice": what to do about one thing
+        if re.fullmatch(r"(?!(?:other|further|additional|general|special|more)\b)(?:[a-z/-]+\s+){1,2}"
+                        r"(?:instructions|advice|guidance)", name):
+            return "instructions"
         # "Diet and fluids", "Driving / activity": headings joined, read as the first's kind.
         joined = [part.strip() for part in re.split(r"\s+(?:and|&)\s+|\s*/\s*|,\s*", name)]
         if len(joined) > 1 and all(joined):
