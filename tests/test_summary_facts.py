@@ -1466,3 +1466,14 @@ def test_a_sentence_of_a_paragraph_that_says_when_to_get_help_is_a_warning_sign(
         "your temperature is 37.8 C or more, ring the haematology ward at once, day or night"]
     assert vocabulary().section_kind("Infection advice") == "instructions"
     assert vocabulary().section_kind("Other advice") != "instructions"
+
+
+def test_advice_lines_under_the_list_are_no_medicines(glossary):
+    # "Drink 2.5-3 L of fluid per day" had become a medicine named "Drink", "Sodium less
+    # than 2 g per day" one named "Sodium less than", and "It must NOT be left in for more
+    # than 3 months" a CHANGED "stent".
+    facts = read_summary("Discharge medications:\n- Furosemide 40 mg PO daily - NEW\n- Drink 1.5 L of fluid per day.\n"
+                         "- Salt less than 2 g per day.\n- Potassium under 4 g a day.\n\nAbout your catheter:\n"
+                         "- The catheter must be changed. It must NOT stay in for more than 12 weeks.\n", glossary)
+    assert [m.name for m in facts.medications] == ["Furosemide"]
+    assert ("About your catheter", "instructions") in [(s.title, s.effective_kind) for s in facts.sections]

@@ -2140,6 +2140,8 @@ def _unnamed_medicine(named: str, vocab: Vocabulary, *, in_list: bool) -> tuple[
         return start, start + len(name)  # "Glaxal Base cream - apply to whole body three times daily"
     if (not name or len(words) > 4 or not re.search(r"[A-Za-z]{3}", name) or not name[0].isalpha()
             or words[-1].lower() in vocab.not_medicines  # "Wear your CPAP every night"
+            or re.search(r"\b(?:less|more|fewer)\s+than\b|\b(?:under|below|over|above)$", name,
+                         re.IGNORECASE)  # "Sodium less than 2 g": a limit of the diet
             or {w.lower().strip(":,") for w in words} & _INSTRUCTION_WORDS
             # "Take the patch off at bedtime": the form of a medicine named before
             or words[0].lower() in vocab.units and vocab.units[words[0].lower()].value in vocab.dose_forms
@@ -2156,7 +2158,10 @@ def _unnamed_medicine(named: str, vocab: Vocabulary, *, in_list: bool) -> tuple[
                                     # "Skip a day if ...", "What changed: ..." below a medicine
                                     "skip", "what", "why", "how", "when", "crush", "mix", "disperse",
                                     "dissolve", "remove", "inject", "shake", "note", "wear",
-                                    "dr", "dr.", "mr", "mrs", "ms", "miss", "prof", "nurse")):
+                                    "dr", "dr.", "mr", "mrs", "ms", "miss", "prof", "nurse",
+                                    # "Drink 2.5-3 L of fluid per day": what to do, no medicine
+                                    "drink", "eat", "weigh", "check", "walk", "rest", "avoid", "limit",
+                                    "fluid", "fluids", "water", "stent", "catheter", "drain", "dressing")):
         return None
     after = rest[cut:]
     # "Florastor (Saccharomyces boulardii) 250 mg": the brackets hold its other name.
@@ -2287,7 +2292,9 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
     # medicine to take
     measured = [n for n in names if re.search(r"\b(?:serum|plasma|blood|random|trough|peak)\s+$", named[:n[0]],
                                               re.IGNORECASE)
-                or re.match(r"\s*(?:levels?|concentrations?|toxicity|overdose|poisoning|assay)\b|-(?:contaminated|"
+                or re.match(r"\s*(?:levels?|concentrations?|toxicity|overdose|poisoning|assay|"
+                            # "Sodium less than 2 g per day": a limit of the diet
+                            r"less\s+than|under\s+\d|below\s+\d|intake|restriction|restricted|limit)\b|-(?:contaminated|"
                             r"laced|induced|related|associated|positive|negative)\b", named[n[1]:], re.IGNORECASE)]
     names = [n for n in names if n not in passing and n not in treated and n not in beside and n not in measured]
     parts = _named_parts(named, _own_medicines(named, names, vocab) if in_list else names)

@@ -346,6 +346,10 @@ class Vocabulary:
         # "Why Sofia was in the hospital"
         if re.match(r"why\b.*\b(?:hospital|admitted|here|stay)$", name):
             return "diagnoses"
+        # "About your stent", "Caring for your drain": what to know and do about one thing
+        if re.fullmatch(r"(?:about|caring for|looking after|living with|care of)\s+(?:your|the|my)\s+[a-z/-]+"
+                        r"(?:\s+[a-z/-]+)?", name):
+            return "instructions"
         # "Fever instructions", "Wound advice": what to do about one thing
         if re.fullmatch(r"(?!(?:other|further|additional|general|special|more)\b)(?:[a-z/-]+\s+){1,2}"
                         r"(?:instructions|advice|guidance)", name):
