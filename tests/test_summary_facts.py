@@ -1477,3 +1477,11 @@ def test_advice_lines_under_the_list_are_no_medicines(glossary):
                          "- The catheter must be changed. It must NOT stay in for more than 12 weeks.\n", glossary)
     assert [m.name for m in facts.medications] == ["Furosemide"]
     assert ("About your catheter", "instructions") in [(s.title, s.effective_kind) for s in facts.sections]
+
+
+def test_when_to_come_back_below_the_appointments_is_a_warning_sign(glossary):
+    facts = read_summary("Follow-up:\n- GP in 1 week.\n- The clinic will call you if the scan needs repeating.\n\n"
+                         "COME BACK TO THE ED IF your breathing gets worse or your lips turn blue.\n", glossary)
+    assert [f.text for f in facts.follow_ups] == ["- GP in 1 week.",
+                                                  "- The clinic will call you if the scan needs repeating."]
+    assert [s.signs for s in facts.warning_signs] == ["your breathing gets worse or your lips turn blue"]

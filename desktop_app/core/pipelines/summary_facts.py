@@ -3072,8 +3072,16 @@ def read_summary(summary: str, glossary: Glossary | None = None,
             if kind == "medications":
                 continue
         if kind == "follow_up":
-            facts.follow_ups += [_follow_up(summary[a:b], a, b, vocab, order)
-                                 for a, b in items if re.search(r"[A-Za-z]{3}", summary[a:b])]
+            for a, b in items:
+                text = summary[a:b]
+                if (vocab.warning_cue.search(text) or _GET_HELP_FIRST.match(text)) \
+                        and not re.search(r"\bwill\s+(?:call|contact|phone|ring)\b", text, re.IGNORECASE) \
+                        and not (DATE.search(text) or _IN_TIME.search(text)):
+                    # "RETURN TO ED IF you need your rescue inhaler more often ..." below the
+                    # appointments: when to come back, no visit
+                    facts.warning_signs.append(_warning(text, a, b, bool(LIST_ITEM.match(text))))
+                elif re.search(r"[A-Za-z]{3}", text):
+                    facts.follow_ups.append(_follow_up(text, a, b, vocab, order))
             continue
         if kind == "warning_signs":
             # A list of signs, or advice written as sentences, where a sentence of what to
