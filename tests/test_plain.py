@@ -345,7 +345,8 @@ def test_the_story_is_short_and_leaves_lab_values_to_the_care_team(glossary):
 def test_an_abbreviation_written_out_is_in_plain_words_too(glossary):
     said = Explainer(glossary, "").explain("PMH: HTN, CAD s/p PCI, portal HTN. No NSAIDs (ibuprofen).")
     assert "high blood pressure (hypertension)" in said.lower(), said
-    assert "heart artery disease (coronary artery disease) after" in said, said
+    # ("CAD after PCI" read as if the disease came after the procedure)
+    assert "heart artery disease (coronary artery disease) having had" in said, said
     assert "portal hypertension" in said, said  # another condition: its words stay
     assert "status post" not in said and "HTN" not in said, said
     # The plain words' name and the line's own brackets are one pair.
@@ -428,7 +429,7 @@ def test_a_verb_or_record_shorthand_beside_another_form_is_still_plain(glossary)
     # two forms side by side stay only where they could make one term together; a verb and
     # the record's shorthand never do ("underwent uncomplicated", "status post laparoscopic")
     text, words = lay_words("He underwent uncomplicated surgery, status post laparoscopic repair.", glossary)
-    assert text == "He had problem-free surgery, after keyhole repair."
+    assert text == "He had problem-free surgery, having had keyhole repair."
     assert {"underwent", "uncomplicated", "status post"} <= set(words)
 
 
