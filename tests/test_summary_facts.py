@@ -1485,3 +1485,12 @@ def test_when_to_come_back_below_the_appointments_is_a_warning_sign(glossary):
     assert [f.text for f in facts.follow_ups] == ["- GP in 1 week.",
                                                   "- The clinic will call you if the scan needs repeating."]
     assert [s.signs for s in facts.warning_signs] == ["your breathing gets worse or your lips turn blue"]
+
+
+def test_a_medicine_named_again_after_then_is_its_next_step(glossary):
+    # The 5 mg step of a loading dose was lost: the patient could have stayed on 10 mg
+    # twice a day for months.
+    facts = read_summary("DISCHARGE MEDICATIONS\n1. Rivaroxaban 15 mg by mouth twice daily with food for 21 days, THEN\n"
+                         "   Rivaroxaban 20 mg by mouth once daily with food, for at least 3 months\n", glossary)
+    read = [(m.dose, m.frequency, m.step, m.reason) for m in facts.medications]
+    assert read == [("15 mg", "2/day", 1, ""), ("20 mg", "1/day", 2, "")]

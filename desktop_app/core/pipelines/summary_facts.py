@@ -1738,7 +1738,7 @@ def _reason(text: str, vocab: Vocabulary, *, brackets: bool = True) -> str:
         if re.fullmatch(r"(?:this|that|these|those|it|them)\W*", why, re.IGNORECASE):
             continue  # "held because of this": the reason is in another sentence
         # "for 5 days" and "for some years" are durations, "for pain" a reason.
-        if re.match(r"(?:another\s+|a total of\s+|the next\s+|no more than\s+|up to\s+|"
+        if re.match(r"(?:another\s+|a total of\s+|the next\s+|no more than\s+|up to\s+|at least\s+|"
                     r"at most\s+|a further\s+)?\d|\w+\s+(?:more\s+)?(?:days?|weeks?)\b|(?:some|many|"
                     r"several|a few|a couple of|years|months|now|the time being|a while)\b", why):
             continue
@@ -2556,6 +2556,7 @@ _THEN_DOSE = re.compile(r"(?:[,;]\s*|\s+)(?:and\s+)?then\s+(?:take\s+|give\s+|" 
                         r"with|before|after|qam|qpm|qhs|bd|tds|midday|noon))", re.IGNORECASE)
 
 
+_THEN_NAMED = re.compile(r"(?:[,;]\s*|\s+)then\s+(?P<name>[A-Za-z][\w-]{3,})\s+(?=\d)", re.IGNORECASE)
 # "   For the first 2 weeks (through 10/14/2025): give ...": a first step's length, at the
 # start of its line ("withheld for the first two days" in the course is none)
 _FIRST_WEEKS = re.compile(r"(?:^|\n)[ \t]*for\s+the\s+first\s+(?P<n>\d+|one|two|three|four|five|six)\s*"
@@ -2570,6 +2571,10 @@ def _steps(own: str, vocab: Vocabulary) -> list[tuple[int, int]]:
     cuts = [m for m in _THEN_DOSE.finditer(own) if _quantities(own[m.end():m.end() + 20], vocab)
             or not re.match(r"\d(?!\s*(?:x|times)\b)", own[m.end():m.end() + 12])
             and vocab.timings(own[m.end():m.end() + 25])]
+    # "..., THEN\n   Apixaban 5 mg BID": the medicine named again at its next step
+    cuts += [m for m in _THEN_NAMED.finditer(own) if vocab.is_medicine_word(m.group("name"))
+             and _quantities(own[m.end():m.end() + 20], vocab)
+             and not any(c.start() <= m.end() and m.start() <= c.end() for c in cuts)]
     cuts += [m for m in _STEP_LINE.finditer(own)
              if _quantities(own[m.end():m.end() + 40], vocab) and _quantities(own[:m.start()], vocab)
              and not any(c.start() <= m.end() and m.start() <= c.end() for c in cuts)]
