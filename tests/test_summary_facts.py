@@ -1494,3 +1494,27 @@ def test_a_medicine_named_again_after_then_is_its_next_step(glossary):
                          "   Rivaroxaban 20 mg by mouth once daily with food, for at least 3 months\n", glossary)
     read = [(m.dose, m.frequency, m.step, m.reason) for m in facts.medications]
     assert read == [("15 mg", "2/day", 1, ""), ("20 mg", "1/day", 2, "")]
+
+
+def test_a_count_alone_in_brackets_after_the_timing_is_the_supply(glossary):
+    [codeine] = read_summary("Discharge medications:\n1. Codeine 30 mg by mouth every 6 hours PRN pain, for up to "
+                             "2 days (8 tablets)\n", glossary).medications
+    assert (codeine.dose, codeine.count) == ("30 mg", "")
+    [paracetamol] = read_summary("Discharge medications:\n1. Paracetamol 1 g (2 tablets) four times a day\n",
+                                 glossary).medications
+    assert paracetamol.count == "2 tablets"  # right after the strength: how many to take
+
+
+def test_a_night_time_product_is_not_its_pain_reliever(glossary):
+    facts = read_summary("Instructions:\nAvoid sleep aids such as Advil PM or Benadryl.\n", glossary)
+    assert "advil pm" in [m.name.lower() for m in facts.medications]
+    assert "advil" not in [m.name.lower() for m in facts.medications]
+
+
+def test_a_status_label_over_two_sentences_holds_for_a_medicine_given_only_a_timing(glossary):
+    # "STOPPED: Aspirin 81 mg daily. Ibuprofen PRN." had lost ibuprofen and made aspirin
+    # "only when needed".
+    for line in ("STOPPED: Clopidogrel 75 mg daily. Naproxen PRN.", "STOPPED: Clopidogrel 75 mg daily; Naproxen PRN."):
+        facts = read_summary("DISCHARGE MEDICATIONS\n1. Bisoprolol 5 mg daily\n" + line + "\n", glossary)
+        read = {m.name.lower(): (m.status, m.as_needed) for m in facts.medications}
+        assert read["clopidogrel"] == ("stopped", False) and read["naproxen"] == ("stopped", True), line

@@ -1250,7 +1250,9 @@ def medicine_names(text: str, glossary: Glossary | None, vocab: Vocabulary | Non
     # "Tylenol #3" (with codeine) is another product than Tylenol: its own name and key.
     numbered = []
     for start, end, name, key in found:
-        suffix = re.match(r"\s*#\s?\d\b", text[end:])
+        # ("Tylenol PM", "Advil PM": a night-time product with a sleep aid, not a timing)
+        suffix = re.match(r"\s*#\s?\d\b", text[end:]) or (re.match(r" PM\b", text[end:])
+                                                          if name.lower() in _PM_BRANDS else None)
         if suffix:
             end += suffix.end()
             name = text[start:end]
@@ -1262,6 +1264,10 @@ def medicine_names(text: str, glossary: Glossary | None, vocab: Vocabulary | Non
 
 _DEVICE_AFTER = re.compile(r"\s+(?:pumps?|meters?|monitors?|sensors?|test\s+strips|strips|infusion\s+sets?|"
                            r"cannulas?|lancets?|pump\s+supplies)\b", re.IGNORECASE)
+
+
+# Pain relievers sold with a sleep aid as "<brand> PM"
+_PM_BRANDS = frozenset({"tylenol", "advil", "aleve", "motrin", "excedrin", "bayer"})
 
 
 def medicine_kinds(name: str, key: str, glossary: Glossary | None) -> set[str]:
@@ -1406,7 +1412,11 @@ def _quantities(text: str, vocab: Vocabulary) -> list[_Quantity]:
                                                 text[max(0, q.start - 30):q.start], re.IGNORECASE)
              and not _REFILLS_AFTER.match(text, q.end)
              and not (_ONLY_AFTER.match(text, q.end)
-                      and re.search(r"[|(]\s*$", text[max(0, q.start - 3):q.start]))]
+                      and re.search(r"[|(]\s*$", text[max(0, q.start - 3):q.start]))
+             # "... every 6 hours PRN severe pain, for up to 3 days (10 tablets)": a count alone
+             # in brackets after the timing is the supply
+             and not (q.unit in vocab.dose_forms and re.search(r"\(\s*$", text[max(0, q.start - 3):q.start])
+                      and re.match(r"\s*\)", text[q.end:]) and vocab.timings(text[:q.start]))]
     return [q for q in found if q.unit in vocab.dose_units or q.unit == "dose"]
 
 
@@ -2063,9 +2073,10 @@ def _own_medicines(named: str, names: list[tuple[int, int, str, str]],
                 # "STOPPED: Furosemide 40 mg daily (replaced by torsemide). Ibuprofen (do not
                 # restart).": a sentence of its own that starts with the name and says its
                 # status or dose
-                re.search(r"[.!?]\s+$", before) and name[2][:1].isupper()
-                and (dose or _status(re.split(r"[.!?](?:\s|$)", named[name[1]:], maxsplit=1)[0],
-                                     vocab))):
+                # ("STOPPED: Aspirin 81 mg daily. Ibuprofen PRN.": its timing says it is taken)
+                re.search(r"[.!?;]\s+$", before) and name[2][:1].isupper()
+                and (dose or _status(re.split(r"[.!?;](?:\s|$)", named[name[1]:], maxsplit=1)[0], vocab)
+                     or vocab.timings(re.split(r"[.!?;](?:\s|$)", named[name[1]:], maxsplit=1)[0]))):
             kept.append(name)
     return sorted(kept)
 
