@@ -474,3 +474,24 @@ def test_two_doses_of_one_day_are_not_steps_one_after_the_other(glossary):
                         ("Prednisolone 40 mg daily for 5 days, then 30 mg daily for 5 days - NEW", "then 30 mg")):
         medications = read_summary("DISCHARGE MEDICATIONS\n" + line + "\n", glossary).medications
         assert medicine_row(medications[1], explainer).how_much == later, line
+
+
+def test_a_medicine_row_keeps_its_line_s_other_sentences(glossary):
+    # "Never skip this dose, even if not eating." and "Do not swallow." had been dropped
+    # from the handout's rows.
+    from desktop_app.core.pipelines.evidence import Explainer
+    from desktop_app.core.pipelines.simplify import medicine_row
+    explainer = Explainer(glossary, "", "mdy", True, glosses=0)
+    facts = read_summary("DISCHARGE MEDICATIONS\n- Insulin detemir 20 units SC at night - NEW. Do not miss a dose, even "
+                         "when unwell.\n- Chlorhexidine mouthwash 10 mL twice a day - NEW. Rinse and spit out.\n"
+                         "- Warfarin 3 mg daily - CONTINUE. Aspirin is no longer needed.\n", glossary)
+    rows = [medicine_row(m, explainer) for m in facts.medications]
+    assert "Do not miss a dose, even when unwell." in rows[0].why
+    assert "Rinse and spit out." in rows[1].why
+    assert "Aspirin" not in rows[2].why  # another medicine's sentence is that medicine's
+
+
+def test_a_ratio_changed_from_keeps_its_grams(glossary):
+    [lispro] = read_summary("DISCHARGE MEDICATIONS\n2. Insulin aspart with meals: 1 unit per 8 g carbohydrate "
+                            "(CHANGED from 1 unit per 10 g)\n", glossary).medications
+    assert lispro.changed_from == "1 unit per 10 g"

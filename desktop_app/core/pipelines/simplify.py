@@ -43,7 +43,7 @@ from ..readability import lines_as_sentences
 from ..templates import render
 from .ask import EventCallback
 from .base import Pipeline
-from .answer_rules import answer_rules
+from .answer_rules import answer_rules, content_words
 from .checks import clean_reply, degeneracy_problems, failing_early, first_sentences
 from .evidence import Explainer
 from .grounding import missing_facts, unsupported_facts
@@ -354,6 +354,27 @@ def story_note(section: HandoutSection) -> str:
 # ---- the tables, from the facts -------------------------------------------------------
 
 
+# A sentence of a line that is a status word or the supply, which the row says already
+_ROW_SAYS = re.compile(r"(?:new|continue[ds]?|stopped|stop|changed|held|hold|unchanged|same|restart(?:ed)?)\W*$"
+                       r"|\d+\s+(?:tablets?|capsules?|tabs?)\s+(?:dispensed|supplied|only)\b|\brefills?\b", re.IGNORECASE)
+
+
+def _line_notes(m: Medication, row: str, explainer: Explainer) -> str:
+    """The sentences of a medicine's own line after the one that names it, which its row's
+    fields do not say ("Never skip this dose, even if not eating.", "Do not swallow.",
+    "Rinse mouth after use."): as written, for the row; not for a later step (its first
+    step's row has them), a table row or a line that names other medicines."""
+    line = LIST_ITEM.sub("", m.text, count=1).strip()
+    if m.step > 1 or "|" in line or m.label:
+        return ""
+    sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z(])", line)
+    known = set(content_words(row))
+    kept = [s for s in sentences[1:] if not _ROW_SAYS.search(s) and content_words(s)
+            and sum(w not in known for w in content_words(s)) > len(content_words(s)) / 2
+            and all(key == m.key for *_span, key in medicine_names(s, explainer.glossary))]
+    return " ".join(kept)
+
+
 def _same_day_dose(m: Medication) -> bool:
     """Whether a later step is another dose of the same day ("300 mg in the morning and 600 mg
     at bedtime"): its dose follows "and", with no "then" before it."""
@@ -403,6 +424,9 @@ def medicine_row(medication: Medication, explainer: Explainer) -> MedicineRow:
         reason = re.sub(r"^(replaced by )(.+)$", lambda r: r.group(1) + sentence_case(r.group(2), explainer.glossary),
                         m.reason)
         why.append(explainer.explain(sentence_case(reason, explainer.glossary)))
+    notes = _line_notes(m, " ".join([m.name, how_much, m.route, when, until, *why]), explainer)
+    if notes:
+        why.append(explainer.explain(notes))
     return MedicineRow(sentence_case(m.name, explainer.glossary), explainer.meaning(m.name, m.dose),
                        how_much, " ".join(filter(None, [m.route, when])), until,
                        CHANGE_LABELS.get(m.status, ""), " ".join(why), m.quote)

@@ -710,8 +710,9 @@ _FROM_TO = re.compile(r"\bfrom\s+(?P<from>[^;,()]*?\d[^;,()]*?)\s+to\s+(?P<to>[^
                       r"po|bid|tid|qd|od|bd|nightly|each|as|on|with|x)\b)",
                       re.IGNORECASE)
 _FROM_ONLY = re.compile(r"(?:\b(?:increased|decreased|reduced|changed|raised|lowered|titrated)\s+|\()from\s+"
-                        r"(?P<from>\d[\d.,/]*\s*[A-Za-z%]+(?:\s+(?:daily|once daily|twice daily|bid|tid|"
-                        r"qd|[a-z]+ a day))?)", re.IGNORECASE)
+                        # (a ratio: "from 1 unit per 12 g" of carbohydrate)
+                        r"(?P<from>\d[\d.,/]*\s*[A-Za-z%]+(?:\s+per\s+\d+(?:\.\d+)?\s*g\b)?"
+                        r"(?:\s+(?:daily|once daily|twice daily|bid|tid|qd|[a-z]+ a day))?)", re.IGNORECASE)
 # "increased to 20 mg", and in the imperative "reduce to 10 mg daily", "wean - 5 mg qhs"
 _TO_DOSE = re.compile(r"\b(?:(?:increase|decrease|reduce|change|raise|lower|titrate|uptitrate|downtitrate|wean)d?|"
                       r"halved|doubled|weaning|wean)\s*"
