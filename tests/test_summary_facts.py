@@ -1518,3 +1518,24 @@ def test_a_status_label_over_two_sentences_holds_for_a_medicine_given_only_a_tim
         facts = read_summary("DISCHARGE MEDICATIONS\n1. Bisoprolol 5 mg daily\n" + line + "\n", glossary)
         read = {m.name.lower(): (m.status, m.as_needed) for m in facts.medications}
         assert read["clopidogrel"] == ("stopped", False) and read["naproxen"] == ("stopped", True), line
+
+
+def test_a_medicine_that_starts_on_a_later_date_is_quoted_not_started_now(glossary):
+    # "Ferrous sulfate 325 mg daily, START 07/01/2025" read NEW with no date: the patient
+    # would have taken iron with the antibiotic it blocks.
+    [iron] = read_summary("DISCHARGE MEDICATIONS\n5. Ferrous fumarate 210 mg by mouth once daily, START 08/04/2025\n",
+                          glossary).medications
+    assert iron.doubt
+    facts = read_summary("DISCHARGE MEDICATIONS\n1. Apixaban 10 mg twice daily for 7 days (started 07/03/2025), THEN\n"
+                         "   Apixaban 5 mg twice daily starting 07/10/2025\n", glossary)
+    assert not any(m.doubt for m in facts.medications)  # a later step's start is its step's
+
+
+def test_a_list_of_names_after_do_not_take_stops_each(glossary):
+    facts = read_summary("Instructions:\n- Do not take aspirin, ibuprofen or naproxen unless your doctor approves, as "
+                         "these raise the risk of bleeding.\n", glossary)
+    assert {m.name: m.status for m in facts.medications} == {
+        "aspirin": "stopped", "ibuprofen": "stopped", "naproxen": "stopped"}
+    [acetaminophen] = read_summary("DISCHARGE MEDICATIONS\n- Acetaminophen 650 mg every 6 hours (scheduled)\n",
+                                   glossary).medications
+    assert acetaminophen.reason == ""  # "scheduled" says how, not why

@@ -1586,6 +1586,9 @@ _NOT_A_STATUS = re.compile(r"\badded\s+to\s+(?:her|his|their|the|your|this|that|
                            r"\b(?:hold|skip|omit)\s+(?:it|them|this|the (?:next )?dose|a dose|dose|doses)\s+(?:and|&)\s+"
                            r"(?:call|ring|phone|contact|tell|check)\b[^.;]{0,40}?\b(?:if|when)\b|"
                            rf"{_CONDITIONAL_NO.pattern}|"
+                           # "as these increase bleeding risk": what they do, no change of dose
+                           r"\b(?:these|this|they|it|which|that|both)\s+(?:can\s+|may\s+|will\s+)?(?:increases?|raises?|"
+                           r"lowers?|reduces?|decreases?)\b|"
                            # "No medicines were stopped": of none of them
                            r"\b(?:no|none\s+of\s+(?:the|her|his|their|your))\s+(?:other\s+)?(?:medicines?|medications?|meds|"
                            r"drugs|tablets)\s+(?:were|was|have\s+been|has\s+been|are|is|needed\s+to\s+be)\s+"
@@ -1796,7 +1799,9 @@ def _reason_in_brackets(inside: str, vocab: Vocabulary) -> bool:
                 or re.fullmatch(r"(?:no|zero|\d+|one|two|three)\s+refills?", lowered)
                 # "(PTA)", "(home med)": where it came from
                 or lowered in ("pta", "home med", "home medication", "own supply", "prior to admission", "otc",
-                               "rounded", "rounded up", "rounded down", "approx", "approximately")
+                               "rounded", "rounded up", "rounded down", "approx", "approximately",
+                               # "(scheduled)": taken by the clock, not only when needed
+                               "scheduled", "regular", "regularly", "routine", "around the clock")
                 or lowered.startswith(("until", "through", "x ", "see ", "e.g", "i.e", "or ", "and ",
                                        # "(especially water pills)": examples of what the line names
                                        "especially ", "such as ", "including ", "like ", "for example"))
@@ -1836,6 +1841,9 @@ _ARROW = re.compile(r"(?<![-–\d.,/])(?P<from>\d[\d.,/]*(?:\s*[A-Za-z%]+(?:\s+(
                     r"twice daily|once daily|twice a day|once a day))?)?)"
                     r"\s*(?:->|→|=>|-->)\s*(?P<to>\d[\d.,/]*\s*[A-Za-z%]+)", re.IGNORECASE)
 # "5 days only", "7 day course"
+# "START 07/01/2025", "starting on 10/15": a first dose on a later date
+_STARTS_ON = re.compile(r"\b(?:start|starting|begin|beginning|commence|commencing)\s+(?:on\s+|from\s+)?",
+                        re.IGNORECASE)
 # "2 more days (11/08, 11/09) then STOP. 5 days total.": what is left, before the course's total
 _DURATION_MORE = re.compile(r"\b(?P<n>\d+|one|two|three|four|five|six|seven)\s+(?:more|further|additional)\s+"
                             r"(?P<unit>days?|weeks?)\b", re.IGNORECASE)
@@ -1943,6 +1951,11 @@ def _fields(medication: Medication, part: str, vocab: Vocabulary, order: str) ->
         number = number_value(duration.group("n"))
         medication.duration = f"{number:g} {_unit_word(duration.group('unit'), number)}"
     _read_until(medication, part, vocab, order)
+    starts = _STARTS_ON.search(part)
+    if starts and medication.step <= 1 and DATE.match(part, starts.end()):
+        # "Ferrous sulfate 325 mg daily, START 07/01/2025": not today; a row that said only
+        # "NEW" would have the patient start it now
+        medication.doubt = medication.doubt or "it starts on a later date"
     # Brackets right after the name give another name ("rifAXIMin (XIFAXAN) 550 mg"), not why.
     named_as = re.match(r"[^(|\d]{1,45}?\(([^()]{1,40})\)", part)
     if named_as and len(named_as.group(1).split()) <= 3 and not _status(named_as.group(1), vocab):
@@ -2502,6 +2515,13 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
                 r"\b(?:when|if|as)\s+(?:needed|required|necessary)\b", " ",
                 said_of[parts[index - 1][0][1]:parts[index][1]], flags=re.IGNORECASE), re.IGNORECASE):
             continue  # "stop Sprintec, because the estrogen in it ...": not a list of medicines
+        if index and not medication.status and found[index - 1].status in ("stopped", "held") \
+                and re.fullmatch(r"\s*(?:,|,?\s*(?:and|or|nor))\s*", said_of[parts[index - 1][0][1]:parts[index][1]]) \
+                and not _quantities(owns[index - 1], vocab):
+            # "Do not take aspirin, ibuprofen or naproxen": each name of the list the stop
+            # before it heads
+            medication.status = found[index - 1].status
+            continue
         medication.status = medication.status or shared or plural
     if len(found) > 1:
         stated = [m for m in found if m.status]
