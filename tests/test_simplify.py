@@ -495,3 +495,28 @@ def test_a_ratio_changed_from_keeps_its_grams(glossary):
     [lispro] = read_summary("DISCHARGE MEDICATIONS\n2. Insulin aspart with meals: 1 unit per 8 g carbohydrate "
                             "(CHANGED from 1 unit per 10 g)\n", glossary).medications
     assert lispro.changed_from == "1 unit per 10 g"
+
+
+def test_a_medicine_row_says_how_the_dose_is_taken(glossary):
+    # "before breakfast", "with spacer", "during menstruation" had been dropped: taken
+    # with food, levothyroxine works less; a 5-day course "now" is not one each period.
+    from desktop_app.core.pipelines.evidence import Explainer
+    from desktop_app.core.pipelines.simplify import medicine_row
+    summary = ("DISCHARGE MEDICATIONS\n- Levothyroxine 100 mcg daily before breakfast - CONTINUE\n"
+               "- Esomeprazole 40 mg BID before breakfast and supper for 8 weeks, then 40 mg daily - NEW\n"
+               "- Ibuprofen 400 mg TID PRN pain, with food - NEW\n")
+    explainer = Explainer(glossary, summary, "mdy", True, glosses=0)
+    rows = [medicine_row(m, explainer) for m in read_summary(summary, glossary).medications]
+    assert rows[0].when.endswith("before breakfast")
+    assert "before breakfast and supper" in rows[1].when
+    assert "breakfast" not in rows[2].when  # the next step's words are not told apart: none
+    assert rows[3].when.count("with food") + rows[3].why.count("with food") == 1
+
+
+def test_a_medicine_named_as_when_something_is_avoided_takes_nothing_from_it(glossary):
+    facts = read_summary("DISCHARGE MEDICATIONS\nOlanzapine - CHANGED from 10 mg to 5 mg PO QHS\n\n"
+                         "OTHER INSTRUCTIONS\nNo driving while olanzapine doses are being adjusted and until "
+                         "reviewed by the community psychiatrist.\n", glossary)
+    [olanzapine] = facts.medications
+    assert olanzapine.until == ""
+    assert any("No driving" in r.text for r in facts.restrictions)

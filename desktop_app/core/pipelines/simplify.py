@@ -375,6 +375,17 @@ def _line_notes(m: Medication, row: str, explainer: Explainer) -> str:
     return " ".join(kept)
 
 
+def _how_taken(own: str, vocab) -> list[str]:
+    """The phrases of how a dose is taken that a medicine's own words hold, longest first,
+    none inside another."""
+    found: list[tuple[int, int, str]] = []
+    for phrase in vocab.how_taken:
+        for match in re.finditer(rf"(?<!\w){re.escape(phrase)}(?!\w)", own):
+            if not any(a < match.end() and match.start() < b for a, b, _p in found):
+                found.append((match.start(), match.end(), phrase))
+    return [phrase for _a, _b, phrase in sorted(found)]
+
+
 def _same_day_dose(m: Medication) -> bool:
     """Whether a later step is another dose of the same day ("300 mg in the morning and 600 mg
     at bedtime"): its dose follows "and", with no "then" before it."""
@@ -392,6 +403,13 @@ def medicine_row(medication: Medication, explainer: Explainer) -> MedicineRow:
         when = f"{when} at {m.time}".strip()
     if m.as_needed:
         when = f"{when}, only when needed".lstrip(", ")
+    # "before breakfast", "with food": how the dose is taken, from its own words
+    own = (explainer.summary[m.start:m.end] if explainer.summary[m.start:m.end].strip() else m.text).lower()
+    if m.step:  # a step's own words: the first step's before "then"; a later step's are not told apart
+        own = re.split(r"\bthen\b", own)[0] if m.step == 1 else ""
+    for phrase in _how_taken(own, vocab):
+        if phrase not in when.lower() and phrase not in m.reason.lower():
+            when = f"{when}, {phrase}".lstrip(", ")
     if m.maximum:
         when = f"{when}; no more than {m.maximum}".lstrip("; ")
     until_said = sentence_case(plain_date(m.until, order), explainer.glossary, start=False) if m.until else ""

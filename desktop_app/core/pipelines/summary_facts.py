@@ -2313,6 +2313,10 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
                and not _quantities(named[n[1]:n[1] + 20], vocab)]
     # "do NOT take while on celecoxib": the medicine it is taken beside, not one to take.
     beside = [n for n in names[1:] if _WHILE_ON.search(named[:n[0]])]
+    # "No driving while quetiapine doses are being adjusted": the medicine is when, not what
+    beside += [n for n in names if n not in beside
+               and re.search(r"\bwhile\s+(?:the\s+|her\s+|his\s+|your\s+|their\s+)?$", named[:n[0]], re.IGNORECASE)
+               and re.match(r"\s+(?:doses?\s+)?(?:is|are)\s+being\b", named[n[1]:], re.IGNORECASE)]
     # "Serum digoxin was 3.1 nmol/L", "with digoxin toxicity": a blood level or a harm, no
     # medicine to take
     measured = [n for n in names if re.search(r"\b(?:serum|plasma|blood|random|trough|peak)\s+$", named[:n[0]],

@@ -128,6 +128,7 @@ class Vocabulary:
     given_then: frozenset[str] = frozenset()  # words that go with it ("drip")
     route_kept: frozenset[str] = frozenset()  # no thing given ("IV access"): left as written
     given_after: tuple[str, ...] = ()  # words that may follow the thing given
+    how_taken: tuple[str, ...] = ()  # "before breakfast", "with food": how a dose is taken
     sides: tuple[tuple[str, tuple[str, ...]], ...] = ()  # ("left", ("L", "Lt")), as written
     side_between: tuple[str, ...] = ()
     side_body: tuple[str, ...] = ()
@@ -615,6 +616,7 @@ def vocabulary() -> Vocabulary:
             given_then=frozenset(w.lower() for w in data["route_given"]["then"]),
             route_kept=frozenset(w.lower() for w in data["route_given"]["kept"]),
             given_after=tuple(data["route_given"]["after"]),
+            how_taken=tuple(sorted(set(data["how_taken"]["phrases"]), key=len, reverse=True)),
             sides=(("left", tuple(data["side"]["left"])), ("right", tuple(data["side"]["right"]))),
             side_between=tuple(data["side"]["between"]),
             side_body=tuple(data["side"]["body"]),
