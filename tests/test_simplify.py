@@ -520,3 +520,14 @@ def test_a_medicine_named_as_when_something_is_avoided_takes_nothing_from_it(glo
     [olanzapine] = facts.medications
     assert olanzapine.until == ""
     assert any("No driving" in r.text for r in facts.restrictions)
+
+
+def test_a_word_to_know_is_named_as_the_handout_writes_it(glossary):
+    # "cefdinir" was defined for a handout that says "Cefpodoxime", and "bedside commode"
+    # for one that says "raised toilet seat": the patient looks for a word that is not there.
+    from desktop_app.core.pipelines.simplify import handout_without_model, words_to_know
+    summary = ("DISCHARGE MEDICATIONS\n- Cefpodoxime 200 mg PO BID for 10 days - NEW\n\n"
+               "FOLLOW-UP\n- Occupational therapy arranged a raised toilet seat and a shower chair.\n")
+    terms = [w["term"] for w in words_to_know(handout_without_model(summary, glossary), glossary)]
+    assert "cefpodoxime" in terms and "cefdinir" not in terms
+    assert "bedside commode" not in terms

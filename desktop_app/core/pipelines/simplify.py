@@ -686,9 +686,17 @@ def still_missing(summary: str, handout: Handout, glossary: Glossary | None,
 def words_to_know(handout: Handout, glossary: Glossary) -> list[dict[str, str]]:
     """The glossary's definitions of the hard words a patient reads first (What to do now,
     What happened in hospital); a word plain words replaced is not listed."""
-    return [{"term": entry.term, "definition": entry.definition}
-            for _match, entry in glossary.terms_to_explain(handout.main_text(about=False),
-                                                           MAX_WORDS_TO_KNOW)]
+    return [{"term": _as_written(match, entry), "definition": entry.definition}
+            for match, entry in glossary.terms_to_explain(handout.main_text(about=False),
+                                                          MAX_WORDS_TO_KNOW)]
+
+
+def _as_written(match, entry) -> str:
+    """A word to know by the name the handout gives it: "cefpodoxime", not the entry it
+    shares a definition with ("cefdinir"), which the patient would look for in vain."""
+    if match.form != "alias":
+        return entry.term
+    return next((alias for alias in entry.aliases if alias.lower() == match.text.lower()), match.text.lower())
 
 
 def section_of(piece: Piece, summary: str, glossary: Glossary | None, plain: bool
