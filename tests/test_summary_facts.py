@@ -1407,6 +1407,9 @@ def test_a_device_named_after_its_medicine_is_not_that_medicine(glossary):
                          "- Insulin pump - HOLD until the pump team has seen him.\n", glossary)
     read = {m.name.lower(): m.status for m in facts.medications}
     assert read == {"insulin detemir": "new", "insulin pump": "held"}
+    # and no answer says "Do not take Insulin pump": its line is quoted as written
+    from desktop_app.core.pipelines.evidence import Explainer
+    assert Explainer(glossary, "").medication(facts.medications[1]) == ""
 
 
 def test_a_heading_that_ends_a_paragraph_line_over_a_list_starts_its_section(glossary):

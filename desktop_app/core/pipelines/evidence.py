@@ -48,7 +48,7 @@ from .grounding import record_shorthand, unsupported_facts
 from .plain import Reader, lay_words, lexicon, lost_facts, shorter_sentences, sides_written_out
 from .question import Question, medicine_words, retrieval_tokens
 from .safety import reads_like_instruction
-from .summary_facts import (Medication, SummaryFacts, medicine_kinds, medicine_names,
+from .summary_facts import (NAMES_A_DEVICE, Medication, SummaryFacts, medicine_kinds, medicine_names,
                             patient_text, read_summary, reads_as_warning, section_items)
 from .vocabulary import DATE, SALT_WORD, date_order_of, plain_date, vocabulary
 
@@ -640,8 +640,10 @@ class Explainer:
         the line says nothing to do but the name (its own words are shown instead, since
         "Albuterol is not prescribed" must never read as "Take albuterol")."""
         m, vocab = medication, self.vocab
-        if m.doubt:
-            return ""  # a line read with doubt is quoted whole, never turned into an instruction
+        if m.doubt or NAMES_A_DEVICE.search(m.name):
+            # a line read with doubt is quoted whole, never turned into an instruction; nor is
+            # a device's ("Do not take Insulin pump")
+            return ""
         if (m.status in ("", "unchanged") and not (m.dose or m.route or m.frequency
                                                      or m.duration or m.until)):
             return ""

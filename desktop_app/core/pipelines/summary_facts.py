@@ -1263,8 +1263,10 @@ def medicine_names(text: str, glossary: Glossary | None, vocab: Vocabulary | Non
     return sorted(n for n in numbered if not _DEVICE_AFTER.match(text, n[1]))
 
 
-_DEVICE_AFTER = re.compile(r"\s+(?:pumps?|meters?|monitors?|sensors?|test\s+strips|strips|infusion\s+sets?|"
-                           r"cannulas?|lancets?|pump\s+supplies)\b", re.IGNORECASE)
+_DEVICE = r"(?:pumps?|meters?|monitors?|sensors?|test\s+strips|strips|infusion\s+sets?|cannulas?|lancets?|pump\s+supplies)"
+_DEVICE_AFTER = re.compile(rf"\s+{_DEVICE}\b", re.IGNORECASE)
+# "Insulin pump": a device a list line names, which is used, worn or kept off, never taken
+NAMES_A_DEVICE = re.compile(rf"\b{_DEVICE}$", re.IGNORECASE)
 
 
 # Pain relievers sold with a sleep aid as "<brand> PM"
