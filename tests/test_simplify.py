@@ -531,3 +531,15 @@ def test_a_word_to_know_is_named_as_the_handout_writes_it(glossary):
     terms = [w["term"] for w in words_to_know(handout_without_model(summary, glossary), glossary)]
     assert "cefpodoxime" in terms and "cefdinir" not in terms
     assert "bedside commode" not in terms
+
+
+def test_a_letter_s_request_of_the_family_doctor_is_not_turned_to_the_patient(glossary):
+    # "We would be grateful if you could repeat her liver tests" had read "... repeat your
+    # liver tests": the patient was asked to do what the doctor was asked.
+    from desktop_app.core.pipelines.simplify import handout_without_model
+    summary = ("Dear Dr Okafor,\n\nShe went home on 03/02/2025. We would be grateful if you could repeat her "
+               "kidney function in 1 week. She has a clinic appointment with us on 03/20/2025.\n\nYours sincerely,\n"
+               "Dr A. Example\n")
+    text = handout_without_model(summary, glossary).main_text()
+    assert "Your summary asks your family doctor: We would be grateful if you could repeat her kidney" in text
+    assert "repeat your kidney" not in text

@@ -450,6 +450,13 @@ def medicine_row(medication: Medication, explainer: Explainer) -> MedicineRow:
                        CHANGE_LABELS.get(m.status, ""), " ".join(why), m.quote)
 
 
+# A letter's request of the family doctor it is written to ("We would be grateful if you
+# could repeat her liver tests"): "you" there is the doctor, never the patient.
+_ASKS_THE_DOCTOR = re.compile(r"\b(?:we|I)\s+would\s+(?:be\s+grateful|appreciate\s+it)\s+if\s+you\s+(?:could|would)\b"
+                              r"|\b(?:could|would)\s+you\s+(?:please\s+)?(?:kindly\s+)?(?:repeat|check|arrange|review|"
+                              r"refer|recheck|consider)\b|\bplease\s+could\s+you\b", re.IGNORECASE)
+
+
 def _covered(start: int, end: int, spans: list[tuple[int, int]]) -> bool:
     return any(a < end and start < b for a, b in spans)
 
@@ -470,7 +477,7 @@ def handout_tables(summary: str, facts: SummaryFacts, glossary: Glossary | None,
     # What the patient reads holds no field of the record ("MRN: ...", "Attending: Dr ...").
     appointments = []
     for f in facts.follow_ups:
-        if facts.kind_at(f.start) == "for_doctor":
+        if facts.kind_at(f.start) == "for_doctor" or _ASKS_THE_DOCTOR.search(f.text):
             # The letter asks the family doctor ("Please check her U&Es in 1 week"): said as
             # asked of the doctor, never turned into an instruction to the patient.
             text = f"{FOR_DOCTOR_LEAD} {explainer.explain(patient_text(f.text), to_reader=False)}"
