@@ -543,3 +543,11 @@ def test_a_letter_s_request_of_the_family_doctor_is_not_turned_to_the_patient(gl
     text = handout_without_model(summary, glossary).main_text()
     assert "Your summary asks your family doctor: We would be grateful if you could repeat her kidney" in text
     assert "repeat your kidney" not in text
+
+
+def test_a_problem_heading_that_names_no_problem_is_not_a_diagnosis(glossary):
+    from desktop_app.core.pipelines.simplify import story_lines
+    summary = ("HOSPITAL COURSE\n# Problem: Community-acquired pneumonia\nTreated with antibiotics and improved.\n"
+               "# Unexpected finding: A small lung nodule was seen on the scan.\n")
+    lines = story_lines(summary, read_summary(summary, glossary), glossary, 6)
+    assert "Problem" not in lines and "Unexpected finding" not in lines

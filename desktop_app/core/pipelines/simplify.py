@@ -591,7 +591,7 @@ def story_lines(summary: str, facts: SummaryFacts, glossary: Glossary | None,
         if section.kind == "problem" and section.title and kind in (*STORY_KINDS, "instructions"):
             # A numbered problem of a course or a plan is named by a diagnosis.
             title = patient_text(section.title).strip(" :")
-            if title and not care_team_detail(title, glossary):
+            if title and not care_team_detail(title, glossary) and not _GENERIC_TITLE.fullmatch(title):
                 diagnoses.append(title)
         if kind not in STORY_KINDS:
             continue
@@ -632,6 +632,11 @@ def story_lines(summary: str, facts: SummaryFacts, glossary: Glossary | None,
 
 
 _PLAN = re.compile(r"\b(?:a\s*/\s*p|plan|assessment|impression)\b", re.IGNORECASE)
+# A problem's heading that names no problem ("# Problem: COPD flare", "Unexpected finding:"):
+# its own text says what the problem is
+_GENERIC_TITLE = re.compile(r"(?:(?:active|other|new|main)\s+)?(?:problems?|issues?|diagnos[ie]s|"
+                            r"(?:unexpected|incidental)\s+findings?|findings?|health\s+maintenance|other|"
+                            r"miscellaneous|misc)", re.IGNORECASE)
 
 
 def for_page_one(section: SummarySection) -> bool:
