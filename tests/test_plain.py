@@ -443,3 +443,12 @@ def test_a_number_written_with_a_thousands_comma_is_the_same_number_without_it()
                             "for knee pain. Take no more than 300 mg per day.", None) == [
         "number '3000'"]
     assert lost_facts("Doses 1,2 and 3.", "Doses 1 and 3.", None) == ["number '1,2'"]
+
+
+def test_her_back_and_an_adverb_before_the_verb_turn_to_the_reader():
+    # "going through to you back", "You rarely drinks alcohol" in a letter's story
+    from desktop_app.core.pipelines.plain import Reader
+    reader = Reader(("she", "her", "herself"), ())
+    assert reader.turn("She had pain going through to her back.") == "You had pain going through to your back."
+    assert reader.turn("She rarely drinks alcohol.") == "You rarely drink alcohol."
+    assert reader.turn("We will bring her back to clinic.") == "We will bring you back to clinic."

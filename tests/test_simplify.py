@@ -551,3 +551,14 @@ def test_a_problem_heading_that_names_no_problem_is_not_a_diagnosis(glossary):
                "# Unexpected finding: A small lung nodule was seen on the scan.\n")
     lines = story_lines(summary, read_summary(summary, glossary), glossary, 6)
     assert "Problem" not in lines and "Unexpected finding" not in lines
+
+
+def test_a_letter_in_paragraphs_still_tells_what_happened(glossary):
+    # A letter with no course or diagnosis heading had no "What happened in hospital".
+    from desktop_app.core.pipelines.simplify import story_lines
+    summary = ("Dear Dr Ames,\n\nThank you for seeing him. He came to the emergency department on 03/02 with a "
+               "swollen, painful left calf. An ultrasound showed a clot in the calf vein. He was started on "
+               "apixaban and improved.\n\nYours sincerely,\nDr B. Example\n")
+    lines = story_lines(summary, read_summary(summary, glossary), glossary, 6)
+    assert lines and lines[0].startswith("He came to the emergency department")
+    assert not any(line.startswith("Thank you") for line in lines)

@@ -123,7 +123,8 @@ _AFTER_OBJECT = frozenset(
     "tomorrow as by about into onto over under after before until so but than the a an this "
     "these those some any all every each".split())
 _ADVERBS = frozenset("also still now currently already then usually often always never not "
-                     "really only just again generally".split())
+                     "really only just again generally rarely sometimes occasionally regularly normally "
+                     "mostly seldom hardly barely frequently typically".split())
 # Verbs that, after "and" or a comma in a sentence whose subject became "you", are the same
 # subject's ("you deny chest pain and need bloods"; "if you become drowsy, have a fever or
 # fall and hit your head"); any other word there may be a noun ("and legs").
@@ -246,6 +247,9 @@ class Reader:
     @staticmethod
     def _her(m: re.Match) -> str:
         following = (m.group(1) or "").strip().lower()
+        if following == "back" and re.search(r"\b(?:to|into|on|in|of|from|across|over|down|up)\s+$",
+                                              m.string[:m.start()], re.IGNORECASE):
+            return "your"  # "pain going through to her back": the body part, not "bring her back"
         return "you" if not following or following in _AFTER_OBJECT else "your"
 
     def _subjects(self, sentence: str, subject: str) -> str:

@@ -628,7 +628,29 @@ def story_lines(summary: str, facts: SummaryFacts, glossary: Glossary | None,
             said.append(d)
     diagnoses = said
     lead = diagnoses[:STORY_DIAGNOSES] or history[:1]
-    return (lead + course + results)[:count]
+    return (lead + course + results)[:count] or _untitled_story(summary, facts, glossary, count)
+
+
+# What happened, told in the past: "She came to the emergency department ...", "He was treated with ..."
+_TOLD_IN_THE_PAST = re.compile(r"\b(?:was|were|had|came|presented|attended|went|received|needed|showed|"
+                               r"developed|improved|settled|recovered|underwent)\b", re.IGNORECASE)
+
+
+def _untitled_story(summary: str, facts: SummaryFacts, glossary: Glossary | None, count: int) -> list[str]:
+    """For a summary with no course, diagnosis or history heading (a letter, a note in
+    paragraphs), the sentences of its untitled paragraphs that tell what happened, in the
+    past tense, leaving out the courtesies and detail for the care team."""
+    told: list[str] = []
+    for section in facts.sections:
+        if section.effective_kind != "other" or not section.is_content or section.kind == "problem":
+            continue
+        for a, b in section_items(summary, section):
+            for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z])", patient_text(" ".join(summary[a:b].split()))):
+                if (_TOLD_IN_THE_PAST.search(sentence) and not re.match(r"(?:thank|dear|many thanks|i saw|we saw)\b",
+                                                                       sentence, re.IGNORECASE)
+                        and not reads_like_instruction(sentence) and not care_team_detail(sentence, glossary)):
+                    told.append(sentence)
+    return told[:count]
 
 
 _PLAN = re.compile(r"\b(?:a\s*/\s*p|plan|assessment|impression)\b", re.IGNORECASE)
