@@ -1407,20 +1407,21 @@ def _quantities(text: str, vocab: Vocabulary) -> list[_Quantity]:
             first.end = second.end
             found.remove(second)
             break
-    # What was supplied is no dose ("A small supply (21 tablets)", "Qty: 30 tablets",
-    # "(#6 tablets, no refills)", "(12 tablets, no refills)", "| 8 tablets only"): read as
-    # a dose it told a patient to take 12 tablets of an opioid at once.
-    found = [q for q in found if not re.search(r"(?:\b(?:supply|supplied|dispensed|disp|qty|"
-                                                r"quantity)|#)\W{0,3}(?:\w+\W{1,3}){0,2}$",
-                                                text[max(0, q.start - 30):q.start], re.IGNORECASE)
-             and not _REFILLS_AFTER.match(text, q.end)
-             and not (_ONLY_AFTER.match(text, q.end)
-                      and re.search(r"[|(]\s*$", text[max(0, q.start - 3):q.start]))
-             # "... every 6 hours PRN severe pain, for up to 3 days (10 tablets)": a count alone
-             # in brackets after the timing is the supply
-             and not (q.unit in vocab.dose_forms and re.search(r"\(\s*$", text[max(0, q.start - 3):q.start])
-                      and re.match(r"\s*\)", text[q.end:]) and vocab.timings(text[:q.start]))]
-    return [q for q in found if q.unit in vocab.dose_units or q.unit == "dose"]
+    return [q for q in found if (q.unit in vocab.dose_units or q.unit == "dose") and not _supplied(q, text, vocab)]
+
+
+def _supplied(q: _Quantity, text: str, vocab: Vocabulary) -> bool:
+    """Whether an amount is what was supplied, no dose ("A small supply (21 tablets)", "Qty:
+    30 tablets", "(#6 tablets, no refills)", "(12 tablets, no refills)", "| 8 tablets only"):
+    read as a dose it told a patient to take 12 tablets of an opioid at once."""
+    return bool(re.search(r"(?:\b(?:supply|supplied|dispensed|disp|qty|quantity)|#)\W{0,3}(?:\w+\W{1,3}){0,2}$",
+                          text[max(0, q.start - 30):q.start], re.IGNORECASE)
+                or _REFILLS_AFTER.match(text, q.end)
+                or (_ONLY_AFTER.match(text, q.end) and re.search(r"[|(]\s*$", text[max(0, q.start - 3):q.start]))
+                # "... every 6 hours PRN severe pain, for up to 3 days (10 tablets)": a count
+                # alone in brackets after the timing
+                or (q.unit in vocab.dose_forms and re.search(r"\(\s*$", text[max(0, q.start - 3):q.start])
+                    and re.match(r"\s*\)", text[q.end:]) and vocab.timings(text[:q.start])))
 
 
 # Words after a number of tablets that make it the supply, not a dose: the refills
@@ -1936,8 +1937,6 @@ def _fields(medication: Medication, part: str, vocab: Vocabulary, order: str) ->
     if changed and vocab.timings(part[changed.start("to"):]):
         # "reduced from 300 mg daily to 100 mg every other day": the new regimen's timing
         frequency = _frequency(part[changed.start("to"):], vocab)[0]
-    duration = _DURATION.search(part) or _DURATION_MORE.search(part) or _DURATION_AFTER.search(part) \
-        or _FIRST_WEEKS.search(part)
     medication.dose, medication.count = dose, count
     medication.route = vocab.routes[route.group(1).lower()].value if route else ""
     if not medication.route and any(q.unit == "puff" for q in quantities):
@@ -1949,15 +1948,7 @@ def _fields(medication: Medication, part: str, vocab: Vocabulary, order: str) ->
     if not frequency:
         medication.frequency = _times_a_day(medication.time, quantities, vocab)
     medication.maximum = maximum
-    if duration:
-        number = number_value(duration.group("n"))
-        medication.duration = f"{number:g} {_unit_word(duration.group('unit'), number)}"
-    _read_until(medication, part, vocab, order)
-    starts = _STARTS_ON.search(part)
-    if starts and medication.step <= 1 and DATE.match(part, starts.end()):
-        # "Ferrous sulfate 325 mg daily, START 07/01/2025": not today; a row that said only
-        # "NEW" would have the patient start it now
-        medication.doubt = medication.doubt or "it starts on a later date"
+    _how_long(medication, part, vocab, order)
     # Brackets right after the name give another name ("rifAXIMin (XIFAXAN) 550 mg"), not why.
     named_as = re.match(r"[^(|\d]{1,45}?\(([^()]{1,40})\)", part)
     if named_as and len(named_as.group(1).split()) <= 3 and not _status(named_as.group(1), vocab):
@@ -1992,6 +1983,21 @@ def _fields(medication: Medication, part: str, vocab: Vocabulary, order: str) ->
         medication.changed_to = dose
     if medication.status == "changed" and medication.changed_to and not dose:
         medication.dose = medication.changed_to
+
+
+def _how_long(medication: Medication, part: str, vocab: Vocabulary, order: str) -> None:
+    """How long a medicine is taken: for how many days, until when, and whether it starts
+    on a later date ("Ferrous sulfate 325 mg daily, START 07/01/2025": a row that said only
+    "NEW" would have the patient start it now, so the line is quoted)."""
+    duration = _DURATION.search(part) or _DURATION_MORE.search(part) or _DURATION_AFTER.search(part) \
+        or _FIRST_WEEKS.search(part)
+    if duration:
+        number = number_value(duration.group("n"))
+        medication.duration = f"{number:g} {_unit_word(duration.group('unit'), number)}"
+    _read_until(medication, part, vocab, order)
+    starts = _STARTS_ON.search(part)
+    if starts and medication.step <= 1 and DATE.match(part, starts.end()):
+        medication.doubt = medication.doubt or "it starts on a later date"
 
 
 def _named_parts(text: str, names: list[tuple[int, int, str, str]]
@@ -3515,18 +3521,24 @@ def _is_label_line(line: str, glossary: Glossary | None, vocab: Vocabulary) -> b
                      and not LIST_ITEM.match(line) and not vocab.timings(line)))
 
 
+def _titled_medicine(title: str, glossary: Glossary | None, vocab: Vocabulary,
+                     facts: SummaryFacts) -> list[Medication]:
+    """"Amantadine plan" below the list: the medicine read already whose steps its lines of
+    doses are ([] when the title names no one medicine)."""
+    titled = medicine_names(title, glossary, vocab)
+    if len(titled) != 1:
+        return []
+    return [m for m in facts.medications if m.name.lower() == titled[0][2].lower()
+            or m.key == titled[0][3]][-1:]
+
+
 def _read_medication_list(summary: str, section: SummarySection, items: list[tuple[int, int]],
                           glossary: Glossary | None, vocab: Vocabulary, facts: SummaryFacts) -> None:
     """The medicines of a list or table: each line's, with the status of the sub-heading or
     label line it sits under ("Medicines to stop:", "Stopped:") when it gives none."""
     listed_status = _status(section.title, vocab) if section.effective_kind == "medications" else ""
     label = section.title if listed_status else ""
-    last: list[Medication] = []  # the medicines of the item before
-    # "Amantadine plan" below the list: its lines of doses are that medicine's steps.
-    titled = medicine_names(section.title, glossary, vocab)
-    if len(titled) == 1:
-        last = [m for m in facts.medications if m.name.lower() == titled[0][2].lower()
-                or m.key == titled[0][3]][-1:]
+    last = _titled_medicine(section.title, glossary, vocab, facts)  # the medicines of the item before
     condition_for: Medication | None = None  # a medicine given "if:" what the next line says
     row: tuple[str, str, int] | None = None  # the label of a space-aligned table's rows
     for a, b in items:
