@@ -371,7 +371,7 @@ def _line_notes(m: Medication, row: str, explainer: Explainer) -> str:
     known = set(content_words(row))
     kept = [s for s in sentences[1:] if not _ROW_SAYS.search(s) and content_words(s)
             and sum(w not in known for w in content_words(s)) > len(content_words(s)) / 2
-            and all(key == m.key for *_span, key in medicine_names(s, explainer.glossary))]
+            and _said_of_this(s, m, explainer.glossary)]
     return " ".join(kept)
 
 
@@ -384,6 +384,15 @@ def _how_taken(own: str, vocab) -> list[str]:
             if not any(a < match.end() and match.start() < b for a, b, _p in found):
                 found.append((match.start(), match.end(), phrase))
     return [phrase for _a, _b, phrase in sorted(found)]
+
+
+def _said_of_this(sentence: str, m: Medication, glossary: Glossary | None) -> bool:
+    """Whether a sentence of a medicine's line is said of that medicine: it names no other,
+    or it tells what to do with no subject, another medicine coming later ("Continue long
+    term after aspirin stops."; not "Aspirin is no longer needed." nor "Stop aspirin.")."""
+    others = [start for start, _end, _name, key in medicine_names(sentence, glossary) if key != m.key]
+    return not others or bool(re.match(r"(?:continue|take|keep|do\s+not|don't|never|use|give)\b", sentence,
+                                       re.IGNORECASE) and len(sentence[:min(others)].split()) >= 3)
 
 
 def _same_day_dose(m: Medication) -> bool:

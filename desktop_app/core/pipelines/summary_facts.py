@@ -1756,7 +1756,7 @@ def _reason(text: str, vocab: Vocabulary, *, brackets: bool = True) -> str:
             continue  # "held because of this": the reason is in another sentence
         # "for 5 days" and "for some years" are durations, "for pain" a reason.
         if re.match(r"(?:another\s+|a total of\s+|the next\s+|no more than\s+|up to\s+|at least\s+|"
-                    r"at most\s+|a further\s+)?\d|\w+\s+(?:more\s+)?(?:days?|weeks?)\b|(?:some|many|"
+                    r"at most\s+|a further\s+)?\d|\w+\s+(?:more\s+)?(?:days?|weeks?|months?|years?)\b|(?:some|many|"
                     r"several|a few|a couple of|years|months|now|the time being|a while)\b", why):
             continue
         why = re.split(r"\s+(?:x\s*\d|until|then|max)\b|,?\s+(?:not|no) more than\b|"
