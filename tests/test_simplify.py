@@ -565,3 +565,31 @@ def test_a_letter_in_paragraphs_still_tells_what_happened(glossary):
     lines = story_lines(summary, read_summary(summary, glossary), glossary, 6)
     assert lines and lines[0].startswith("He came to the emergency department")
     assert not any(line.startswith("Thank you") for line in lines)
+
+
+def test_a_medicine_row_keeps_its_clauses_but_none_of_another_medicine_s(glossary):
+    from desktop_app.core.pipelines.evidence import Explainer
+    from desktop_app.core.pipelines.simplify import medicine_row
+    explainer = Explainer(glossary, "", "mdy", True, glosses=0)
+    facts = read_summary("DISCHARGE MEDICATIONS\n2. Buccal midazolam 10 mg for a seizure of 5 minutes or longer; may "
+                         "give a second dose after 10 minutes; call 999 (NEW)\n3. Citalopram 20 mg daily - STOPPED "
+                         "(may have caused the low sodium; do not restart unless the psychiatrist advises)\n\n"
+                         "INSTRUCTIONS\n- Take rivaroxaban with food; never skip a dose. Do not take aspirin or "
+                         "naproxen unless a doctor agrees.\n", glossary)
+    rows = {m.name.lower(): medicine_row(m, explainer) for m in facts.medications}
+    assert "May give a second dose after 10 minutes. Call 999." in rows["buccal midazolam"].why
+    assert rows["citalopram"].why.endswith("Do not restart unless the psychiatrist advises.")
+    assert "skip" not in rows["aspirin"].why and "skip" not in rows["naproxen"].why
+    [ketorolac] = read_summary("DISCHARGE MEDICATIONS\n5. Ketorolac 10 mg PO q6h PRN pain, max 5 days (NEW)\n",
+                               glossary).medications
+    assert ketorolac.duration == "5 days"
+
+
+def test_examples_or_other_medicines_in_brackets_are_no_reason(glossary):
+    for line, name in (("STOPPED: Bendroflumethiazide 2.5 mg daily. Do not take any water pill of this kind "
+                        "(thiazides, including indapamide) again.", "bendroflumethiazide"),
+                       ("Ibuprofen - STOPPED. Avoid all anti-inflammatory pain medicines (naproxen, diclofenac, "
+                        "high-dose aspirin products).", "ibuprofen")):
+        [medicine] = [m for m in read_summary("DISCHARGE MEDICATIONS\n" + line + "\n", glossary).medications
+                      if m.name.lower() == name]
+        assert medicine.reason == "", line

@@ -367,11 +367,22 @@ def _line_notes(m: Medication, row: str, explainer: Explainer) -> str:
     line = LIST_ITEM.sub("", m.text, count=1).strip()
     if m.step > 1 or "|" in line or m.label:
         return ""
-    sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z(])", line)
+    # (a clause after a semicolon is a sentence of its own here: "...; may repeat once after
+    # 10 minutes if still seizing; call 911")
+    sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z(])|;\s+", line)
+    # after the sentence that names it ("Take apixaban ...; do not skip doses. Do not take aspirin
+    # ...": nothing of aspirin's comes before its name)
+    named = next((i for i, s in enumerate(sentences) if m.name.lower() in s.lower()), 0)
     known = set(content_words(row))
-    kept = [s for s in sentences[1:] if not _ROW_SAYS.search(s) and content_words(s)
-            and sum(w not in known for w in content_words(s)) > len(content_words(s)) / 2
-            and _said_of_this(s, m, explainer.glossary)]
+    kept = []
+    for sentence in sentences[named + 1:]:
+        sentence = _STATUS_AT_END.sub("", sentence).strip()  # "call 911 (NEW)": the row says NEW
+        if sentence.count(")") > sentence.count("("):  # "...; do not restart unless advised)"
+            sentence = "".join(sentence.rsplit(")", 1)).rstrip()
+        if (sentence and not _ROW_SAYS.search(sentence) and content_words(sentence)
+                and sum(w not in known for w in content_words(sentence)) > len(content_words(sentence)) / 2
+                and _said_of_this(sentence, m, explainer.glossary)):
+            kept.append(sentence if sentence.rstrip(")")[-1:] in (".", "!", "?") else f"{sentence}.")
     return " ".join(kept)
 
 
@@ -384,6 +395,10 @@ def _how_taken(own: str, vocab) -> list[str]:
             if not any(a < match.end() and match.start() < b for a, b, _p in found):
                 found.append((match.start(), match.end(), phrase))
     return [phrase for _a, _b, phrase in sorted(found)]
+
+
+_STATUS_AT_END = re.compile(r"\s*(?:[-–—]\s*|\(\s*)(?:new|continue[ds]?|stopped|changed|held|unchanged|same)"
+                            r"\s*\)?\s*\.?\s*$", re.IGNORECASE)
 
 
 def _said_of_this(sentence: str, m: Medication, glossary: Glossary | None) -> bool:

@@ -1724,6 +1724,12 @@ def _reason(text: str, vocab: Vocabulary, *, brackets: bool = True) -> str:
     found: list[tuple[int, str]] = []
     if brackets:
         for group in sorted([*_PARENS.finditer(text), *_LONG_PARENS.finditer(text)], key=lambda m: m.start()):
+            if re.search(r"\b(?:including|such as|e\.g\.?|for example)\b", group.group(1), re.IGNORECASE) or (
+                    "," in group.group(1) and all(vocab.is_medicine_word(word) for word in
+                                                  group.group(1).split(",")[0].split())):
+                # "(thiazides, including chlorthalidone)", "(naproxen, diclofenac, high-dose aspirin
+                # products)": what else to avoid, not why
+                continue
             offset = group.start(1)
             for part in re.split(r"[;,]", group.group(1)) if group.re is _PARENS else [group.group(1)]:
                 inside = re.sub(r"^\s*(?:for|because of|due to)\s+", "", part, flags=re.IGNORECASE)
@@ -1844,6 +1850,8 @@ _ARROW = re.compile(r"(?<![-–\d.,/])(?P<from>\d[\d.,/]*(?:\s*[A-Za-z%]+(?:\s+(
                     r"twice daily|once daily|twice a day|once a day))?)?)"
                     r"\s*(?:->|→|=>|-->)\s*(?P<to>\d[\d.,/]*\s*[A-Za-z%]+)", re.IGNORECASE)
 # "5 days only", "7 day course"
+# "PRN severe pain, max 5 days": how long at most
+_DURATION_MAX = re.compile(r"\bmax(?:imum)?\.?\s+(?:of\s+)?(?P<n>\d+)\s*(?P<unit>days?|weeks?)\b", re.IGNORECASE)
 # "START 07/01/2025", "starting on 10/15": a first dose on a later date
 _STARTS_ON = re.compile(r"\b(?:start|starting|begin|beginning|commence|commencing)\s+(?:on\s+|from\s+)?",
                         re.IGNORECASE)
@@ -1990,7 +1998,7 @@ def _how_long(medication: Medication, part: str, vocab: Vocabulary, order: str) 
     on a later date ("Ferrous sulfate 325 mg daily, START 07/01/2025": a row that said only
     "NEW" would have the patient start it now, so the line is quoted)."""
     duration = _DURATION.search(part) or _DURATION_MORE.search(part) or _DURATION_AFTER.search(part) \
-        or _FIRST_WEEKS.search(part)
+        or _FIRST_WEEKS.search(part) or _DURATION_MAX.search(part)
     if duration:
         number = number_value(duration.group("n"))
         medication.duration = f"{number:g} {_unit_word(duration.group('unit'), number)}"
