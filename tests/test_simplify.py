@@ -593,3 +593,24 @@ def test_examples_or_other_medicines_in_brackets_are_no_reason(glossary):
         [medicine] = [m for m in read_summary("DISCHARGE MEDICATIONS\n" + line + "\n", glossary).medications
                       if m.name.lower() == name]
         assert medicine.reason == "", line
+
+
+def test_a_list_line_merged_into_another_row_is_not_listed_again(glossary):
+    # "Nifedipine ER 60 mg - NEW" was merged into the plan's nifedipine row and then shown
+    # again, as a line no fact covered ("Nifedipine emergency department 60 mg"): a
+    # mother could have taken both.
+    from desktop_app.core.pipelines.simplify import handout_without_model
+    summary = ("Plan: Felodipine extended-release was started at 5 mg daily and increased to 10 mg daily.\n\n"
+               "Discharge meds:\n- Felodipine ER 10 mg PO once daily - NEW.\n- Paracetamol 1 g QDS PRN - CONTINUE.\n")
+    text = handout_without_model(summary, glossary).main_text()
+    assert text.count("Felodipine") == 1 and "emergency" not in text
+    from desktop_app.core.pipelines.evidence import Explainer
+    assert "ER 10 mg" in Explainer(glossary, "").explain("Felodipine ER 10 mg daily.")
+    assert "emergency" in Explainer(glossary, "").explain("Come back to the ER if the pain returns.")
+
+
+def test_a_medicine_for_a_future_pregnancy_is_quoted_for_the_care_team_to_explain(glossary):
+    [aspirin] = [m for m in read_summary("Discharge meds:\n- Labetalol 200 mg BID - NEW\n\nFuture pregnancies:\n"
+                                         "In any future pregnancy she should start aspirin 150 mg at night from 12 "
+                                         "weeks.\n", glossary).medications if m.name.lower() == "aspirin"]
+    assert aspirin.doubt and aspirin.status == ""

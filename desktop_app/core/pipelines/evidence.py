@@ -550,6 +550,10 @@ class Explainer:
                     or text[match.start - 1:match.start] == "/" or text[match.end:match.end + 1] == "/"
                     or re.search(r"\d\s?$", text[max(0, match.start - 2):match.start])):
                 continue  # inside a dose, a date or a unit such as ng/mL or "8 L/min"
+            if match.form == "abbreviation" and _RELEASE_FORM.fullmatch(match.text) and re.search(
+                    r"[A-Za-z]{4,}\s+$", text[max(0, match.start - 30):match.start]) and any(
+                    self.vocab.is_medicine_word(w) for w in text[max(0, match.start - 30):match.start].split()[-2:]):
+                continue  # "Nifedipine ER" is its slow-release form, not the emergency room
             entry = self.glossary.by_key[match.key]
             replacement = text[match.start:match.end]
             laid = False
@@ -687,6 +691,9 @@ class Explainer:
 
 
 _JOINED = re.compile(r"\s*(?:[/+]|-(?=[A-Za-z]))\s*")
+# A medicine's release form written after its name ("ER", "XL"), which the glossary also
+# knows as something else (ER: the emergency room)
+_RELEASE_FORM = re.compile(r"ER|XL|XR|SR|CR|LA|MR|DR|EC|CD|ODT")
 _SIDES = {"L": "left", "R": "right", "B": "both"}
 
 

@@ -487,7 +487,8 @@ def _covered(start: int, end: int, spans: list[tuple[int, int]]) -> bool:
 
 def _fact_spans(facts: SummaryFacts) -> list[tuple[int, int]]:
     return [(f.start, f.end) for f in (*facts.medications, *facts.follow_ups,
-                                       *facts.warning_signs, *facts.restrictions)]
+                                       *facts.warning_signs, *facts.restrictions)] + [
+        span for m in facts.medications for span in m.mentions]  # (a line merged into another's row)
 
 
 def handout_tables(summary: str, facts: SummaryFacts, glossary: Glossary | None, trace: Trace,

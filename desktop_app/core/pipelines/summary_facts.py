@@ -616,10 +616,12 @@ class Medication:
     start: int = 0
     end: int = 0
     section: str = ""
+    # The other lines that name it and were merged into it: (start, end) in the summary
+    mentions: list[tuple[int, int]] = field(default_factory=list, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         found = asdict(self)
-        del found["said_in_hospital"]
+        del found["said_in_hospital"], found["mentions"]
         return found
 
     @property
@@ -1852,6 +1854,9 @@ _ARROW = re.compile(r"(?<![-–\d.,/])(?P<from>\d[\d.,/]*(?:\s*[A-Za-z%]+(?:\s+(
 # "5 days only", "7 day course"
 # "PRN severe pain, max 5 days": how long at most
 _DURATION_MAX = re.compile(r"\bmax(?:imum)?\.?\s+(?:of\s+)?(?P<n>\d+)\s*(?P<unit>days?|weeks?)\b", re.IGNORECASE)
+_FOR_A_LATER_PREGNANCY = re.compile(r"\bin\s+(?:any|a|the|her|your|his|their|each)\s+(?:future|next|later|"
+                                    r"subsequent)\s+pregnanc|\b(?:if|when|once|should)\s+(?:she|you)\s+"
+                                    r"(?:becomes?|gets?|is|are|falls?)\s+pregnant", re.IGNORECASE)
 # "START 07/01/2025", "starting on 10/15": a first dose on a later date
 _STARTS_ON = re.compile(r"\b(?:start|starting|begin|beginning|commence|commencing)\s+(?:on\s+|from\s+)?",
                         re.IGNORECASE)
@@ -2439,6 +2444,9 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
         if index == 0 and not prefix_status:
             status = _status(f"{lead} {said}", vocab) if _status(lead, vocab) else status
         medication.status = status or medication.status
+        if _FOR_A_LATER_PREGNANCY.search(f"{lead} {said}"):
+            # "In any future pregnancy she should start aspirin 81 mg": not to take now
+            medication.doubt = medication.doubt or "it is for a future pregnancy"
         if medication.status in ("stopped", "held"):
             # Why it was stopped is most often after a dash ("d/c HCTZ - hypokalemia (K 3.1)").
             medication.reason = (_reason(_plain_space(own), vocab, brackets=False) or _indented_reason(own, vocab)
@@ -2891,6 +2899,8 @@ def _merge(medications: list[Medication], new: Medication) -> Medication:
                 and _same_medicine(known.name, new.name) or _named_as(known, new)) \
                 and same_step and not two_products:
             known.step = known.step or new.step
+            if (new.start, new.end) != (known.start, known.end):
+                known.mentions.append((new.start, new.end))
             if known.said_in_hospital and new.status and not new.said_in_hospital:
                 # "withheld from admission ... she should restart it on 25/03": held till then
                 paused = known.status in ("held", "stopped") and new.status == "resume" \
