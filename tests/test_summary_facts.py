@@ -1542,3 +1542,12 @@ def test_a_list_of_names_after_do_not_take_stops_each(glossary):
     [acetaminophen] = read_summary("DISCHARGE MEDICATIONS\n- Acetaminophen 650 mg every 6 hours (scheduled)\n",
                                    glossary).medications
     assert acetaminophen.reason == ""  # "scheduled" says how, not why
+
+
+def test_an_insulin_with_a_correction_is_quoted_whole(glossary):
+    # "plus a correction of 1 unit for every 2 mmol/L above 8 mmol/L" had lost its "8 mmol/L":
+    # no row of dose and timing holds a correction scale, so the line is quoted.
+    [aspart] = read_summary("DISCHARGE MEDICATIONS\n- Insulin aspart SC with meals: 1 unit for every 12 g of "
+                            "carbohydrate, plus a correction of 1 unit for every 3 mmol/L above 10 mmol/L - NEW\n",
+                            glossary).medications
+    assert aspart.doubt and "every 12 g" not in aspart.reason

@@ -1762,6 +1762,8 @@ def _reason(text: str, vocab: Vocabulary, *, brackets: bool = True) -> str:
         why = _whole_words(text, match, "why").strip()
         if re.fullmatch(r"(?:this|that|these|those|it|them)\W*", why, re.IGNORECASE):
             continue  # "held because of this": the reason is in another sentence
+        if re.match(r"(?:every|each|per)\s+\d", why, re.IGNORECASE):
+            continue  # "1 unit for every 10 g of carbohydrate": a rate, no reason
         # "for 5 days" and "for some years" are durations, "for pain" a reason.
         if re.match(r"(?:another\s+|a total of\s+|the next\s+|no more than\s+|up to\s+|at least\s+|"
                     r"at most\s+|a further\s+)?\d|\w+\s+(?:more\s+)?(?:days?|weeks?|months?|years?)\b|(?:some|many|"
@@ -1857,6 +1859,7 @@ _DURATION_MAX = re.compile(r"\bmax(?:imum)?\.?\s+(?:of\s+)?(?P<n>\d+)\s*(?P<unit
 _FOR_A_LATER_PREGNANCY = re.compile(r"\bin\s+(?:any|a|the|her|your|his|their|each)\s+(?:future|next|later|"
                                     r"subsequent)\s+pregnanc|\b(?:if|when|once|should)\s+(?:she|you)\s+"
                                     r"(?:becomes?|gets?|is|are|falls?)\s+pregnant", re.IGNORECASE)
+_PLUS_CORRECTION = re.compile(r"\bplus\s+(?:a\s+)?correction\b", re.IGNORECASE)
 # "START 07/01/2025", "starting on 10/15": a first dose on a later date
 _STARTS_ON = re.compile(r"\b(?:start|starting|begin|beginning|commence|commencing)\s+(?:on\s+|from\s+)?",
                         re.IGNORECASE)
@@ -2011,6 +2014,10 @@ def _how_long(medication: Medication, part: str, vocab: Vocabulary, order: str) 
     starts = _STARTS_ON.search(part)
     if starts and medication.step <= 1 and DATE.match(part, starts.end()):
         medication.doubt = medication.doubt or "it starts on a later date"
+    if _PLUS_CORRECTION.search(part):
+        # "1 unit per 10 g, plus a correction of 1 unit for every 2 mmol/L above 8 mmol/L": a
+        # row of dose and timing cannot hold the correction, so the line is quoted whole
+        medication.doubt = medication.doubt or "its dose also follows the blood sugar"
 
 
 def _named_parts(text: str, names: list[tuple[int, int, str, str]]
