@@ -485,10 +485,12 @@ def test_a_medicine_row_keeps_its_line_s_other_sentences(glossary):
     facts = read_summary("DISCHARGE MEDICATIONS\n- Insulin detemir 20 units SC at night - NEW. Do not miss a dose, even "
                          "when unwell.\n- Chlorhexidine mouthwash 10 mL twice a day - NEW. Rinse and spit out.\n"
                          "- Warfarin 3 mg daily - CONTINUE. Aspirin is no longer needed.\n"
-                         "- Ticagrelor 90 mg twice daily - NEW. Keep taking it for a year after aspirin stops.\n",
+                         "- Ticagrelor 90 mg twice daily - NEW. Keep taking it for a year after aspirin stops. "
+                         "(A 180 mg loading dose was given on 03/04.)\n",
                          glossary)
     rows = [medicine_row(m, explainer) for m in facts.medications]
     assert "Keep taking it for a year after aspirin stops." in rows[-1].why  # its own, naming another
+    assert "loading" not in rows[-1].why  # what was given on the ward is the care team's
     assert "Do not miss a dose, even when unwell." in rows[0].why
     assert "Rinse and spit out." in rows[1].why
     assert "Aspirin" not in rows[2].why  # another medicine's sentence is that medicine's

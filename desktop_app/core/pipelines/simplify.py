@@ -379,7 +379,8 @@ def _line_notes(m: Medication, row: str, explainer: Explainer) -> str:
         sentence = _STATUS_AT_END.sub("", sentence).strip()  # "call 911 (NEW)": the row says NEW
         if sentence.count(")") > sentence.count("("):  # "...; do not restart unless advised)"
             sentence = "".join(sentence.rsplit(")", 1)).rstrip()
-        if (sentence and not _ROW_SAYS.search(sentence) and content_words(sentence)
+        if (sentence and not _ROW_SAYS.search(sentence) and not _DONE_IN_HOSPITAL.search(sentence)
+                and content_words(sentence)
                 and sum(w not in known for w in content_words(sentence)) > len(content_words(sentence)) / 2
                 and _said_of_this(sentence, m, explainer.glossary)):
             kept.append(sentence if sentence.rstrip(")")[-1:] in (".", "!", "?") else f"{sentence}.")
@@ -397,6 +398,10 @@ def _how_taken(own: str, vocab) -> list[str]:
     return [phrase for _a, _b, phrase in sorted(found)]
 
 
+# A sentence of what was done on the ward ("A one-time 300 mg loading dose was given on
+# 04/09."), which is the care team's, not what to do at home
+_DONE_IN_HOSPITAL = re.compile(r"\b(?:was|were)\s+(?:given|started|used|administered|received)\b|\bloading\s+dose\b"
+                               r"|\bin\s+hospital\b", re.IGNORECASE)
 _STATUS_AT_END = re.compile(r"\s*(?:[-–—]\s*|\(\s*)(?:new|continue[ds]?|stopped|changed|held|unchanged|same)"
                             r"\s*\)?\s*\.?\s*$", re.IGNORECASE)
 
