@@ -464,31 +464,31 @@ def test_a_summary_in_capitals_reads_as_sentences_on_page_one(glossary):
     assert "Replaced by Pantoprazole" in text, text
 
 
+def _medicine_rows(summary: str, glossary) -> list:
+    """The handout's rows of a summary's medicines, as the handout makes them."""
+    from desktop_app.core.pipelines.evidence import Explainer
+    from desktop_app.core.pipelines.simplify import medicine_row
+    explainer = Explainer(glossary, summary, "mdy", True, glosses=0)
+    return [medicine_row(m, explainer) for m in read_summary(summary, glossary).medications]
+
+
 def test_two_doses_of_one_day_are_not_steps_one_after_the_other(glossary):
     # "300 mg in the morning and 600 mg at bedtime" had read "then 600 mg", as if the
     # morning dose were to be replaced.
-    from desktop_app.core.pipelines.evidence import Explainer
-    from desktop_app.core.pipelines.simplify import medicine_row
-    explainer = Explainer(glossary, "", "mdy", True, glosses=0)
     for line, later in (("Gabapentin 300 mg in the morning and 600 mg at night - NEW", "600 mg"),
                         ("Prednisolone 40 mg daily for 5 days, then 30 mg daily for 5 days - NEW", "then 30 mg")):
-        medications = read_summary("DISCHARGE MEDICATIONS\n" + line + "\n", glossary).medications
-        assert medicine_row(medications[1], explainer).how_much == later, line
+        assert _medicine_rows("DISCHARGE MEDICATIONS\n" + line + "\n", glossary)[1].how_much == later, line
 
 
 def test_a_medicine_row_keeps_its_line_s_other_sentences(glossary):
     # "Never skip this dose, even if not eating." and "Do not swallow." had been dropped
     # from the handout's rows.
-    from desktop_app.core.pipelines.evidence import Explainer
-    from desktop_app.core.pipelines.simplify import medicine_row
-    explainer = Explainer(glossary, "", "mdy", True, glosses=0)
-    facts = read_summary("DISCHARGE MEDICATIONS\n- Insulin detemir 20 units SC at night - NEW. Do not miss a dose, even "
+    rows = _medicine_rows("DISCHARGE MEDICATIONS\n- Insulin detemir 20 units SC at night - NEW. Do not miss a dose, even "
                          "when unwell.\n- Chlorhexidine mouthwash 10 mL twice a day - NEW. Rinse and spit out.\n"
                          "- Warfarin 3 mg daily - CONTINUE. Aspirin is no longer needed.\n"
                          "- Ticagrelor 90 mg twice daily - NEW. Keep taking it for a year after aspirin stops. "
                          "(A 180 mg loading dose was given on 03/04.)\n",
                          glossary)
-    rows = [medicine_row(m, explainer) for m in facts.medications]
     assert "Keep taking it for a year after aspirin stops." in rows[-1].why  # its own, naming another
     assert "loading" not in rows[-1].why  # what was given on the ward is the care team's
     assert "Do not miss a dose, even when unwell." in rows[0].why
@@ -505,13 +505,9 @@ def test_a_ratio_changed_from_keeps_its_grams(glossary):
 def test_a_medicine_row_says_how_the_dose_is_taken(glossary):
     # "before breakfast", "with spacer", "during menstruation" had been dropped: taken
     # with food, levothyroxine works less; a 5-day course "now" is not one each period.
-    from desktop_app.core.pipelines.evidence import Explainer
-    from desktop_app.core.pipelines.simplify import medicine_row
-    summary = ("DISCHARGE MEDICATIONS\n- Levothyroxine 100 mcg daily before breakfast - CONTINUE\n"
-               "- Esomeprazole 40 mg BID before breakfast and supper for 8 weeks, then 40 mg daily - NEW\n"
-               "- Ibuprofen 400 mg TID PRN pain, with food - NEW\n")
-    explainer = Explainer(glossary, summary, "mdy", True, glosses=0)
-    rows = [medicine_row(m, explainer) for m in read_summary(summary, glossary).medications]
+    rows = _medicine_rows("DISCHARGE MEDICATIONS\n- Levothyroxine 100 mcg daily before breakfast - CONTINUE\n"
+                          "- Esomeprazole 40 mg BID before breakfast and supper for 8 weeks, then 40 mg daily - NEW\n"
+                          "- Ibuprofen 400 mg TID PRN pain, with food - NEW\n", glossary)
     assert rows[0].when.endswith("before breakfast")
     assert "before breakfast and supper" in rows[1].when
     assert "breakfast" not in rows[2].when  # the next step's words are not told apart: none
@@ -570,15 +566,12 @@ def test_a_letter_in_paragraphs_still_tells_what_happened(glossary):
 
 
 def test_a_medicine_row_keeps_its_clauses_but_none_of_another_medicine_s(glossary):
-    from desktop_app.core.pipelines.evidence import Explainer
-    from desktop_app.core.pipelines.simplify import medicine_row
-    explainer = Explainer(glossary, "", "mdy", True, glosses=0)
-    facts = read_summary("DISCHARGE MEDICATIONS\n2. Buccal midazolam 10 mg for a seizure of 5 minutes or longer; may "
-                         "give a second dose after 10 minutes; call 999 (NEW)\n3. Citalopram 20 mg daily - STOPPED "
-                         "(may have caused the low sodium; do not restart unless the psychiatrist advises)\n\n"
-                         "INSTRUCTIONS\n- Take rivaroxaban with food; never skip a dose. Do not take aspirin or "
-                         "naproxen unless a doctor agrees.\n", glossary)
-    rows = {m.name.lower(): medicine_row(m, explainer) for m in facts.medications}
+    summary = ("DISCHARGE MEDICATIONS\n2. Buccal midazolam 10 mg for a seizure of 5 minutes or longer; may "
+               "give a second dose after 10 minutes; call 999 (NEW)\n3. Citalopram 20 mg daily - STOPPED "
+               "(may have caused the low sodium; do not restart unless the psychiatrist advises)\n\n"
+               "INSTRUCTIONS\n- Take rivaroxaban with food; never skip a dose. Do not take aspirin or "
+               "naproxen unless a doctor agrees.\n")
+    rows = {row.medicine.lower(): row for row in _medicine_rows(summary, glossary)}
     assert "May give a second dose after 10 minutes. Call 999." in rows["buccal midazolam"].why
     assert rows["citalopram"].why.endswith("Do not restart unless the psychiatrist advises.")
     assert "skip" not in rows["aspirin"].why and "skip" not in rows["naproxen"].why
