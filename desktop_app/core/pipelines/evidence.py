@@ -48,7 +48,7 @@ from .grounding import record_shorthand, unsupported_facts
 from .plain import Reader, lay_words, lexicon, lost_facts, shorter_sentences, sides_written_out
 from .question import Question, medicine_words, retrieval_tokens
 from .safety import reads_like_instruction
-from .summary_facts import (NAMES_A_DEVICE, Medication, SummaryFacts, medicine_kinds, medicine_names,
+from .summary_facts import (NAMES_A_DEVICE, RELEASE_FORMS, Medication, SummaryFacts, medicine_kinds, medicine_names,
                             patient_text, read_summary, reads_as_warning, section_items)
 from .vocabulary import DATE, SALT_WORD, date_order_of, plain_date, vocabulary
 
@@ -550,10 +550,10 @@ class Explainer:
                     or text[match.start - 1:match.start] == "/" or text[match.end:match.end + 1] == "/"
                     or re.search(r"\d\s?$", text[max(0, match.start - 2):match.start])):
                 continue  # inside a dose, a date or a unit such as ng/mL or "8 L/min"
-            if match.form == "abbreviation" and _RELEASE_FORM.fullmatch(match.text) and re.search(
+            if match.form == "abbreviation" and match.text.lower() in RELEASE_FORMS and re.search(
                     r"[A-Za-z]{4,}\s+$", text[max(0, match.start - 30):match.start]) and any(
                     self.vocab.is_medicine_word(w) for w in text[max(0, match.start - 30):match.start].split()[-2:]):
-                continue  # "Nifedipine ER" is its slow-release form, not the emergency room
+                continue  # "Nifedipine ER" is its slow-release form, not the emergency room (ER)
             entry = self.glossary.by_key[match.key]
             replacement = text[match.start:match.end]
             laid = False
@@ -691,9 +691,6 @@ class Explainer:
 
 
 _JOINED = re.compile(r"\s*(?:[/+]|-(?=[A-Za-z]))\s*")
-# A medicine's release form written after its name ("ER", "XL"), which the glossary also
-# knows as something else (ER: the emergency room)
-_RELEASE_FORM = re.compile(r"ER|XL|XR|SR|CR|LA|MR|DR|EC|CD|ODT")
 _SIDES = {"L": "left", "R": "right", "B": "both"}
 
 

@@ -363,7 +363,8 @@ def _line_notes(m: Medication, row: str, explainer: Explainer) -> str:
     """The sentences of a medicine's own line after the one that names it, which its row's
     fields do not say ("Never skip this dose, even if not eating.", "Do not swallow.",
     "Rinse mouth after use."): as written, for the row; not for a later step (its first
-    step's row has them), a table row or a line that names other medicines."""
+    step's row has them) nor a table row, and never a sentence of another medicine's
+    (_said_of_this) or of what was done on the ward."""
     line = LIST_ITEM.sub("", m.text, count=1).strip()
     if m.step > 1 or "|" in line or m.label:
         return ""

@@ -2840,11 +2840,11 @@ def _same_medicine(one: str, other: str) -> bool:
 
 
 # How a tablet releases its medicine, written after the name: another product of it.
-_RELEASE_FORMS = frozenset({"cr", "sr", "xr", "er", "xl", "la", "mr", "odt", "dr", "ec", "cd",
+RELEASE_FORMS = frozenset({"cr", "sr", "xr", "er", "xl", "la", "mr", "odt", "dr", "ec", "cd",
                             "retard", "continus", "prolonged-release", "modified-release",
                             "extended-release", "sustained-release", "controlled-release"})
 _RELEASE = re.compile(r"\s+(?:" + "|".join(sorted((f.upper() if len(f) <= 3 else f"(?i:{f})")
-                                                   for f in _RELEASE_FORMS)) + r")(?![\w-])")
+                                                   for f in RELEASE_FORMS)) + r")(?![\w-])")
 
 
 def _named_as(known: Medication, new: Medication) -> bool:
@@ -2877,7 +2877,7 @@ def _release_forms(medication: Medication) -> set[str]:
     at = medication.text.lower().find(medication.name.lower()) if medication.name else -1
     if at >= 0:
         words += medication.text.lower()[at + len(medication.name):].split()[:1]
-    return {"slow" if word in _SLOW_RELEASE else word for word in words if word in _RELEASE_FORMS}
+    return {"slow" if word in _SLOW_RELEASE else word for word in words if word in RELEASE_FORMS}
 
 
 def _merge(medications: list[Medication], new: Medication) -> Medication:
