@@ -1563,6 +1563,11 @@ def _marked_status(text: str, vocab: Vocabulary) -> str:
 # "Do not give ibuprofen if she is vomiting": when to leave a dose out, not a status.
 _CONDITIONAL_NO = re.compile(r"\b(?:do not|don't|never)\s+(?:give|take|use)\s+(?:[\w-]+\s+){0,3}?"
                              r"(?:if|when|unless)\b", re.IGNORECASE)
+# "In any future pregnancy she should start aspirin", "If you become pregnant, start ...": a
+# medicine for later, no status now
+_FOR_A_LATER_PREGNANCY = re.compile(r"\bin\s+(?:any|a|the|her|your|his|their|each)\s+(?:future|next|later|"
+                                    r"subsequent)\s+pregnanc(?:y|ies)\b|\b(?:if|when|once|should)\s+(?:she|you)\s+"
+                                    r"(?:becomes?|gets?|is|are|falls?)\s+pregnant\b", re.IGNORECASE)
 _NOT_A_STATUS = re.compile(r"\badded\s+to\s+(?:her|his|their|the|your|this|that|its|it|a)\b|\bnew[- ]onset\b|"
                            r"\bnew(?:ly)?\s+diagnos\w*|\b(?:the|a)\s+(?:new\s+)?start\s+of\b|\b(?:at|from)\s+the\s+start\b|"
                            # "to reduce her risk of a clot": what it is for, not a new dose
@@ -1600,9 +1605,7 @@ _NOT_A_STATUS = re.compile(r"\badded\s+to\s+(?:her|his|their|the|your|this|that|
                            r"(?:stopped|changed|started|held|ceased|discontinued)\b|"
                            r"\b(?:nothing|none)\s+(?:was|were|has\s+been|have\s+been)\s+(?:stopped|changed|ceased)\b|"
                            # "In any future pregnancy she should start aspirin": not now
-                           r"\bin\s+(?:any|a|the|her|your|his|their|each)\s+(?:future|next|later|subsequent)\s+"
-                           r"pregnanc(?:y|ies)\b[^.;]*|\b(?:if|when|once|should)\s+(?:she|you)\s+(?:becomes?|gets?|"
-                           r"is|are|falls?)\s+pregnant\b[^.;]*|"
+                           rf"(?:{_FOR_A_LATER_PREGNANCY.pattern})[^.;]*|"
                            # "change every 72 hours", "change the patch twice weekly": how often
                            # a patch is replaced
                            r"\bchange\s+(?:(?:it|them|the|each|your|a)\s+)?(?:(?:new\s+)?(?:patch|patches|dressing)\s+)?"
@@ -1856,9 +1859,6 @@ _ARROW = re.compile(r"(?<![-–\d.,/])(?P<from>\d[\d.,/]*(?:\s*[A-Za-z%]+(?:\s+(
 # "5 days only", "7 day course"
 # "PRN severe pain, max 5 days": how long at most
 _DURATION_MAX = re.compile(r"\bmax(?:imum)?\.?\s+(?:of\s+)?(?P<n>\d+)\s*(?P<unit>days?|weeks?)\b", re.IGNORECASE)
-_FOR_A_LATER_PREGNANCY = re.compile(r"\bin\s+(?:any|a|the|her|your|his|their|each)\s+(?:future|next|later|"
-                                    r"subsequent)\s+pregnanc|\b(?:if|when|once|should)\s+(?:she|you)\s+"
-                                    r"(?:becomes?|gets?|is|are|falls?)\s+pregnant", re.IGNORECASE)
 _PLUS_CORRECTION = re.compile(r"\bplus\s+(?:a\s+)?correction\b", re.IGNORECASE)
 # "START 07/01/2025", "starting on 10/15": a first dose on a later date
 _STARTS_ON = re.compile(r"\b(?:start|starting|begin|beginning|commence|commencing)\s+(?:on\s+|from\s+)?",
