@@ -845,3 +845,39 @@ def test_the_word_as_in_capitals_and_uk_blood_sugar_checks_are_no_abbreviation(g
     assert "aortic stenosis" in explain("Echo: moderate AS, valve area 1.1 cm2.").lower()
     assert "bowel" not in explain("Check BMs before meals and at bedtime.").lower()
     assert "bowel movement" in explain("No BM for 3 days.").lower()
+
+
+TWO_ASKS = """Cardiology discharge note
+
+Course: Admitted with a fast irregular heartbeat. Bisoprolol was increased from 2.5 mg to 5 mg daily. On the higher dose of bisoprolol her pulse settled at 70 to 80. Bisoprolol tablets can be split along the score line. A bisoprolol dose of 10 mg may be needed later. Take bisoprolol at the same time every day.
+
+Medicines at discharge:
+- Bisoprolol 5 mg by mouth once daily (CHANGED, dose increased)
+- Apixaban 5 mg by mouth twice daily (CONTINUE)
+
+At home:
+- If you feel faint or your pulse is below 50, sit down and phone the cardiology nurse the same day.
+- Keep a diary of your pulse each morning.
+
+Follow-up: Cardiology clinic on 03/14/2026.
+"""
+
+
+def test_a_question_that_asks_two_things_is_answered_for_each(embedder, glossary):
+    """The bisoprolol lines outscore the faint line for the whole question; the faint
+    line still answers its part, in the answer and not only under the evidence."""
+    text = ("How much of the bisoprolol do I take each day now that the bisoprolol dose has "
+            "changed, and what if I faint?")
+    facts, evidence = evidence_for(TWO_ASKS, text, embedder, glossary)
+    question = Question.read(text, glossary)
+    faint = next(line for line in evidence if line.text.startswith("- If you feel faint"))
+    assert faint.part == 2 and not faint.related
+    shown = answer_lines(evidence, 3, question)
+    assert faint in shown and len([line for line in shown if not line.related]) == 3
+    answer = evidence_answer(evidence, facts, glossary, TWO_ASKS, question=question)
+    assert "5 mg" in answer and "If you feel faint or your pulse is below 50" in answer
+    # Asked alone, the first part's answer is the bisoprolol lines, without the faint line.
+    _facts, alone = evidence_for(TWO_ASKS, question.parts[0], embedder, glossary)
+    assert not any(line.part for line in alone)
+    assert "faint" not in evidence_answer(alone, facts, glossary, TWO_ASKS,
+                                          question=Question.read(question.parts[0], glossary))

@@ -89,3 +89,19 @@ def test_an_empty_question_is_still_refused(question, runtime, glossary, tmp_pat
     with pytest.raises(LumenError, match="no question"):
         AskPipeline(runtime, glossary, Settings(), tmp_path).run("Discharge summary.", question,
                                                                  method="evidence")
+
+
+@pytest.mark.parametrize("text, parts", [
+    ("How much of my heart pill do I take now, and what do I do if I feel faint?",
+     ("How much of my heart pill do I take now", "what do I do if I feel faint?")),
+    ("When is my scan? Can I drive before it?", ("When is my scan", "Can I drive before it?")),
+    ("Which cream do I use and how often do I put it on?",
+     ("Which cream do I use", "how often do I put it on?")),
+    # One question each: "and" joins what is asked about, not two questions.
+    ("Can I eat and drink normally?", ()),
+    ("Do I take it in the morning or at night?", ()),
+    ("Can I shower, and why?", ()),  # "and why?" asks nothing of its own
+    ("Why was my water pill stopped?", ()),
+])
+def test_a_question_that_asks_two_things_has_two_parts(text, parts, glossary):
+    assert Question.read(text, glossary).parts == parts

@@ -13,7 +13,10 @@ inside the sections summary_facts.py finds.  Each unit is scored three ways:
   section the question names by its heading ("What follow-up do I have?") and units
   that name a medicine the question names get a bonus.
 
-The top units, with their character offsets, are the evidence.  Three kinds of line join
+The top units, with their character offsets, are the evidence; a question that asks two
+things ("How much do I take now, and what do I do if my weight goes up?") has the best
+unit for each part among them (Question.parts), scored against the part and the whole
+question together.  Three kinds of line join
 them because a patient needs them next to the answer, even when they score low against
 the question's words: the medication-list line of a medicine the question or an answer
 line names (its dose and timing: "replaced with lisinopril" -> "Lisinopril 5 mg by mouth
@@ -117,6 +120,9 @@ class EvidenceLine:
     # line of a medicine named), "follow-up" (the follow-up of something named), or "".
     related: str = ""
     names_asked: bool = False  # names a medicine the question asks about
+    # For a question that asks more than one thing, the number (from 1) of the part this
+    # line answers best (Question.parts); 0 for any other line.
+    part: int = 0
 
     def quote(self) -> str:
         """The line with the section it comes from, as the model and the reader see it."""
@@ -192,18 +198,49 @@ def _medicine_kinds(text: str, glossary: Glossary | None) -> set[str]:
 def find_evidence(summary: str, question: Question, *, embed: Callable[[list[str]], np.ndarray],
                   glossary: Glossary | None, facts: SummaryFacts | None = None,
                   count: int = 4, answer_count: int = ANSWER_LINES) -> list[EvidenceLine]:
-    """The `count` units of `summary` that best answer `question`, best first, then the
-    lines related to the `answer_count` that answer it (see answer_lines)."""
-    from rank_bm25 import BM25Okapi
-
+    """The `count` units of `summary` that best answer `question`, best first (and, for a
+    question that asks more than one thing, the line that answers each part best), then
+    the lines related to the `answer_count` that answer it (see answer_lines)."""
     facts = facts if facts is not None else read_summary(summary, glossary)
     units = evidence_units(summary, facts)
     if not units or not question.text.strip():
         return []
     corpus = [retrieval_tokens(f"{u.text}", glossary) for u in units]
-    query = list(question.tokens)
-    if any(corpus) and query:
+    bm25 = None
+    if any(corpus):
+        from rank_bm25 import BM25Okapi
+
         bm25 = BM25Okapi([c or ["∅"] for c in corpus])
+    parts = [Question.read(part, glossary) for part in question.parts]
+    vectors = embed([f"{u.section}: {u.text}" if u.section else u.text for u in units]
+                    + [question.text] + [part.text for part in parts])
+    lines = _scored(units, question, bm25, vectors[:len(units)], vectors[len(units)], facts, glossary)
+    # A question that asks two things ("How much do I take now, and what do I do if my
+    # weight goes up?") is answered for each: the line that best answers a part, read
+    # together with the whole question (so "how should it be timed?" stays about the
+    # lithium test), is in the answer.
+    for number, part in enumerate(parts, start=1):
+        scored = _scored(units, part, bm25, vectors[:len(units)], vectors[len(units) + number],
+                         facts, glossary)
+        best = max(range(len(units)), key=lambda i: (scored[i].score + lines[i].score, -i))
+        if scored[best].score >= EVIDENCE_FLOOR and not lines[best].part:
+            lines[best].part = number
+    lines.sort(key=lambda line: (-line.score, line.start))
+    chosen = lines[:count] + [line for line in lines[count:] if line.part]
+    if chosen and chosen[0].score >= EVIDENCE_FLOOR:
+        for line in related_lines(lines, answer_lines(chosen, answer_count), question, facts, glossary,
+                                  summary):
+            if line not in chosen:
+                chosen.append(line)
+    return chosen
+
+
+def _scored(units: list[Unit], question: Question, bm25, vectors: np.ndarray,
+            question_vector: np.ndarray, facts: SummaryFacts,
+            glossary: Glossary | None) -> list[EvidenceLine]:
+    """Each unit as a line scored against `question`, in the units' order."""
+    query = list(question.tokens)
+    if bm25 is not None and query:
         # Scaled by what a line holding every word of the question once would score (each
         # word adds its idf; a word no line holds, the rarest idf), so one weak word in
         # common ("heart" in "heart-healthy") is not a full match.
@@ -212,9 +249,7 @@ def find_evidence(summary: str, question: Question, *, embed: Callable[[list[str
         lexical = np.clip(np.asarray(bm25.get_scores(query), float) / ideal, 0.0, 1.0)
     else:
         lexical = np.zeros(len(units))
-    vectors = embed([f"{u.section}: {u.text}" if u.section else u.text for u in units]
-                    + [question.text])
-    meaning = np.clip(vectors[:-1] @ vectors[-1], 0.0, None)
+    meaning = np.clip(vectors @ question_vector, 0.0, None)
     kinds = question.kinds
     wanted_sections = {s for kind in kinds for s in kind.sections}
     # A question that names a section by its heading ("What follow-up do I have?") wants
@@ -248,14 +283,7 @@ def find_evidence(summary: str, question: Question, *, embed: Callable[[list[str
         lines.append(EvidenceLine(unit.text, unit.start, unit.end, unit.section,
                                   unit.section_kind, float(score), float(lexical[index]),
                                   float(meaning[index]), bonus, names_asked=names_asked))
-    lines.sort(key=lambda line: (-line.score, line.start))
-    chosen = lines[:count]
-    if chosen and chosen[0].score >= EVIDENCE_FLOOR:
-        for line in related_lines(lines, answer_lines(chosen, answer_count), question, facts, glossary,
-                                  summary):
-            if line not in chosen:
-                chosen.append(line)
-    return chosen
+    return lines
 
 
 def _terms(text: str, glossary: Glossary | None) -> set[str]:
@@ -766,7 +794,8 @@ def answer_lines(evidence: list[EvidenceLine], count: int = ANSWER_LINES,
     """The best line, and those that score close to it (at most `count` in all), then the
     related lines a patient needs beside them (IN_THE_ANSWER; a follow-up only for a
     question of FOLLOW_UP_KINDS, else it stays in the evidence list); the sentence before
-    the best line (a "why" question's reason) comes first, as the summary has it.  Unless the question asks why
+    the best line (a "why" question's reason) comes first, as the summary has it.  The best
+    line of each part of a question that asks more than one thing is among them.  Unless the question asks why
     or what happened, a line that says what to do (a medicine's line, an instruction, a
     warning sign, a follow-up) comes before one that tells the stay's story, so the
     answer's first words are the instruction ("every 4 hours as needed"), not the course
@@ -776,6 +805,11 @@ def answer_lines(evidence: list[EvidenceLine], count: int = ANSWER_LINES,
         return []
     best = ranked[0].score
     close = [e for e in ranked if e.score >= ANSWER_SHARE_OF_BEST * best][:max(1, count)]
+    # Each part of a question that asks more than one thing has its best line in the
+    # answer, in place of the weakest close lines, so the answer is no longer for it.
+    parts = [e for e in ranked if e.part and e not in close]
+    if parts:
+        close = close[:max(1, count - len(parts))] + parts
     has_question = question is not None and bool(question.text)
     kinds = question.kind_names if has_question else frozenset()
     if has_question and not kinds & {"why", "what"}:

@@ -40,6 +40,9 @@ class Question:
     medicine_kinds: frozenset[str]
     unnamed_medicine_kinds: frozenset[str]
     tokens: tuple[str, ...]  # the words retrieval compares (retrieval_tokens)
+    # The questions it asks, when it asks more than one ("How much do I take now, and what
+    # do I do if my weight goes up?"): each part is answered by its own best line.
+    parts: tuple[str, ...] = ()
 
     @classmethod
     def read(cls, text: str, glossary: Glossary | None) -> "Question":
@@ -52,7 +55,8 @@ class Question:
             unnamed = kinds_named
         return cls(text, tuple(question_kinds(text)), tuple(terms), tuple(medicines),
                    frozenset().union(*(name_words(name, key) for *_span, name, key in medicines)),
-                   kinds_named, unnamed, tuple(retrieval_tokens(text, glossary, terms)))
+                   kinds_named, unnamed, tuple(retrieval_tokens(text, glossary, terms)),
+                   question_parts(text))
 
     def has_kind(self, kind: str) -> bool:
         return kind in self.kind_names
@@ -72,6 +76,25 @@ class Question:
             for *_span, name, key in medicines_of_kinds(set(self.medicine_kinds), text, glossary):
                 asked |= name_words(name, key)
         return asked
+
+
+# Where a second question starts: after "?", or after a comma, "and" or "or" when the words
+# that follow ask again ("..., and when can I drive?").
+_ASKS_AGAIN = re.compile(
+    r"\?\s+(?=\S)|(?:,\s*|;\s*|\s)(?:and|or)\s+(?=(?:what|how|when|why|which|where|who|can|could|"
+    r"do|does|did|should|is|are|will|was|were|may|must)\b)", re.IGNORECASE)
+PART_WORDS = 3  # the fewest words a part may have: "and why?" asks nothing of its own
+
+
+def question_parts(text: str) -> tuple[str, ...]:
+    """The questions `text` asks when it asks more than one, each as written; () when it
+    asks one ("Which pain medicine should I use, and when is the oxycodone for?" is two;
+    "Can I eat and drink?" is one)."""
+    parts = [p.strip(" ,;") for p in _ASKS_AGAIN.split(text.strip())]
+    parts = [p for p in parts if p]
+    if len(parts) < 2 or any(len(re.findall(r"[A-Za-z0-9]+", p)) < PART_WORDS for p in parts):
+        return ()
+    return tuple(parts)
 
 
 def retrieval_tokens(text: str, glossary: Glossary | None,
