@@ -881,3 +881,14 @@ def test_a_question_that_asks_two_things_is_answered_for_each(embedder, glossary
     assert not any(line.part for line in alone)
     assert "faint" not in evidence_answer(alone, facts, glossary, TWO_ASKS,
                                           question=Question.read(question.parts[0], glossary))
+
+
+def test_an_answer_explains_its_hard_word_not_the_patients_own_words(glossary):
+    """One definition per answer goes to the word a patient may not know ("creatinine"),
+    not to "vomiting" or "dizziness", which are rare in print but everyday speech."""
+    summary = "Vomiting and dizziness for 2 days; creatinine rose to 2.1 mg/dL."
+    explainer = Explainer(glossary, summary)
+    explainer.defer_glosses = True
+    said = explainer.explain(summary)
+    assert "Vomiting and dizziness" in said
+    assert [gloss.split(" means ")[0] for gloss in explainer.deferred] == ["Creatinine"]

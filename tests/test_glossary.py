@@ -380,6 +380,36 @@ def test_only_words_above_the_readers_grade_are_jargon(builtin):
     assert "cellulitis" in explained and "discharge" not in explained
 
 
+def test_words_patients_use_themselves_are_not_jargon_though_rare_in_print(builtin):
+    """"Vomiting" and "dizziness" are rare in print (word grade 10 and 12) and a patient's
+    own words; the entries marked `everyday` are matched but neither marked nor explained,
+    unless written as shorthand ("SOB")."""
+    from desktop_app.core.readability import word_grade
+
+    glossary = Glossary(builtin)
+    assert word_grade("vomiting") > glossary.plain_grade and word_grade("dizziness") > glossary.plain_grade
+    text = "Vomiting and dizziness, then chest pain and SOB. Cellulitis of the knee."
+    assert {m.text for m in glossary.match(text)} >= {"Vomiting", "dizziness", "chest pain", "knee"}
+    assert {m.text for m in glossary.jargon(text)} == {"SOB", "Cellulitis"}
+    assert [entry.term for _m, entry in glossary.terms_to_explain(text)] == [
+        "shortness of breath", "cellulitis"]
+    everyday = {entry.term for entry in builtin if entry.everyday}
+    assert {"vomiting", "chest pain", "antibiotic", "blood clot"} <= everyday
+    # Names of what a patient has but may not know the sense of stay explained.
+    assert not {"heart failure", "stroke", "pneumonia", "cellulitis"} & everyday
+
+
+def test_a_local_edit_of_an_everyday_entry_stays_everyday(builtin):
+    from dataclasses import replace
+
+    vomiting = next(e for e in builtin if e.term == "vomiting")
+    edit = replace(vomiting, key="local:1", source="local", everyday=False, overrides=vomiting.key,
+                   definition="Being sick, in our ward's words.")
+    merged = {e.key: e for e in glossary_entries.merge(builtin, [], [edit])}
+    assert merged["local:1"].definition == "Being sick, in our ward's words."
+    assert merged["local:1"].everyday and vomiting.key not in merged
+
+
 def test_word_grades_follow_how_common_a_word_is():
     from desktop_app.core.readability import RARE_WORD_GRADE, word_grade
 

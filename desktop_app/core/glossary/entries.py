@@ -48,6 +48,10 @@ class GlossaryEntry:
     groups: tuple[str, ...] = ()
     overrides: str = ""  # local edits: the key they replace
     hidden: bool = False
+    # A name most adult patients use of themselves ("vomiting", "chest pain", "kidney"),
+    # though it is rare in print: never marked as a medical word nor explained, unless it
+    # is written as shorthand ("SOB").  Word frequency alone would call it hard.
+    everyday: bool = False
 
     def to_dict(self) -> dict:
         data = {k: v for k, v in self.__dict__.items()}
@@ -92,7 +96,8 @@ def load_builtin(path: Path | None = None, cache_dir: Path | None = None) -> lis
                 aliases=tuple(raw.get("aliases", ())),
                 abbreviations=tuple(raw.get("abbreviations", ())),
                 medlineplus_title=raw.get("medlineplus_title", ""),
-                medlineplus_url=raw.get("medlineplus_url", "")))
+                medlineplus_url=raw.get("medlineplus_url", ""),
+                everyday=bool(raw.get("everyday", False))))
         except KeyError as exc:
             raise GlossaryError(f"Entry {number} of {path.name} has no {exc.args[0]}.",
                                 "Fix that entry.") from None
@@ -265,7 +270,8 @@ def import_local(store: Store, path: Path) -> int:
 
 def merge(builtin: list[GlossaryEntry], imported: list[GlossaryEntry],
           local: list[GlossaryEntry]) -> list[GlossaryEntry]:
-    """Local edits replace the entries they override; hidden entries drop out."""
+    """Local edits replace the entries they override (keeping their MedlinePlus topic and
+    whether patients use the name themselves); hidden entries drop out."""
     edits = {entry.overrides: entry for entry in local if entry.overrides}
     merged = []
     for entry in [*builtin, *imported]:
@@ -275,7 +281,8 @@ def merge(builtin: list[GlossaryEntry], imported: list[GlossaryEntry],
         elif not edit.hidden:
             merged.append(replace(edit, medlineplus_title=entry.medlineplus_title,
                                   medlineplus_url=entry.medlineplus_url, summary=entry.summary,
-                                  groups=entry.groups, language=entry.language))
+                                  groups=entry.groups, language=entry.language,
+                                  everyday=entry.everyday))
     merged += [entry for entry in local if not entry.overrides and not entry.hidden]
     return merged
 

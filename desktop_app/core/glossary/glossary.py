@@ -83,8 +83,10 @@ class Glossary:
     def match(self, text: str) -> list[GlossaryMatch]:
         return self.matcher.match(text)
 
-    def is_hard(self, name: str, form: str = "term", category: str = "") -> bool:
+    def is_hard(self, name: str, form: str = "term", category: str = "",
+                everyday: bool = False) -> bool:
         """Whether a glossary name, as written, is above the reader's grade. Shorthand is;
+        a name of an `everyday` entry written out is not ("vomiting", "chest pain");
         so is a name of several words (a term of art: "heart failure"), unless it is the
         written-out form of shorthand in plain words ("history of"); one word is when
         everyday English uses it too rarely for `plain_grade` (readability.word_grade), so
@@ -96,6 +98,8 @@ class Glossary:
             return False
         if form == "abbreviation" or not words:
             return True
+        if everyday:
+            return False
         plain = all(word_grade(w, self.cache_dir) <= self.plain_grade for w in words)
         if len(words) > 1:
             return not (plain and category in ("care", "abbreviation"))
@@ -103,7 +107,8 @@ class Glossary:
 
     def jargon(self, text: str) -> list[GlossaryMatch]:
         """The matches a reader may need explained: those above the reader's grade."""
-        return [m for m in self.match(text) if self.is_hard(m.text, m.form, m.category)]
+        return [m for m in self.match(text) if self.is_hard(
+            m.text, m.form, m.category, self.by_key[m.key].everyday)]
 
     def terms_to_explain(self, text: str, limit: int = 15) -> list[tuple[GlossaryMatch, GlossaryEntry]]:
         """The glossary terms in `text` worth a plain definition, each once, in order.

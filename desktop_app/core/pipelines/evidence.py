@@ -495,7 +495,9 @@ class Explainer:
         if limited and entry.category == "medication" and not self.gloss_medicines:
             return ""
         if (entry.key in self.glossed or (limited and len(self.glossed) >= self.glosses)
-                or entry.category in ("abbreviation", "unit", "care") or not self.glossary.is_hard(entry.term, category=entry.category)):
+                or entry.category in ("abbreviation", "unit", "care")
+                or not self.glossary.is_hard(entry.term, category=entry.category,
+                                             everyday=entry.everyday)):
             return ""
         gloss = short_gloss(entry.definition)
         if not gloss or (self.summary and unsupported_facts(gloss, self.summary, self.glossary)):
