@@ -892,3 +892,36 @@ def test_an_answer_explains_its_hard_word_not_the_patients_own_words(glossary):
     said = explainer.explain(summary)
     assert "Vomiting and dizziness" in said
     assert [gloss.split(" means ")[0] for gloss in explainer.deferred] == ["Creatinine"]
+
+
+SICK_DAY = """Discharge summary - General medicine
+
+History of present illness: Two days of diarrhoea and vomiting after a family meal, with light-headedness on standing.
+
+Hospital course: Rehydrated with IV fluids. Kidney function back to baseline on day 2. Metformin was paused while she was dehydrated and restarted before discharge.
+
+Discharge medications:
+1. Metformin 500 mg by mouth twice daily with meals (RESTARTED)
+2. Ramipril 5 mg by mouth once daily
+
+Discharge instructions:
+Sick-day plan: Pause metformin and ramipril on any day you cannot eat or drink normally. Restart them 24 to 48 hours after you are eating and drinking again. Sip at least 200 mL of fluid every hour while unwell. If you cannot keep fluids down for 12 hours, come to the emergency department.
+
+Follow-up: GP in 1 week with kidney blood tests.
+"""
+
+
+@pytest.mark.parametrize("text", ["What should I do if I get diarrhoea and vomiting again?",
+                                  "What do I do if I am sick again?"])
+def test_what_to_do_is_answered_from_the_instructions_in_reading_order(text, embedder, glossary):
+    """"What should I do if ..." asks what the summary tells the patient to do: the
+    instructions answer it, not the history of the same symptoms; and "Restart them ..."
+    is said after the sentence it points back to."""
+    question = Question.read(text, glossary)
+    assert question.has_kind("todo")
+    facts, evidence = evidence_for(SICK_DAY, text, embedder, glossary)
+    shown = [line for line in answer_lines(evidence, 3, question, SICK_DAY) if not line.related]
+    assert {line.section_kind for line in shown} == {"instructions"}
+    answer = evidence_answer(evidence, facts, glossary, SICK_DAY, question=question)
+    assert "family meal" not in answer
+    assert answer.index("Pause metformin and ramipril") < answer.index("Restart them")

@@ -791,8 +791,33 @@ def _medications_of(line: EvidenceLine, facts: SummaryFacts) -> list[Medication]
     return [m for m in facts.medications if m.start >= line.start and m.end <= line.end + 1]
 
 
+# A sentence that points back to the one before it ("This was stopped", "Restart them 24
+# hours after ...", "It must not be left in") within its first words.
+_POINTS_BACK = re.compile(r"^(?:\W*\w+\W+){0,2}?(?:it|this|that|they|them|these|those|both)\b",
+                          re.IGNORECASE)
+
+
+def _in_reading_order(lines: list[EvidenceLine], summary: str) -> list[EvidenceLine]:
+    """`lines` in their order, but a line that points back to the sentence before it
+    ("Restart them 24 hours after ...") right after that sentence when both are said:
+    "Restart them" makes no sense before "Pause metformin and ramipril"."""
+    def follows(line: EvidenceLine, before: EvidenceLine) -> bool:
+        return (before.end <= line.start and before.section == line.section
+                and not summary[before.end:line.start].strip()
+                and bool(_POINTS_BACK.match(_BULLET.sub("", line.text, count=1))))
+    ordered: list[EvidenceLine] = []
+    for line in lines:
+        if any(follows(line, before) for before in lines):
+            continue  # said after its sentence
+        chain = [line]
+        while (after := next((other for other in lines if follows(other, chain[-1])), None)):
+            chain.append(after)
+        ordered += [other for other in chain if other not in ordered]
+    return ordered
+
+
 def answer_lines(evidence: list[EvidenceLine], count: int = ANSWER_LINES,
-                 question: Question | None = None) -> list[EvidenceLine]:
+                 question: Question | None = None, summary: str = "") -> list[EvidenceLine]:
     """The best line, and those that score close to it (at most `count` in all), then the
     related lines a patient needs beside them (IN_THE_ANSWER; a follow-up only for a
     question of FOLLOW_UP_KINDS, else it stays in the evidence list); the sentence before
@@ -801,7 +826,8 @@ def answer_lines(evidence: list[EvidenceLine], count: int = ANSWER_LINES,
     or what happened, a line that says what to do (a medicine's line, an instruction, a
     warning sign, a follow-up) comes before one that tells the stay's story, so the
     answer's first words are the instruction ("every 4 hours as needed"), not the course
-    ("weaned to every 4 hours by day 2")."""
+    ("weaned to every 4 hours by day 2").  With the `summary`, a line that points back to
+    the sentence before it is said right after that sentence."""
     ranked = [e for e in evidence if not e.related]
     if not ranked:
         return []
@@ -820,6 +846,8 @@ def answer_lines(evidence: list[EvidenceLine], count: int = ANSWER_LINES,
         # does not answer "Do I need antibiotics at home?" before the line that does.
         close.sort(key=lambda e: not (e.section_kind in TO_DO_SECTIONS
                                       and (e.lexical > 0 or e.names_asked)))  # stable
+    if summary:
+        close = _in_reading_order(close, summary)
     reasons = [e for e in evidence if e.related == "reason"]
     return reasons + close + [e for e in evidence if e.related in IN_THE_ANSWER
                               and e.related != "reason"
@@ -844,7 +872,7 @@ def evidence_answer(evidence: list[EvidenceLine], facts: SummaryFacts,
     explainer.gloss_medicines = False
     explainer.defer_glosses = True  # the lines first; a word's meaning after them
     sentences: list[str] = []
-    for line in answer_lines(evidence, count, question):
+    for line in answer_lines(evidence, count, question, summary):
         medications = _medications_of(line, facts)
         said = [explainer.medication(m) for m in medications]
         # Every fact, number and "not" of the line ("Call 911 at once" is no "Take Call once");
