@@ -925,3 +925,58 @@ def test_what_to_do_is_answered_from_the_instructions_in_reading_order(text, emb
     answer = evidence_answer(evidence, facts, glossary, SICK_DAY, question=question)
     assert "family meal" not in answer
     assert answer.index("Pause metformin and ramipril") < answer.index("Restart them")
+
+
+BLOOD_PRESSURE_PLAN = """Obstetric discharge letter
+
+Dear Dr Okafor,
+Your patient was admitted after delivery with raised blood pressure and is now well on labetalol 200 mg twice daily.
+
+Blood pressure plan at home:
+- Check blood pressure twice a day with the home monitor.
+- If blood pressure is 150/100 or higher twice, 15 minutes apart, phone the maternity line.
+- If blood pressure is 160/110 or higher, or with a severe headache, go to the maternity assessment unit straight away.
+- If blood pressure is below 100/60 and you feel faint, skip the next labetalol dose and phone the maternity line.
+
+Medicines:
+- Labetalol 200 mg by mouth twice daily (NEW)
+
+Follow-up: Midwife blood pressure check on 08/04/2026.
+"""
+
+
+def test_a_step_of_a_plan_is_said_with_the_plans_other_steps(embedder, glossary):
+    """"When should I go to the assessment unit?" reaches the 160/110 step; the steps
+    measured by the same thing (blood pressure) join it in the answer, in the letter's
+    order, so the reader is not left with one step of three."""
+    from desktop_app.core.pipelines.evidence import plan_measure
+
+    assert plan_measure("- If blood pressure is 150/100 or higher") == "blood pressure"
+    assert plan_measure("If ketones are above 1.5 mmol/L, take an extra dose") == "ketones"
+    assert plan_measure("If you feel faint, sit down") == ""  # a case, not a measure
+    text = "When should I go to the assessment unit?"
+    facts, evidence = evidence_for(BLOOD_PRESSURE_PLAN, text, embedder, glossary)
+    steps = [line for line in evidence if line.related == "step"]
+    assert len(steps) == 2
+    answer = evidence_answer(evidence, facts, glossary, BLOOD_PRESSURE_PLAN,
+                             question=Question.read(text, glossary))
+    assert answer.index("150/100") < answer.index("160/110") < answer.index("100/60")
+    assert "Check blood pressure twice a day" not in answer  # a step only if measured
+
+
+def test_a_sentence_under_no_heading_that_says_what_to_do_is_an_instruction(glossary):
+    """A note in paragraphs, with no heading over its sick-day rules: the rules are
+    instructions (a "What should I do" question's section), the story is not."""
+    from desktop_app.core.pipelines.evidence import evidence_units
+
+    note = ("Mr. P. is a 30-year-old man with type 1 diabetes. He came in after a day of vomiting.\n\n"
+            "Sick-day rules were gone through with him. Check blood ketones when unwell. "
+            "If ketones are above 1.5 mmol/L, take an extra rapid insulin dose and drink water. "
+            "Never stop the long-acting insulin.\n")
+    kinds = {unit.text: unit.section_kind for unit in evidence_units(note, read_summary(note, glossary))}
+    assert kinds["Check blood ketones when unwell."] == "instructions"
+    assert kinds["Never stop the long-acting insulin."] == "instructions"
+    assert kinds["If ketones are above 1.5 mmol/L, take an extra rapid insulin dose and drink water."] \
+        == "instructions"
+    assert kinds["He came in after a day of vomiting."] != "instructions"
+    assert kinds["Sick-day rules were gone through with him."] != "instructions"

@@ -82,10 +82,11 @@ RELATED_LABELS = {"medicine": "this medicine in the discharge list",
                   "follow-up": "the follow-up for it",
                   "reason": "the sentence before it, often the reason",
                   "next-visit": "your first planned visit",
-                  "instead": "a new medicine of the same kind"}
+                  "instead": "a new medicine of the same kind",
+                  "step": "another step of the same plan"}
 GLOSSES_PER_ANSWER = 1
 # Related lines said in the answer itself; the others are listed under the evidence only.
-IN_THE_ANSWER = ("medicine", "instead", "reason", "next-visit", "follow-up")
+IN_THE_ANSWER = ("medicine", "instead", "reason", "next-visit", "follow-up", "step")
 # A follow-up that shares a word with the question is said in the answer only when the
 # question asks when, for how long or what to watch for; otherwise it is one click away,
 # under the evidence, and the answer stays short (docs/BENCHMARKS.md, "Answers first").
@@ -163,6 +164,14 @@ _TABLE_HEADING = re.compile(r"^\|?(?:\s*[A-Za-z /:-]{0,30}\s*\|)+\s*[A-Za-z /:-]
 _BULLET = re.compile(r"^\s*(?:[-•*·▪◦#]|\(?\d{1,2}[.)]|\[\s?\])\s+")
 
 
+# A sentence that tells the patient what to do, perhaps after the case it is for ("If
+# ketones are above 1.5 mmol/L, take an extra dose ..."; "Check blood ketones whenever ...").
+_TELLS_WHAT_TO_DO = re.compile(
+    r"(?:if\b(?:[^,;.]|(?<=\d)\.(?=\d)){3,90},\s*)?(?:check|take|call|phone|go|come|return|drink|eat|keep|avoid|"
+    r"do not|don't|never|weigh|pause|stop|restart|resume|sip|wear|bring|use|give|inject|apply|"
+    r"seek|contact|make sure|limit|rest|walk)\b", re.IGNORECASE)
+
+
 def evidence_units(summary: str, facts: SummaryFacts) -> list[Unit]:
     """Every line of a list and every sentence of running text, in order, each with its
     section; a heading on its own is no unit, and neither is a line that reads like an
@@ -186,7 +195,10 @@ def evidence_units(summary: str, facts: SummaryFacts) -> list[Unit]:
             if medication is not None and medication.label and \
                     medication.label.lower() not in text.lower():
                 text = f"{medication.label}: {text}"
-            units.append(Unit(text, start, end, section.title, kind))
+            # In a paragraph under no heading, a sentence that tells the patient what to
+            # do is an instruction (a letter's or a note's sick-day rules).
+            told = "instructions" if kind == "other" and _TELLS_WHAT_TO_DO.match(text) else kind
+            units.append(Unit(text, start, end, section.title, told))
     return units
 
 
@@ -292,6 +304,22 @@ def _terms(text: str, glossary: Glossary | None) -> set[str]:
     return tests | {w for w in retrieval_tokens(text, glossary) if w.startswith("§")}
 
 
+# What a plan's step is measured by: "If ketones are above 1.5 ...", "If weight goes up by
+# more than 1 kg ...", "If your blood pressure is 160/110 or higher ...".
+_IF_MEASURE = re.compile(
+    r"\W*if\s+(?:(?:your|the|his|her|their|my|a|an|any)\s+)?"
+    r"(?P<measure>(?!(?:you|he|she|they|we|it|there|this)\b)[a-z]+(?:[ -][a-z]+){0,2}?)\s+"
+    r"(?:is|are|was|goes|go|drops|drop|rises|rise|falls|fall|stays|stay|gets|reaches|remains|"
+    r"climbs|increases|decreases|reads|reading)\b", re.IGNORECASE)
+
+
+def plan_measure(text: str) -> str:
+    """The thing a conditional step is measured by ("ketones", "weight", "blood pressure"),
+    lower case; '' for any other line."""
+    found = _IF_MEASURE.match(_BULLET.sub("", text, count=1))
+    return found.group("measure").lower() if found else ""
+
+
 # A line that gives its own reason needs no sentence before it for one.
 _SAYS_WHY = re.compile(r"\b(?:because|due to|owing to|caused by|as a result of|since)\b", re.IGNORECASE)
 
@@ -357,6 +385,16 @@ def related_lines(ranked: list[EvidenceLine], answer: list[EvidenceLine], questi
                 and "\n" not in summary[before.end:answer[0].start]):
             before.related = "reason"
             found.append(before)
+    # A step of a plan measured by one thing ("If ketones are above 3.0 mmol/L, go to the
+    # emergency department") is read with the plan's other steps of its section ("If
+    # ketones are above 1.5 mmol/L, take an extra dose"): one step alone misleads.
+    for line in answer:
+        measure = plan_measure(line.text)
+        for other in ranked if measure else []:
+            if (other not in answer and other not in found and other.section == line.section
+                    and plan_measure(other.text) == measure):
+                other.related = "step"
+                found.append(other)
     follow_ups = 0
     for line in ranked:
         if follow_ups >= RELATED_FOLLOW_UPS:
@@ -848,9 +886,20 @@ def answer_lines(evidence: list[EvidenceLine], count: int = ANSWER_LINES,
                                       and (e.lexical > 0 or e.names_asked)))  # stable
     if summary:
         close = _in_reading_order(close, summary)
+    # A plan's other steps are said with the step found, all in the summary's order.
+    steps = [e for e in evidence if e.related == "step"]
+    if steps:
+        planned = []
+        for line in close:
+            measure = plan_measure(line.text)
+            planned += sorted([line] + [e for e in steps if measure and e not in planned
+                                        and plan_measure(e.text) == measure
+                                        and e.section == line.section],
+                              key=lambda e: e.start) if measure else [line]
+        close = planned
     reasons = [e for e in evidence if e.related == "reason"]
     return reasons + close + [e for e in evidence if e.related in IN_THE_ANSWER
-                              and e.related != "reason"
+                              and e.related not in ("reason", "step")
                               and (e.related != "follow-up" or kinds & set(FOLLOW_UP_KINDS))]
 
 
