@@ -609,3 +609,19 @@ def test_a_medicine_for_a_future_pregnancy_is_quoted_for_the_care_team_to_explai
                                          "In any future pregnancy she should start aspirin 150 mg at night from 12 "
                                          "weeks.\n", glossary).medications if m.name.lower() == "aspirin"]
     assert aspirin.doubt and aspirin.status == ""
+
+
+def test_an_as_needed_medicine_says_what_for_in_its_timing(glossary):
+    """"only when needed for shortness of breath or wheeze" (the reason explained, and not
+    again as a bare "SOB or wheeze." after the row); a repeat in minutes follows the
+    symptom it repeats for."""
+    inhaler, spray, patch = _medicine_rows(
+        "DISCHARGE MEDICATIONS\n"
+        "- Salbutamol 100 micrograms 2 puffs inhaled every 4 hours PRN SOB or wheeze\n"
+        "- Glyceryl trinitrate spray 400 micrograms under the tongue every 5 minutes PRN angina, "
+        "up to 3 doses (NEW)\n"
+        "- Nicotine patch 21 mg once daily (NEW) for smoking cessation\n", glossary)
+    assert inhaler.when.endswith("only when needed for shortness of breath or wheeze")
+    assert "SOB" not in inhaler.why and "wheeze" not in inhaler.why
+    assert spray.when == "under the tongue only when needed for angina, every 5 minutes; no more than 3 doses"
+    assert "only when needed" not in patch.when and "smoking" in patch.why.lower()

@@ -52,7 +52,7 @@ def test_capital_headings(glossary):
                          "status": "changed", "changed_from": "20 mg", "changed_to": "80 mg"},
         "Metoprolol tartrate": {"dose": "25 mg", "route": "by mouth", "frequency": "2/day",
                                 "status": "new"},
-        "Nitroglycerin": {"dose": "0.4 mg", "route": "under the tongue", "frequency": "as needed",
+        "Nitroglycerin": {"dose": "0.4 mg", "route": "under the tongue", "frequency": "every 5 minutes",
                           "as_needed": True, "status": "new", "reason": "chest pain"},
         "Amlodipine": {"dose": "5 mg", "route": "by mouth", "frequency": "1/day", "status": "stopped"},
     })
@@ -1551,3 +1551,20 @@ def test_an_insulin_with_a_correction_is_quoted_whole(glossary):
                             "carbohydrate, plus a correction of 1 unit for every 3 mmol/L above 10 mmol/L - NEW\n",
                             glossary).medications
     assert aspart.doubt and "every 12 g" not in aspart.reason
+
+
+def test_a_least_course_and_a_repeat_in_minutes_are_read_as_written(glossary):
+    """"for at least 12 months" is a least, never an end ("for 12 months" would say when
+    to stop a stent's antiplatelet); "every 5 minutes ..., up to 3 doses" is how often and
+    the most, not "as needed" alone."""
+    summary = ("DISCHARGE MEDICATIONS\n"
+               "1. Prasugrel 10 mg by mouth once daily for at least 12 months (NEW)\n"
+               "2. Glyceryl trinitrate spray 400 micrograms under the tongue every 5 minutes PRN angina, "
+               "up to 3 doses (NEW)\n"
+               "3. Paracetamol 1 g by mouth up to 4 times a day PRN pain\n")
+    facts = read_summary(summary, glossary)
+    prasugrel, spray, paracetamol = facts.medications
+    assert prasugrel.duration == "at least 12 months"
+    assert (spray.frequency, spray.as_needed, spray.maximum) == ("every 5 minutes", True, "3 doses")
+    assert spray.reason == "angina"
+    assert paracetamol.maximum == ""  # "up to 4 times a day" is how often, not a ceiling

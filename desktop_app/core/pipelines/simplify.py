@@ -424,6 +424,13 @@ def _same_day_dose(m: Medication) -> bool:
                 and not re.search(rf"\bthen\b[^.;]{{0,40}}?{amount}", m.text, re.IGNORECASE))
 
 
+def _in_a_sentence(said: str) -> str:
+    """An explained phrase ("Shortness of breath or wheeze.") as part of a sentence."""
+    said = said.strip().rstrip(".")
+    first = said.split(" ", 1)[0]
+    return said[:1].lower() + said[1:] if first[1:].islower() else said
+
+
 def medicine_row(medication: Medication, explainer: Explainer) -> MedicineRow:
     """A row of "Your medicines": every field the summary gives of the medicine."""
     m, vocab, order = medication, vocabulary(), explainer.date_order
@@ -431,8 +438,18 @@ def medicine_row(medication: Medication, explainer: Explainer) -> MedicineRow:
             if m.frequency and m.frequency != "as needed" else "")
     if m.time:
         when = f"{when} at {m.time}".strip()
+    # What an as-needed dose is for is when to take it ("only when needed for chest pain"),
+    # not a bare "Chest pain." after the row
+    needed_for = bool(m.as_needed and m.reason and re.search(
+        r"(?:\bprn|\bp\.r\.n\.?|\b(?:as|when|if)\s+(?:needed|required))\s*(?:for\s+)?"
+        + re.escape(m.reason.split()[0]), m.text, re.IGNORECASE))
     if m.as_needed:
-        when = f"{when}, only when needed".lstrip(", ")
+        # (the reason in plain words: "for shortness of breath or wheeze", not "for SOB")
+        needed = f" for {_in_a_sentence(explainer.explain(m.reason))}" if needed_for else ""
+        # a repeat in minutes follows the symptom it repeats for ("only when needed for chest
+        # pain, every 5 minutes"), not the other way round
+        when = (f"only when needed{needed}, {when}" if m.frequency.endswith(" minutes")
+                else f"{when}, only when needed{needed}").strip(", ")
     # "before breakfast", "with food": how the dose is taken, from its own words
     own = (explainer.summary[m.start:m.end] if explainer.summary[m.start:m.end].strip() else m.text).lower()
     if m.step:  # a step's own words: the first step's before "then"; a later step's are not told apart
@@ -467,7 +484,7 @@ def medicine_row(medication: Medication, explainer: Explainer) -> MedicineRow:
     why = []
     if m.status == "changed" and m.changed_from:
         why.append(explainer.explain(f"Was {uk_dose_times(m.changed_from)}."))
-    if m.reason:
+    if m.reason and not needed_for:
         # ("replaced by PANTOPRAZOLE": Lumen's words, and the new medicine's name as written)
         reason = re.sub(r"^(replaced by )(.+)$", lambda r: r.group(1) + sentence_case(r.group(2), explainer.glossary),
                         m.reason)

@@ -721,7 +721,7 @@ _TO_DOSE = re.compile(r"\b(?:(?:increase|decrease|reduce|change|raise|lower|titr
                       r"(?:up\s+|down\s+)?"
                       r"(?:to\s+|[-–—:]\s*)(?P<to>\d[\d.,/]*\s*[A-Za-z%]+)", re.IGNORECASE)
 _DURATION = re.compile(r"(?:\bx\s*|\bfor\s+(?:another\s+|a total of\s+|the next\s+|no more than\s+|"
-                       r"a further\s+|further\s+|"
+                       r"a further\s+|further\s+|(?P<least>at least\s+|a minimum of\s+)|"
                        r"up to\s+|at most\s+)?|\btimes\s+|\b(?:to\s+)?complete\s+(?:a\s+total\s+of\s+)?|"
                        r"\bcourse\s+of\s+|\btotal\s+of\s+)"
                        r"(?P<n>\d+|one|two|three|four|five|six|seven|eight|nine|ten|fourteen)\s*"
@@ -1460,8 +1460,9 @@ def _maximum(text: str, vocab: Vocabulary) -> tuple[str, tuple[int, int] | None]
         lead = m.group(0)[:m.start("amount") - m.start()].lower()
         per = "in 24 hours" if m.group("hours") else "per day" if (m.group("daily")
                                                                     or m.group("day")) else ""
-        if lead.startswith(("up to", "at most")) and not per:
-            continue  # "up to 2 tablets" is a dose, not a ceiling
+        if lead.startswith(("up to", "at most")) and not per and not re.match(
+                r"\d+\s*doses?\b", m.group("amount"), re.IGNORECASE):
+            continue  # "up to 2 tablets" is a dose, not a ceiling; "up to 3 doses" is one
         quantities = _quantities(m.group("amount"), vocab)
         amount = quantities[0].text if quantities else ""
         if not amount:
@@ -2009,7 +2010,9 @@ def _how_long(medication: Medication, part: str, vocab: Vocabulary, order: str) 
         or _FIRST_WEEKS.search(part) or _DURATION_MAX.search(part)
     if duration:
         number = number_value(duration.group("n"))
-        medication.duration = f"{number:g} {_unit_word(duration.group('unit'), number)}"
+        # "for at least 12 months" is a least, never an end: "for 12 months" would say stop then
+        least = "at least " if "least" in duration.re.groupindex and duration.group("least") else ""
+        medication.duration = f"{least}{number:g} {_unit_word(duration.group('unit'), number)}"
     _read_until(medication, part, vocab, order)
     starts = _STARTS_ON.search(part)
     if starts and medication.step <= 1 and DATE.match(part, starts.end()):

@@ -166,7 +166,7 @@ class Vocabulary:
         """(start, end, normal form) of every dose timing in `text`, in order: the
         vocabulary's forms, and intervals it does not list ("every 4-6 hours", "q3h")
         in the normal form "every N hours" / "every N-M hours" (or the vocabulary's own
-        form of that interval: every 8 hours is "3/day")."""
+        form of that interval: every 8 hours is "3/day"), or "every N minutes"."""
         # Epic writes numbers twice ("2 (two) times a day", "every 6 (six) hours").
         text = _SPELLED_OUT.sub(lambda m: " " * len(m.group(0)), text)
         text = _ONCE_WHEN.sub(lambda m: " " * len(m.group(0)), text)
@@ -183,6 +183,9 @@ class Vocabulary:
             written = f"every {low} hours" if not high else f"every {low}-{high} hours"
             known = self.frequencies.get(written) if not high else None
             found.append((m.start(), m.end(), known.value if known else written))
+        for m in _MINUTES_INTERVAL.finditer(text):
+            if not any(a < m.end() and m.start() < b for a, b, _ in found):
+                found.append((m.start(), m.end(), f"every {int(m.group('n'))} minutes"))
         return sorted(found)
 
     def timing_values(self, text: str) -> list[str]:
@@ -440,6 +443,10 @@ SALT_WORD = r"[a-z]{3,}(?:ate|ide)"
 _INTERVAL = re.compile(r"(?<![\w/])(?:(?:every|q\.?)\s*(?P<low>\d{1,2})(?:\s*(?:-|–|to)\s*(?P<high>\d{1,2}))?"
                        r"\s*(?:hours?|hrs?|h)\b\.?|(?P<low2>\d{1,2})(?:\s*(?:-|–|to)\s*(?P<high2>\d{1,2}))?"
                        r"[\s-]?(?:hourly|hrly)\b)", re.IGNORECASE)
+# A repeat in minutes, for a medicine taken again while a symptom lasts ("nitroglycerin 0.4 mg
+# every 5 minutes, up to 3 doses", "salbutamol every 20 minutes"), said as written.
+_MINUTES_INTERVAL = re.compile(r"(?<![\w/])(?:every|q\.?)\s*(?P<n>\d{1,2})\s*(?:minutes?|mins?)\b\.?",
+                               re.IGNORECASE)
 # Doses by time of day, as South Asian prescriptions write them: morning-noon-night
 # ("1-0-1"), sometimes with a fourth slot at bedtime ("1-1-1-1").
 SLOTS = re.compile(r"(?<![\w/.-])[0-4½](?:\s*-\s*[0-4½]){2,3}(?![\w/.-]|\s*-\s*\d)")
