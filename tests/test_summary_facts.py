@@ -1568,3 +1568,16 @@ def test_a_least_course_and_a_repeat_in_minutes_are_read_as_written(glossary):
     assert (spray.frequency, spray.as_needed, spray.maximum) == ("every 5 minutes", True, "3 doses")
     assert spray.reason == "angina"
     assert paracetamol.maximum == ""  # "up to 4 times a day" is how often, not a ceiling
+
+
+def test_a_status_after_what_a_dose_is_for_is_not_part_of_the_reason(glossary):
+    """"p.r.n. knee pain, D/C." had the reason "knee pain, D/C", and the handout said "only
+    when needed for knee pain, D/C"."""
+    summary = ("DISCHARGE MEDICATIONS:\n"
+               "1. Diclofenac 50 mg p.o. t.i.d. p.r.n. hip pain, D/C. It upsets the stomach.\n"
+               "2. Cyclizine 50 mg p.o. t.d.s. p.r.n. nausea NEW\n"
+               "3. Macrogol 1 sachet daily p.r.n. constipation, which is new\n"
+               "4. Salbutamol 2 puffs p.r.n. wheeze, as before\n")
+    reasons = {m.name: m.reason for m in read_summary(summary, glossary).medications}
+    assert reasons == {"Diclofenac": "hip pain", "Cyclizine": "nausea", "Macrogol": "constipation",
+                       "Salbutamol": "wheeze"}

@@ -445,7 +445,8 @@ def medicine_row(medication: Medication, explainer: Explainer) -> MedicineRow:
         + re.escape(m.reason.split()[0]), m.text, re.IGNORECASE))
     if m.as_needed:
         # (the reason in plain words: "for shortness of breath or wheeze", not "for SOB")
-        needed = f" for {_in_a_sentence(explainer.explain(m.reason))}" if needed_for else ""
+        needed = (f" for {_in_a_sentence(explainer.explain(sentence_case(m.reason, explainer.glossary)))}"
+                  if needed_for else "")
         # a repeat in minutes follows the symptom it repeats for ("only when needed for chest
         # pain, every 5 minutes"), not the other way round
         when = (f"only when needed{needed}, {when}" if m.frequency.endswith(" minutes")

@@ -1726,7 +1726,13 @@ def _reason(text: str, vocab: Vocabulary, *, brackets: bool = True) -> str:
     after "for", "because", "due to", "as", "to prevent"."""
     needed = _AS_NEEDED_FOR.search(text)
     if needed:
-        return needed.group("why").strip()
+        why = needed.group("why").strip()
+        # "p.r.n. knee pain, D/C.", "PRN nausea NEW": the line's status after what it is for
+        tail = re.search(r"(?:[,;]\s*|\s+[-–—]\s*|\s+)(?P<tail>(?:(?:which|is|are|was|were|also)\s+)*"
+                         r"[A-Za-z/]+(?:\s+[A-Za-z]+)?)$", why, re.IGNORECASE)
+        if tail and why[:tail.start()].strip() and _line_status(tail.group("tail"), vocab):
+            why = why[:tail.start()].strip()
+        return why
     found: list[tuple[int, str]] = []
     if brackets:
         for group in sorted([*_PARENS.finditer(text), *_LONG_PARENS.finditer(text)], key=lambda m: m.start()):
