@@ -625,3 +625,19 @@ def test_an_as_needed_medicine_says_what_for_in_its_timing(glossary):
     assert "SOB" not in inhaler.why and "wheeze" not in inhaler.why
     assert spray.when == "under the tongue only when needed for angina, every 5 minutes; no more than 3 doses"
     assert "only when needed" not in patch.when and "smoking" in patch.why.lower()
+
+
+def test_a_patients_own_plan_is_on_page_one_and_a_clinicians_plan_is_not(glossary):
+    """A heading with "plan" in it had sent its section to the care team's part, so a
+    weight plan ("take one extra tablet") was never on page one."""
+    from desktop_app.core.pipelines.simplify import for_page_one
+    from desktop_app.core.pipelines.summary_facts import SummarySection
+
+    def section(title, kind="instructions"):
+        return SummarySection(title, kind, 0, 0, 0)
+
+    assert for_page_one(section("Daily weights and furosemide plan"))
+    assert for_page_one(section("Sick-day plan"))
+    assert not for_page_one(section("Assessment and plan"))
+    assert not for_page_one(section("A/P"))
+    assert not for_page_one(section("Plan"))

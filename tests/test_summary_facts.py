@@ -1581,3 +1581,28 @@ def test_a_status_after_what_a_dose_is_for_is_not_part_of_the_reason(glossary):
     reasons = {m.name: m.reason for m in read_summary(summary, glossary).medications}
     assert reasons == {"Diclofenac": "hip pain", "Cyclizine": "nausea", "Macrogol": "constipation",
                        "Salbutamol": "wheeze"}
+
+
+def test_a_heading_that_names_a_medicine_beside_its_section_is_a_heading(glossary):
+    """"Daily Weights and Bumetanide Plan" after a list of stopped medicines: it names a
+    medicine, so it had read as the list's next line, and its weight plan and sick-day
+    rule became that list's (a new medicine then carried "Stopped" as its label)."""
+    summary = ("Discharge Medications\n"
+               "| Medication | Dose | Status |\n|---|---|---|\n"
+               "| Bumetanide | 1 mg daily | NEW |\n"
+               "| Empagliflozin | 10 mg daily | NEW |\n\n"
+               "Medications Stopped\n\n"
+               "| Medication | Why |\n|---|---|\n"
+               "| Verapamil | weakens the heart |\n\n"
+               "Daily Weights and Bumetanide Plan\n"
+               "- Weigh yourself each morning.\n"
+               "- Sick days: skip empagliflozin and bumetanide that day.\n\n"
+               "Swimming and activity\n"
+               "No swimming for 2 weeks.\n")
+    facts = read_summary(summary, glossary)
+    kinds = {section.title: section.effective_kind for section in facts.sections}
+    assert kinds["Daily Weights and Bumetanide Plan"] == "instructions"
+    assert kinds["Swimming and activity"] == "restrictions"  # the part the vocabulary knows
+    labels = {m.name: (m.status, m.label) for m in facts.medications}
+    assert labels["Empagliflozin"] == ("new", "") and labels["Bumetanide"] == ("new", "")
+    assert labels["Verapamil"][0] == "stopped"

@@ -703,6 +703,11 @@ def _untitled_story(summary: str, facts: SummaryFacts, glossary: Glossary | None
 
 
 _PLAN = re.compile(r"\b(?:a\s*/\s*p|plan|assessment|impression)\b", re.IGNORECASE)
+# The words of a clinician's plan heading ("Assessment and plan", "Plan by problem"); a
+# title with other words ("Daily Weights and Furosemide Plan", "Sick-day plan") is the
+# patient's own plan.
+_PLAN_WORDS = frozenset({"a", "p", "plan", "plans", "assessment", "impression", "and", "by", "problem",
+                         "problems", "discharge", "management", "recommendations", "the", "of", "care"})
 # A problem's heading that names no problem ("# Problem: COPD flare", "Unexpected finding:"):
 # its own text says what the problem is
 _GENERIC_TITLE = re.compile(r"(?:(?:active|other|new|main)\s+)?(?:problems?|issues?|diagnos[ie]s|"
@@ -712,9 +717,11 @@ _GENERIC_TITLE = re.compile(r"(?:(?:active|other|new|main)\s+)?(?:problems?|issu
 
 def for_page_one(section: SummarySection) -> bool:
     """Whether a narrative section speaks to the patient ("Discharge instructions", "Daily
-    weights", "Allergies"), not a clinician's plan ("A/P", "Plan", a problem under it)."""
-    return (section.effective_kind in NOW_KINDS and section.kind != "problem"
-            and not _PLAN.search(section.title))
+    weights", "Allergies", "Daily weights and furosemide plan"), not a clinician's plan
+    ("A/P", "Plan", "Assessment and plan", a problem under it)."""
+    clinicians = bool(_PLAN.search(section.title)) and all(
+        word in _PLAN_WORDS for word in re.findall(r"[a-z]+", section.title.lower()))
+    return section.effective_kind in NOW_KINDS and section.kind != "problem" and not clinicians
 
 
 def handout_pieces(summary: str, facts: SummaryFacts, glossary: Glossary | None,

@@ -284,6 +284,14 @@ def _heading(line: str, vocab: Vocabulary, inside: str, *, shouting: bool = Fals
         if kind == "medications" and after_blank and re.search(
                 r"\b(?:plan|schedule|taper|dosing|regimen)$", title, re.IGNORECASE):
             return title, kind, len(line)  # "Amantadine plan" over the steps of its dose
+        parts = [part for part in re.split(r"\s+(?:and|&)\s+", title)
+                 if vocab.section_kind(part, exact=True) != "other" and not _reads_as_item(part, vocab)]
+        if (kind == "other" and after_blank and parts and " and " in f" {title.lower()} "
+                and len(title.split()) <= 8 and not vocab.quantity.search(title)):
+            # "Daily Weights and Furosemide Plan", "Daycare and activity": a part names the
+            # section (the last such part), though another names a medicine (which alone
+            # would make it a list's line) or nothing the vocabulary knows
+            return title, vocab.section_kind(parts[-1], exact=True), len(line)
         if (after_blank and not shouting
                 and len(title.split()) <= 6 and not re.search(r"\d", title)
                 and not _reads_as_item(title, vocab) and not next_line[:1].islower()
