@@ -980,3 +980,33 @@ def test_a_sentence_under_no_heading_that_says_what_to_do_is_an_instruction(glos
         == "instructions"
     assert kinds["He came in after a day of vomiting."] != "instructions"
     assert kinds["Sick-day rules were gone through with him."] != "instructions"
+
+
+NESTED_PLAN = """Discharge medicines
+1. rivaroxaban (XARELTO) 15 mg tablet - NEW - for the clot in the leg
+   - take 1 tablet by mouth twice a day with food through 06/20/2026
+   - then 20 mg once a day with the evening meal from 06/21/2026
+2. omeprazole 20 mg by mouth daily - unchanged
+
+METHYLPREDNISOLONE TAPER (do not stop suddenly)
+- 16 mg each morning until 06/10/2026
+- then 8 mg each morning until 06/24/2026
+- then 4 mg each morning and stay on it until clinic
+
+Follow-up: Anticoagulation clinic on 07/01/2026.
+"""
+
+
+@pytest.mark.parametrize("text, wanted", [
+    ("When does the blood thinner dose change?", ["through 06/20/2026", "from 06/21/2026"]),
+    ("How do I come off the steroid?", ["16 mg", "8 mg", "4 mg"]),
+])
+def test_a_plans_sub_items_and_a_medicines_schedule_are_said_whole(text, wanted, embedder, glossary):
+    """A list item's own sub-items (the loading dose and the dose after it) and the lines
+    of a schedule under a heading that names the medicine asked about are steps of one
+    plan: the answer holds every step, in the summary's order."""
+    facts, evidence = evidence_for(NESTED_PLAN, text, embedder, glossary)
+    answer = evidence_answer(evidence, facts, glossary, NESTED_PLAN, question=Question.read(text, glossary))
+    positions = [answer.find(step) for step in wanted]
+    assert all(p >= 0 for p in positions) and positions == sorted(positions), answer
+    assert "omeprazole" not in answer.lower()  # the next item is not a sub-item

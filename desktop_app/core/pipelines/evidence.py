@@ -124,6 +124,9 @@ class EvidenceLine:
     # For a question that asks more than one thing, the number (from 1) of the part this
     # line answers best (Question.parts); 0 for any other line.
     part: int = 0
+    # For a line added as another step of a plan (related "step"), the start of the
+    # answer line whose plan it belongs to; -1 for any other line.
+    step_of: int = -1
 
     def quote(self) -> str:
         """The line with the section it comes from, as the model and the reader see it."""
@@ -247,6 +250,11 @@ def find_evidence(summary: str, question: Question, *, embed: Callable[[list[str
     return chosen
 
 
+@functools.lru_cache(maxsize=256)
+def _title_medicines(title: str, glossary: Glossary | None) -> frozenset[str]:
+    return frozenset(medicine_words(title, glossary)) if title else frozenset()
+
+
 def _scored(units: list[Unit], question: Question, bm25, vectors: np.ndarray,
             question_vector: np.ndarray, facts: SummaryFacts,
             glossary: Glossary | None) -> list[EvidenceLine]:
@@ -276,7 +284,8 @@ def _scored(units: list[Unit], question: Question, bm25, vectors: np.ndarray,
                     {"warning": facts.warning_signs, "when": facts.follow_ups,
                      "activity": facts.restrictions}.get(kind.kind, [])]
     warning = question.has_kind("warning")
-    asked = question.asked_medicines([unit.text for unit in units], glossary)
+    asked = question.asked_medicines([unit.text for unit in units]
+                                     + sorted({unit.section for unit in units}), glossary)
     lines = []
     for index, unit in enumerate(units):
         bonus = SECTION_BONUS if (unit.section_kind in wanted_sections or any(
@@ -288,7 +297,10 @@ def _scored(units: list[Unit], question: Question, bm25, vectors: np.ndarray,
             bonus -= PAST_PENALTY
         if unit.section_kind == "header" and lexical[index] == 0:
             bonus -= PAST_PENALTY  # a record field ("Admission Date") unless it is asked about
-        names_asked = bool(asked and asked & medicine_words(unit.text, glossary))
+        # (a line under a heading that names the medicine names it too: "PREDNISOLONE
+        # REDUCING SCHEDULE" over "- then 50 mg each morning for 14 days")
+        names_asked = bool(asked and asked & (medicine_words(unit.text, glossary)
+                                              | _title_medicines(unit.section, glossary)))
         if names_asked:
             bonus += MEDICINE_BONUS
         score = LEXICAL_WEIGHT * lexical[index] + MEANING_WEIGHT * meaning[index] + bonus
@@ -320,8 +332,81 @@ def plan_measure(text: str) -> str:
     return found.group("measure").lower() if found else ""
 
 
+def _indent(summary: str, offset: int) -> int:
+    """How far the line holding `offset` is indented, counting a list mark as indent."""
+    begin = summary.rfind("\n", 0, offset) + 1
+    lead = re.match(r"[ \t]*(?:[-•*·▪◦][ \t]+|\(?\d{1,2}[.)][ \t]+)?", summary[begin:])
+    return len(lead.group(0).expandtabs(4))
+
+
+def _steps_of(line: EvidenceLine, ranked: list[EvidenceLine], summary: str, asked: set[str],
+              glossary: Glossary | None) -> list[EvidenceLine]:
+    """The other steps of the plan `line` is a step of (see related_lines), in order."""
+    measure = plan_measure(line.text)
+    steps = [other for other in ranked if measure and other is not line
+             and other.section == line.section and plan_measure(other.text) == measure]
+    if asked and line.section and asked & _title_medicines(line.section, glossary) \
+            and line.section_kind == "medications":
+        steps += [other for other in ranked if other is not line and other.section == line.section]
+    if summary and line.section_kind == "medications" and _BULLET.match(
+            summary[summary.rfind("\n", 0, line.start) + 1:line.end]):
+        below = sorted((other for other in ranked if other.section == line.section
+                        and other.start >= line.end), key=lambda other: other.start)
+        depth = _indent(summary, line.start)
+        for other in below:
+            if summary[line.end:other.start].count("\n\n") or _indent(summary, other.start) <= depth:
+                break
+            steps.append(other)
+    return sorted({id(other): other for other in steps}.values(), key=lambda other: other.start)
+
+
 # A line that gives its own reason needs no sentence before it for one.
 _SAYS_WHY = re.compile(r"\b(?:because|due to|owing to|caused by|as a result of|since)\b", re.IGNORECASE)
+
+
+def _taken_instead(ranked: list[EvidenceLine], said: list[EvidenceLine], question: Question,
+                  facts: SummaryFacts, glossary: Glossary | None) -> EvidenceLine | None:
+    """For a medicine the question names that was stopped or held, the list line of the
+    new medicine of the same kind, most often what is taken instead ("hydrochlorothiazide
+    stopped", "amlodipine 5 mg daily (NEW)"); None when `said` holds one already."""
+    replaced = set().union(*(_medicine_kinds(m.name, glossary) for m in facts.medications
+                             if m.status in ("stopped", "held")
+                             and question.medicine_words & medicine_words(m.name, glossary)))
+    for line in said:  # the new one is already there ("sertraline to venlafaxine")
+        medication = _medication_of(line, facts)
+        if medication is not None and medication.status == "new":
+            replaced -= _medicine_kinds(medication.name, glossary)
+    for line in ranked if replaced else []:
+        medication = _medication_of(line, facts)
+        if (medication is not None and medication.status == "new" and line not in said
+                and replaced & _medicine_kinds(medication.name, glossary)):
+            return line
+    return None
+
+
+def _plan_steps(ranked: list[EvidenceLine], answer: list[EvidenceLine], found: list[EvidenceLine],
+                question: Question, summary: str, glossary: Glossary | None) -> list[EvidenceLine]:
+    """The other steps of the plans the answer's lines are steps of, marked "step" (and
+    the answer's own lines that are steps of another's plan, marked with it): a step of
+    a plan measured by one thing ("If ketones are above 3.0 mmol/L, go to the emergency
+    department") is read with the plan's other steps ("If ketones are above 1.5 mmol/L,
+    take an extra dose"), a list item with its own sub-items ("1. apixaban 5 mg tablet -
+    NEW" over "- take 2 tablets ... through 03/14", "- then 1 tablet ... from 03/15"),
+    and a line of a list under a heading that names the medicine asked about
+    ("PREDNISOLONE REDUCING SCHEDULE") with the list: one step alone misleads."""
+    asked = question.asked_medicines(
+        [line.text for line in ranked] + sorted({line.section for line in ranked}), glossary)
+    steps: list[EvidenceLine] = []
+    for line in answer:
+        if line.step_of != -1:
+            continue  # a step of a plan already gathered
+        for other in _steps_of(line, ranked, summary, asked, glossary):
+            if other in answer:  # said with the plan, in its place
+                other.step_of = line.start if other.step_of == -1 else other.step_of
+            elif other not in found and other not in steps:
+                other.related, other.step_of = "step", line.start
+                steps.append(other)
+    return steps
 
 
 def related_lines(ranked: list[EvidenceLine], answer: list[EvidenceLine], question: Question,
@@ -356,25 +441,10 @@ def related_lines(ranked: list[EvidenceLine], answer: list[EvidenceLine], questi
                     and _medication_of(line, facts) is not None):
                 line.related = "medicine"
                 found.append(line)
-    # A medicine the question names that was stopped or held: the new medicine of the
-    # same kind is most often what is taken instead ("hydrochlorothiazide stopped",
-    # "amlodipine 5 mg daily (NEW)").
-    named_in_question = question.medicine_words
-    replaced = set().union(*(_medicine_kinds(m.name, glossary) for m in facts.medications
-                             if m.status in ("stopped", "held")
-                             and named_in_question & medicine_words(m.name, glossary)))
-    for line in answer + found:  # the new one is already there ("sertraline to venlafaxine")
-        medication = _medication_of(line, facts)
-        if medication is not None and medication.status == "new":
-            replaced -= _medicine_kinds(medication.name, glossary)
-    for line in ranked if replaced else []:
-        medication = _medication_of(line, facts)
-        if (medication is not None and medication.status == "new"
-                and line not in answer and line not in found
-                and replaced & _medicine_kinds(medication.name, glossary)):
-            line.related = "instead"
-            found.append(line)
-            break
+    instead = _taken_instead(ranked, answer + found, question, facts, glossary)
+    if instead is not None:
+        instead.related = "instead"
+        found.append(instead)
     if summary and question.has_kind("why"):
         # A reason is most often written just before what was done about it, in the same
         # paragraph ("K 5.3 on admission. Spironolactone was held.").
@@ -385,16 +455,7 @@ def related_lines(ranked: list[EvidenceLine], answer: list[EvidenceLine], questi
                 and "\n" not in summary[before.end:answer[0].start]):
             before.related = "reason"
             found.append(before)
-    # A step of a plan measured by one thing ("If ketones are above 3.0 mmol/L, go to the
-    # emergency department") is read with the plan's other steps of its section ("If
-    # ketones are above 1.5 mmol/L, take an extra dose"): one step alone misleads.
-    for line in answer:
-        measure = plan_measure(line.text)
-        for other in ranked if measure else []:
-            if (other not in answer and other not in found and other.section == line.section
-                    and plan_measure(other.text) == measure):
-                other.related = "step"
-                found.append(other)
+    found += _plan_steps(ranked, answer, found, question, summary, glossary)
     follow_ups = 0
     for line in ranked:
         if follow_ups >= RELATED_FOLLOW_UPS:
@@ -887,16 +948,12 @@ def answer_lines(evidence: list[EvidenceLine], count: int = ANSWER_LINES,
     if summary:
         close = _in_reading_order(close, summary)
     # A plan's other steps are said with the step found, all in the summary's order.
-    steps = [e for e in evidence if e.related == "step"]
+    steps = [e for e in evidence if e.related == "step" or (e in close and e.step_of != -1)]
     if steps:
-        planned = []
-        for line in close:
-            measure = plan_measure(line.text)
-            planned += sorted([line] + [e for e in steps if measure and e not in planned
-                                        and plan_measure(e.text) == measure
-                                        and e.section == line.section],
-                              key=lambda e: e.start) if measure else [line]
-        close = planned
+        anchors = {line.start for line in close}
+        close = [e for line in close if line.step_of not in anchors or line.step_of == line.start
+                 for e in sorted([line] + [s for s in steps if s.step_of == line.start and s is not line],
+                                 key=lambda e: e.start)]
     reasons = [e for e in evidence if e.related == "reason"]
     return reasons + close + [e for e in evidence if e.related in IN_THE_ANSWER
                               and e.related not in ("reason", "step")
