@@ -1606,3 +1606,21 @@ def test_a_heading_that_names_a_medicine_beside_its_section_is_a_heading(glossar
     labels = {m.name: (m.status, m.label) for m in facts.medications}
     assert labels["Empagliflozin"] == ("new", "") and labels["Bumetanide"] == ("new", "")
     assert labels["Verapamil"][0] == "stopped"
+
+
+def test_a_letterhead_and_a_dosing_weight_start_no_section(glossary):
+    """"Department of Acute and Elderly Medicine" atop a letter is the hospital's, not a
+    list of medicines (its address had shown among "Your medicines"); "Weight used for
+    doses: 16 kg" under a medicines heading is the list's own note, not a record field
+    that ends the list (the antibiotic's last-dose line had been lost)."""
+    letter = ("Department of Renal and Elderly Medicine\nHillcrest Hospital, Mill Lane\n\n"
+              "Dear Dr Osei,\n\nMedications on discharge\n- Furosemide 40 mg once daily\n")
+    facts = read_summary(letter, glossary)
+    assert [s.effective_kind for s in facts.sections][0] != "medications"
+    assert [m.name for m in facts.medications] == ["Furosemide"]
+    child = ("Medicines to give at home\nWeight used for doses: 16 kg.\n\n"
+             "  * Amoxicillin liquid 250 mg/5 mL - give 5 mL by mouth three times a day\n"
+             "      NEW - for the ear infection.\n"
+             "      Last dose: bedtime on 12/04/2026.\n")
+    amoxicillin, = read_summary(child, glossary, "dmy").medications
+    assert (amoxicillin.count, amoxicillin.until, amoxicillin.status) == ("5 mL", "2026-04-12", "new")

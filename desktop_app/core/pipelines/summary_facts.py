@@ -245,6 +245,8 @@ def _heading(line: str, vocab: Vocabulary, inside: str, *, shouting: bool = Fals
             return None  # "... Repeat on 19/02\nafter medication changes: drop 12/4": prose
         if kind == "other" and inside in _LIST_SECTIONS:
             return None  # "STOP: naproxen", "Monday: clinic" are items of the list
+        if kind == "header" and inside == "medications" and not after_blank:
+            return None  # "Weight used for doses: 16.4 kg." right under the list's heading
         if kind == "medications" and inside == "medications" and any(
                 vocab.is_medicine_word(word) for word in title.split()):
             return None  # "Prednisone taper:" over its steps, in the list of medicines
@@ -287,7 +289,8 @@ def _heading(line: str, vocab: Vocabulary, inside: str, *, shouting: bool = Fals
         parts = [part for part in re.split(r"\s+(?:and|&)\s+", title)
                  if vocab.section_kind(part, exact=True) != "other" and not _reads_as_item(part, vocab)]
         if (kind == "other" and after_blank and parts and " and " in f" {title.lower()} "
-                and len(title.split()) <= 8 and not vocab.quantity.search(title)):
+                and len(title.split()) <= 8 and not vocab.quantity.search(title)
+                and vocab.section_kind(title) != "other"):  # (not a letterhead's "Department of ...")
             # "Daily Weights and Furosemide Plan", "Daycare and activity": a part names the
             # section (the last such part), though another names a medicine (which alone
             # would make it a list's line) or nothing the vocabulary knows

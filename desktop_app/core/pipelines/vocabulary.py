@@ -296,6 +296,8 @@ class Vocabulary:
         name = re.sub(r"[^a-z0-9/& -]+", " ", title.lower())
         name = re.sub(r"\s+", " ", name).strip()
         table = self._heading_kinds
+        if re.match(r"(?:department|division|directorate|faculty|school|institute) of\b", name):
+            return "other"  # a letterhead ("Department of Acute and Elderly Medicine"), no section
         if " / " in name:
             # "Dispo / F/U": of two headings in one, the one that says what to do
             kinds = [self.section_kind(part, exact) for part in name.split(" / ")]
