@@ -641,3 +641,24 @@ def test_a_patients_own_plan_is_on_page_one_and_a_clinicians_plan_is_not(glossar
     assert not for_page_one(section("Assessment and plan"))
     assert not for_page_one(section("A/P"))
     assert not for_page_one(section("Plan"))
+
+
+def test_a_held_medicines_date_a_bracketed_total_and_a_lead_without_a_colon(glossary):
+    """A held medicine's date says when it may start again ("do not take until"), never
+    "until" as an active row says it; "TWO tablets (10mg)" of 5 mg tablets is 10 mg in all,
+    not "2 tablets of 10 mg"; "Call 911 right away if" over its list leads its signs."""
+    from desktop_app.core.pipelines.simplify import handout_without_model
+
+    held, steroid = _medicine_rows(
+        "DISCHARGE MEDICATIONS\n"
+        "- Naproxen 500 mg twice daily - HOLD until 24/10/2025\n"
+        "- Prednisolone 5mg tablets - TWO tablets (10mg) each morning for 5 days\n\n"
+        "Changes to medication\n"
+        "- Prednisolone increased from 5mg to 10mg each morning for 5 days.\n", glossary)
+    assert held.change == "ON HOLD" and held.until.startswith("do not take until")
+    assert steroid.how_much == "2 tablets (10 mg in all)"  # its dose read as the 10 mg
+    summary = ("Discharge medications\n- Apixaban 2.5 mg twice daily\n\n"
+               "When to call your surgeon\nCall the office for:\n- Fever over 101.5 F\n\n"
+               "Call 911 right away if\n- Sudden shortness of breath\n- You cough up blood\n")
+    text = handout_without_model(summary, glossary).main_text()
+    assert "- Call 911 right away if:\n  - Sudden shortness of breath." in text

@@ -1624,3 +1624,21 @@ def test_a_letterhead_and_a_dosing_weight_start_no_section(glossary):
              "      Last dose: bedtime on 12/04/2026.\n")
     amoxicillin, = read_summary(child, glossary, "dmy").medications
     assert (amoxicillin.count, amoxicillin.until, amoxicillin.status) == ("5 mL", "2026-04-12", "new")
+
+
+def test_a_south_asian_treatment_list_a_year_and_a_restart_condition_are_read(glossary):
+    """"TREATMENT ADVISED ON DISCHARGE" heads the medicines (none had been read); "x 1 year"
+    is how long; "restart ... only if it is above 140/90" is when a held medicine may
+    start again, not "only when needed"."""
+    summary = ("TREATMENT ADVISED ON DISCHARGE:\n"
+               "1. TAB. CLOPIDOGREL 75 MG 0-1-0 after food x 1 year\n"
+               "2. TAB. GLICLAZIDE 40 MG - STOPPED - sugars low in ward\n\n"
+               "Lisinopril 10mg tablets - ONE tablet once a day - WITHHELD\n\n"
+               "Requests for GP\n"
+               "1. Please check her blood pressure on 02/04/2026 and restart lisinopril 10mg once a day only\n"
+               "   if it is above 140/90.\n")
+    facts = read_summary(summary, glossary, "dmy")
+    found = {m.name.lower(): m for m in facts.medications}
+    assert found["clopidogrel"].duration == "1 year"
+    assert found["gliclazide"].status == "stopped"
+    assert found["lisinopril"].status == "held" and not found["lisinopril"].as_needed

@@ -53,7 +53,7 @@ from .summary_facts import (LIST_ITEM, Medication, SummaryFacts, SummarySection,
                             patient_text, read_summary, section_items, uk_dose_times)
 from .retry import Turns, attempts_until_passed
 from .trace import Attempt, CallRecord, Gate, Trace, trace_header
-from .vocabulary import DATE, plain_date, vocabulary
+from .vocabulary import DATE, NUMBER_WORDS, plain_date, vocabulary
 
 MAX_WORDS_TO_KNOW = 30
 SECTION_CHARS = 1200  # a longer narrative section is rewritten in pieces of about this size
@@ -315,8 +315,8 @@ def _plain_lead(text: str) -> str:
 
 
 def warning_lead(summary: str, start: int) -> str:
-    """The line a warning sign of a list hangs from ("Seek urgent help (999 or A&E) if:"),
-    without its colon; '' when the sign is no list item or its list has no such line (a
+    """The line a warning sign of a list hangs from ("Seek urgent help (999 or A&E) if:",
+    "Call 911 right away if"), without its colon; '' when the sign is no list item or its list has no such line (a
     heading such as "WARNING SIGNS:" says no more than the handout's own)."""
     line_start = summary.rfind("\n", 0, start) + 1
     if not LIST_ITEM.match(summary[line_start:start + 3]):
@@ -327,7 +327,9 @@ def warning_lead(summary: str, start: int) -> str:
         if LIST_ITEM.match(line) or line[:1] in " \t":
             continue  # an item of the same list, or a wrapped line of one
         line = line.strip()
-        return line[:-1].strip() if line.endswith(":") and _LEAD_WORDS.search(line) else ""
+        # ("Call 911 right away if", with no colon: its last word leads into the list)
+        ends_as_lead = line.endswith(":") or re.search(r"\b(?:if|for|when)$", line, re.IGNORECASE)
+        return line.rstrip(":").strip() if ends_as_lead and _LEAD_WORDS.search(line) else ""
     return ""
 
 
@@ -461,14 +463,22 @@ def medicine_row(medication: Medication, explainer: Explainer) -> MedicineRow:
     if m.maximum:
         when = f"{when}; no more than {m.maximum}".lstrip("; ")
     until_said = sentence_case(plain_date(m.until, order), explainer.glossary, start=False) if m.until else ""
-    until = (f"until {until_said}" if m.until and m.status != "resume" else
-             f"restart on {until_said}" if m.until else "")
+    # (a held medicine's date is when it may start again, never "take until")
+    until = (f"restart on {until_said}" if m.until and m.status == "resume" else
+             f"do not take until {until_said}" if m.until and m.status == "held" else
+             f"until {until_said}" if m.until else "")
     if m.duration:
         until = f"for {m.duration}" + (f", {until}" if until else "")
     how_much = f"{m.count} of {m.dose}" if m.count and m.dose else m.dose or m.count
     written = [w.group(1) for w in re.finditer(rf"(?<![\d.]){re.escape(m.dose)}(\s+(?:total|in\s+(?:all|total))\b)?",
                                                 m.text, re.IGNORECASE)] if m.count and m.dose else []
-    if written and all(written):
+    # "TWO tablets (10mg)" after "5mg tablets": the amount in brackets after the count is
+    # what they make in all
+    spaced_dose = re.escape(m.dose).replace(r"\ ", r"\s*")
+    counted = bool(m.count and m.dose and re.search(
+        rf"\b(?:\d+|{'|'.join(NUMBER_WORDS)})\s+(?:tablets?|capsules?|tabs?|caps?|puffs?|sachets?)\s*"
+        rf"\(\s*{spaced_dose}\s*\)", m.text, re.IGNORECASE))
+    if (written and all(written)) or counted:
         # "Take 2 tablets (40 mg total)" with no tablet strength written: never "2 tablets of
         # 40 mg", which would be twice the dose
         how_much = f"{m.count} ({m.dose} in all)"

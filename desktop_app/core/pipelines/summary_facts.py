@@ -736,7 +736,7 @@ _DURATION = re.compile(r"(?:\bx\s*|\bfor\s+(?:another\s+|a total of\s+|the next\
                        r"up to\s+|at most\s+)?|\btimes\s+|\b(?:to\s+)?complete\s+(?:a\s+total\s+of\s+)?|"
                        r"\bcourse\s+of\s+|\btotal\s+of\s+)"
                        r"(?P<n>\d+|one|two|three|four|five|six|seven|eight|nine|ten|fourteen)\s*"
-                       r"(?:more\s+|further\s+|additional\s+)?(?P<unit>days?|weeks?|months?|d|wks?|"
+                       r"(?:more\s+|further\s+|additional\s+)?(?P<unit>days?|weeks?|months?|years?|d|wks?|"
                        r"hours?|hrs?|h)\b", re.IGNORECASE)
 _UNTIL = re.compile(r"\b(?:until|till|stop once|stop when)\s+(?P<what>(?:[^;,.()|]|(?<=\b(?:Dr|Mr|Ms|St))\.|"
                     r"(?<=\bMrs)\.|(?<=\d)\.(?=\d)){2,60})", re.IGNORECASE)  # "until Dr. Oyelowo rechecks ...",
@@ -1521,9 +1521,14 @@ def _frequency(text: str, vocab: Vocabulary) -> tuple[str, bool]:
     text = re.sub(r"\b(?:rather than|instead of|not)\s+(?:only\s+)?(?:(?:when|as|if)\s+(?:needed|required)|prn)\b",
                   " ", text, flags=re.IGNORECASE)
     # "only if the CBC shows her hemoglobin holding": when it may restart, not "when needed"
-    text = re.sub(r"\bonly\s+if\s+(?:the|her|his|your|their|a)\s+(?:repeat\s+|next\s+)?(?:cbc|blood|tests?|labs?|"
+    text = re.sub(r"\bonly\s+if\s+(?:(?:the|her|his|your|their|a)\s+)?(?:repeat\s+|next\s+)?(?:cbc|blood|tests?|labs?|"
                   r"levels?|h[a]?emoglobin|hb|kidney|creatinine|potassium|sodium|inr|scan|results?|doctor|"
-                  r"clinic|gp|team|consultant|cardiologist|specialist)\b", " ", text, flags=re.IGNORECASE)
+                  r"clinic|gp|team|consultant|cardiologist|specialist|bp|pressure|pulse|sugars?|glucose|"
+                  r"sodium|egfr|weight)\b", " ", text, flags=re.IGNORECASE)
+    # "restart ramipril ... only if it is above 140/90": a condition for starting again
+    # ("only if she is unconscious" stays when it is needed)
+    text = re.sub(r"\bonly\s+if\s+(?:it|they)\s+(?:is|are|stays|remains)\s+(?:above|below|over|under|"
+                  r"higher|lower|less|more|greater)\b", " ", text, flags=re.IGNORECASE)
     # "a daily seizure medicine", "his daily tablets": what it is, not how often
     text = re.sub(r"\bdaily\s+(?=(?:[a-z-]+\s+)?(?:medicines?|medications?|pills?|tablets?|injections?)\b)",
                   "      ", text, flags=re.IGNORECASE)
