@@ -13,7 +13,7 @@ import pytest
 
 from desktop_app.core.pipelines.evidence import (EvidenceLine, Explainer, evidence_answer,
                                                  evidence_units)
-from desktop_app.core.pipelines.simplify import handout_tables, narrative_pieces
+from desktop_app.core.pipelines.simplify import handout_tables, in_row_order, narrative_pieces
 from desktop_app.core.pipelines.summary_facts import read_summary
 from desktop_app.core.pipelines.trace import Trace as _Trace
 from layout_corpus import CORPUS as CORPUS_DIR, compare_medications, compare_other, load, same_name
@@ -93,7 +93,7 @@ def test_your_medicines_holds_every_medicine_of_the_facts(expected, glossary):
             assert any(same_name(medicine["name"], row) for row in rows), (medicine["name"], rows)
     statuses = {"new": "NEW", "changed": "CHANGED", "stopped": "STOP", "held": "ON HOLD",
                 "resume": "RESTART", "unchanged": "NO CHANGE"}
-    for row, medication in zip(handout.medicines, facts.medications):
+    for row, medication in zip(handout.medicines, in_row_order(facts.medications)):
         assert row.change == ("ASK" if medication.doubt else statuses.get(medication.status, ""))
 
 

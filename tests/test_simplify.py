@@ -662,3 +662,41 @@ def test_a_held_medicines_date_a_bracketed_total_and_a_lead_without_a_colon(glos
                "Call 911 right away if\n- Sudden shortness of breath\n- You cough up blood\n")
     text = handout_without_model(summary, glossary).main_text()
     assert "- Call 911 right away if:\n  - Sudden shortness of breath." in text
+
+
+def test_a_medicines_sub_lines_and_later_steps_stay_with_its_row(glossary):
+    """A medicine's own sub-lines (a loading dose and the dose after it) had shown at the
+    end of "Your medicines" with no medicine named; a taper's later steps had come after
+    another medicine named between them, each repeating the first step's reason."""
+    from desktop_app.core.pipelines.simplify import handout_without_model
+
+    summary = ("Discharge medicines\n"
+               "1. rivaroxaban 15 mg tablet - NEW - for the clot in the leg\n"
+               "   - take 1 tablet twice a day with food through 06/20/2026\n"
+               "   - then 20 mg once a day from 06/21/2026\n"
+               "2. omeprazole 20 mg daily - unchanged\n\n"
+               "Course: We started naproxen for the pericarditis: 500 mg twice a day for 1 week, "
+               "and colchicine 0.5 mg twice a day for 3 months. After the first week, then 250 mg "
+               "twice a day for 1 week.\n")
+    handout = handout_without_model(summary, glossary)
+    text = handout.main_text()
+    rivaroxaban = next(line for line in text.split("\n") if "rivaroxaban" in line.lower())
+    assert "through 06/20/2026" in rivaroxaban and "from 06/21/2026" in rivaroxaban
+    assert text.count("06/21/2026") == 1
+    letter = ("Dear Dr Lam,\n\nWe started ibuprofen and colchicine on March 8. He goes home on ibuprofen "
+              "for the pericarditis, always taken with food: 600 mg three times a day for 2 weeks, then "
+              "400 mg three times a day for 1 week, and then he stops. He will also take colchicine 0.6 mg "
+              "twice a day for 3 months.\n\nYours sincerely,\nDr Okoro\n")
+    first, later, _colchicine = handout_without_model(letter, glossary).medicines
+    assert (first.medicine, later.medicine, later.how_much) == ("ibuprofen", "ibuprofen", "then 400 mg")
+    assert "pericarditis" in first.why.lower() and later.why == ""
+
+
+def test_a_doses_later_steps_come_right_after_its_first(glossary):
+    from desktop_app.core.pipelines.simplify import in_row_order
+    from desktop_app.core.pipelines.summary_facts import Medication
+
+    first = Medication(name="Ibuprofen", start=10, end=20, step=1)
+    other = Medication(name="Colchicine", start=25, end=30)
+    later = Medication(name="Ibuprofen", start=40, end=50, step=2)
+    assert in_row_order([first, other, later]) == [first, later, other]

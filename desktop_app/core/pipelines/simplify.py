@@ -495,7 +495,8 @@ def medicine_row(medication: Medication, explainer: Explainer) -> MedicineRow:
     why = []
     if m.status == "changed" and m.changed_from:
         why.append(explainer.explain(f"Was {uk_dose_times(m.changed_from)}."))
-    if m.reason and not needed_for:
+    if m.reason and not needed_for and not (m.step > 1 and not _same_day_dose(m)):
+        # (a later step's reason is its first step's, said in that row)
         # ("replaced by PANTOPRAZOLE": Lumen's words, and the new medicine's name as written)
         reason = re.sub(r"^(replaced by )(.+)$", lambda r: r.group(1) + sentence_case(r.group(2), explainer.glossary),
                         m.reason)
@@ -532,7 +533,8 @@ def handout_tables(summary: str, facts: SummaryFacts, glossary: Glossary | None,
     # What a medicine is comes in its row's own column; other hard words are defined under
     # "Words to know", not after each line.
     explainer = Explainer(glossary, summary, facts.date_order, plain, glosses=0)
-    medicines = [medicine_row(m, explainer) for m in facts.medications]
+    rows = {id(m): medicine_row(m, explainer) for m in facts.medications}
+    medicines = [rows[id(m)] for m in in_row_order(facts.medications)]
     # What the patient reads holds no field of the record ("MRN: ...", "Attending: Dr ...").
     appointments = []
     for f in facts.follow_ups:
@@ -565,8 +567,44 @@ def handout_tables(summary: str, facts: SummaryFacts, glossary: Glossary | None,
             line = re.sub(r"\s*\n\s*", " ", patient_text(summary[a:b].strip()))
             if (re.search(r"[A-Za-z]{3}", line) and not _covered(a, b, spans)
                     and not reads_like_instruction(line) and not _ABOUT_THE_LIST.search(line)):
-                more.setdefault(kind, []).append(explainer.explain(sentence_case(line, glossary)))
+                said = explainer.explain(sentence_case(line, glossary))
+                owner = _sub_item_of(summary, a, facts.medications) if kind == "medications" else None
+                if owner is not None:  # the medicine's own sub-line: in its row, in order
+                    row = rows[id(owner)]
+                    row.why = f"{row.why} {said}".strip()
+                else:
+                    more.setdefault(kind, []).append(said)
     return Handout(medicines, appointments, warnings, restrictions, more, [], [], [], trace)
+
+
+def in_row_order(medications: list[Medication]) -> list[Medication]:
+    """The medicines in the summary's order, but a dose's later steps right after its first
+    ("ibuprofen 600 mg ..., then 400 mg ..." with colchicine named between them)."""
+    first: dict[str, int] = {}
+    place = []
+    for index, m in enumerate(medications):
+        if m.step == 1:
+            first[m.name.lower()] = index
+        place.append((first.get(m.name.lower(), index) if m.step > 1 else index, index))
+    return [medications[index] for _anchor, index in sorted(place)]
+
+
+def _sub_item_of(summary: str, start: int, medications: list[Medication]) -> Medication | None:
+    """The medicine whose list line a line at `start` hangs under, indented deeper, with no
+    blank line or other item between ("1. apixaban 5 mg tablet - NEW" over "   - take 2
+    tablets ... through 03/14", "   - then 1 tablet ... from 03/15"); None for any other."""
+    line_start = summary.rfind("\n", 0, start) + 1
+    owner = max((m for m in medications if m.end <= line_start), key=lambda m: m.end, default=None)
+    if owner is None or re.search(r"\n[ \t]*\n", summary[owner.end:line_start]):
+        return None
+    owner_line = summary.rfind("\n", 0, owner.start) + 1
+
+    def depth(at: int) -> int:
+        lead = re.match(r"[ \t]*(?:[-•*·▪◦][ \t]+|\(?\d{1,2}[.)][ \t]+)?", summary[at:])
+        return len(lead.group(0).expandtabs(4))
+    between = [line for line in summary[owner.end:line_start].split("\n") if line.strip()]
+    return owner if depth(line_start) > depth(owner_line) and all(
+        depth(summary.find(line, owner.end)) > depth(owner_line) for line in between) else None
 
 
 @dataclass
