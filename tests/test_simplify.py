@@ -700,3 +700,11 @@ def test_a_doses_later_steps_come_right_after_its_first(glossary):
     other = Medication(name="Colchicine", start=25, end=30)
     later = Medication(name="Ibuprofen", start=40, end=50, step=2)
     assert in_row_order([first, other, later]) == [first, later, other]
+
+
+def test_a_way_a_dose_is_not_taken_is_never_said_as_how_to_take_it(glossary):
+    """"Take with orange juice, not with milk, tea or coffee" had read "with orange juice,
+    with milk": the "not" was lost."""
+    iron, = _medicine_rows("DISCHARGE MEDICATIONS\n- Ferrous fumarate 210 mg once daily. Take with orange "
+                           "juice, not with milk, tea or coffee.\n", glossary)
+    assert "with orange juice" in iron.when and "with milk" not in iron.when

@@ -396,9 +396,20 @@ def _how_taken(own: str, vocab) -> list[str]:
     found: list[tuple[int, int, str]] = []
     for phrase in vocab.how_taken:
         for match in re.finditer(rf"(?<!\w){re.escape(phrase)}(?!\w)", own):
+            # "with orange juice, not with milk, tea or coffee": a way it is NOT taken, and
+            # the words listed after that "not" too
+            clause = re.split(r"[.;]", own[:match.start()])[-1]
+            if _NOT_TAKEN.search(clause):
+                continue
             if not any(a < match.end() and match.start() < b for a, b, _p in found):
                 found.append((match.start(), match.end(), phrase))
     return [phrase for _a, _b, phrase in sorted(found)]
+
+
+# What comes before a way of taking a dose that is not to be followed ("not with milk",
+# "avoid taking with", "never with alcohol"), within its clause.
+_NOT_TAKEN = re.compile(r"\b(?:not|never|avoid|don't|without)\b(?![^,]*\bbut\b)[^,]*(?:,[^,]*)?$|"
+                        r"\b(?:not|never|avoid|don't)\s+(?:take\s+|taking\s+|give\s+)?$", re.IGNORECASE)
 
 
 # A sentence of what was done on the ward ("A one-time 300 mg loading dose was given on
