@@ -1642,3 +1642,15 @@ def test_a_south_asian_treatment_list_a_year_and_a_restart_condition_are_read(gl
     assert found["clopidogrel"].duration == "1 year"
     assert found["gliclazide"].status == "stopped"
     assert found["lisinopril"].status == "held" and not found["lisinopril"].as_needed
+
+
+def test_a_next_step_given_as_a_count_in_words_is_a_step(glossary):
+    """"TWO tablets ... for 5 days, then ONE tablet (5mg) each morning ongoing": the ongoing
+    dose had been lost, so the handout's only row ended after 5 days (a steroid the
+    patient must never stop)."""
+    summary = ("Medication on discharge\n"
+               "Hydrocortisone 10mg tablets - TWO tablets each morning for 3 days, then ONE tablet "
+               "(10mg) each morning ongoing\n")
+    first, ongoing = read_summary(summary, glossary, "dmy").medications
+    assert (first.count, first.duration) == ("2 tablets", "3 days")
+    assert (ongoing.step, ongoing.count, ongoing.frequency) == (2, "1 tablet", "morning")

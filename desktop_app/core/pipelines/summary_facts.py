@@ -2631,7 +2631,9 @@ def _slot_doses(medication: Medication, own: str, vocab: Vocabulary) -> list[Med
 # "..., then 5 mg twice a day": the next step of a dose that changes on a schedule.
 # "then uptitrate to 50 mg", "then wean to 5 mg": the verbs that lead a step to its dose
 _STEP_TO = r"(?:reduce|decrease|increase|go down|go up|uptitrate|titrate up|titrate|wean|taper|change)\s+to\s+"
-_THEN_DOSE = re.compile(r"(?:[,;]\s*|\s+)(?:and\s+)?then\s+(?:take\s+|give\s+|" + _STEP_TO + r")?(?=\d)"
+_THEN_DOSE = re.compile(r"(?:[,;]\s*|\s+)(?:and\s+)?then\s+(?:take\s+|give\s+|" + _STEP_TO + r")?"
+                        # ("then ONE tablet (5mg) each morning": a count in words)
+                        r"(?=\d|(?:one|two|three|four|half)\s+(?:tablets?|capsules?|tabs?|caps?|puffs?|sachets?)\b)"
                         # "x8 weeks, then decrease to once daily": a new timing, the dose kept
                         r"|(?:[,;]\s*|\s+)(?:and\s+)?then\s+" + _STEP_TO + r"(?=(?:once|twice|three times|four times)\s+(?:a\s+)?(?:daily|day)\b|"
                         r"(?:daily|nightly|bd|bid|od|qd|tds|tid)\b)"
