@@ -1654,3 +1654,11 @@ def test_a_next_step_given_as_a_count_in_words_is_a_step(glossary):
     first, ongoing = read_summary(summary, glossary, "dmy").medications
     assert (first.count, first.duration) == ("2 tablets", "3 days")
     assert (ongoing.step, ongoing.count, ongoing.frequency) == (2, "1 tablet", "morning")
+
+
+def test_continued_without_change_is_no_change(glossary):
+    """A letter's list under "Continued without change" had read CHANGED (from "change")."""
+    summary = ("Medication changes\nStarted: Apixaban 5 mg twice daily\n\n"
+               "Continued without change\nRamipril 5 mg once daily\nMetformin 500 mg twice daily\n")
+    statuses = {m.name: m.status for m in read_summary(summary, glossary, "dmy").medications}
+    assert statuses == {"Apixaban": "new", "Ramipril": "unchanged", "Metformin": "unchanged"}
