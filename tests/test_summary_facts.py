@@ -1662,3 +1662,16 @@ def test_continued_without_change_is_no_change(glossary):
                "Continued without change\nRamipril 5 mg once daily\nMetformin 500 mg twice daily\n")
     statuses = {m.name: m.status for m in read_summary(summary, glossary, "dmy").medications}
     assert statuses == {"Apixaban": "new", "Ramipril": "unchanged", "Metformin": "unchanged"}
+
+
+def test_om_before_a_route_is_in_the_morning_and_a_route_is_no_reason(glossary):
+    """"75 mg OM via PEG" had no timing (a caregiver could not tell how often to give a
+    stroke-prevention medicine); "PRN via PEG for right shoulder pain" had the reason
+    "via PEG for right shoulder pain"."""
+    summary = ("Discharge medications (all via PEG)\n"
+               "1. Clopidogrel 75 mg OM via PEG - NEW\n"
+               "2. Atorvastatin 40 mg ON via PEG - NEW\n"
+               "3. Paracetamol 250 mg/5 mL, 20 mL QDS PRN via PEG for right shoulder pain\n")
+    clopidogrel, atorvastatin, paracetamol = read_summary(summary, glossary, "dmy").medications
+    assert clopidogrel.frequency == "morning" and atorvastatin.frequency == "bedtime"
+    assert paracetamol.reason == "right shoulder pain"

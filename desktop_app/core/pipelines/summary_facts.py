@@ -1506,7 +1506,9 @@ def uk_dose_times(text: str) -> str:
     (omni mane) in the morning."""
     after_dose = r"(\|\s*|(?:(?<=\d)|\b)(?:mg|g|mcg|micrograms?|units?|tabs?|tablets?|caps?|sachets?|PO|po|oral|Oral)\s+)"
     # ("... ON -> 80 mg ON", "400 micrograms ON - no change")
-    ends = r"(?=[ \t]*(?:\||$|PRN\b|prn\b|[,;])|[ \t]{2,}|[ \t]+(?:for|then|x)\b|[ \t]+(?:->|→|[-–—]\s))"
+    # ("75 mg OM via PEG", "30 mg OM dispersed in water": the route or a note after it)
+    ends = (r"(?=[ \t]*(?:\||$|PRN\b|prn\b|[,;])|[ \t]{2,}|[ \t]+(?:for|then|x|via|through|with|before|after|"
+            r"dispersed|crushed)\b|[ \t]+(?:->|→|[-–—]\s))")
     text = re.sub(after_dose + r"O\.?N\.?" + ends, r"\1at night", text)
     return re.sub(after_dose + r"(?:o\.?n\.?|O\.?M\.?|o\.?m\.?)" + ends,
                   lambda m: m.group(1) + ("at night" if m.group(0).rstrip(". ")[-1] in "nN" else "in the morning"),
@@ -1743,6 +1745,9 @@ def _reason(text: str, vocab: Vocabulary, *, brackets: bool = True) -> str:
     needed = _AS_NEEDED_FOR.search(text)
     if needed:
         why = needed.group("why").strip()
+        route = vocab.route.match(why)
+        if route and why[route.end():].strip():  # "PRN via PEG for right shoulder pain"
+            why = re.sub(r"^\s*for\s+", "", why[route.end():]).strip()
         # "p.r.n. knee pain, D/C.", "PRN nausea NEW": the line's status after what it is for
         tail = re.search(r"(?:[,;]\s*|\s+[-–—]\s*|\s+)(?P<tail>(?:(?:which|is|are|was|were|also)\s+)*"
                          r"[A-Za-z/]+(?:\s+[A-Za-z]+)?)$", why, re.IGNORECASE)
