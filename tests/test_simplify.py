@@ -680,9 +680,9 @@ def test_a_medicines_sub_lines_and_later_steps_stay_with_its_row(glossary):
                "twice a day for 1 week.\n")
     handout = handout_without_model(summary, glossary)
     text = handout.main_text()
-    rivaroxaban = next(line for line in text.split("\n") if "rivaroxaban" in line.lower())
-    assert "through 06/20/2026" in rivaroxaban and "from 06/21/2026" in rivaroxaban
-    assert text.count("06/21/2026") == 1
+    rivaroxaban = [line for line in text.split("\n") if "rivaroxaban" in line.lower()]
+    assert "06/20/2026" in rivaroxaban[0] and "from 06/21/2026" in " ".join(rivaroxaban)
+    assert text.count("06/21/2026") == 1 and "- Then 20 mg" not in text  # no unnamed line
     letter = ("Dear Dr Lam,\n\nWe started ibuprofen and colchicine on March 8. He goes home on ibuprofen "
               "for the pericarditis, always taken with food: 600 mg three times a day for 2 weeks, then "
               "400 mg three times a day for 1 week, and then he stops. He will also take colchicine 0.6 mg "
@@ -708,3 +708,31 @@ def test_a_way_a_dose_is_not_taken_is_never_said_as_how_to_take_it(glossary):
     iron, = _medicine_rows("DISCHARGE MEDICATIONS\n- Ferrous fumarate 210 mg once daily. Take with orange "
                            "juice, not with milk, tea or coffee.\n", glossary)
     assert "with orange juice" in iron.when and "with milk" not in iron.when
+
+
+def test_a_table_rows_comments_are_in_its_row_and_a_schedule_is_said_once(glossary):
+    """A medicines table's comments column ("Do not stop suddenly", the injection day and
+    what to do with a fever) had been left off the rows; a dose schedule under its own
+    heading was listed twice, as steps of the medicine and again as unnamed lines."""
+    from desktop_app.core.pipelines.simplify import handout_without_model
+
+    summary = ("MEDICATIONS ON DISCHARGE\n"
+               "| Medicine | Dose | When | Status | Indication | Comments |\n"
+               "|---|---|---|---|---|---|\n"
+               "| Methylprednisolone | 16 mg (reducing - see schedule below) | mane | NEW | Vasculitis |"
+               " Do not stop suddenly |\n"
+               "| Etanercept pen | 50 mg | once weekly, Mondays | NEW | Vasculitis |"
+               " Skip the dose and phone the clinic if you have a fever |\n"
+               "| Furosemide | 40 mg | mane | NEW | Swelling | Weigh yourself daily |\n\n"
+               "METHYLPREDNISOLONE REDUCING SCHEDULE\n"
+               "- 16 mg each morning until 10/06/2026\n"
+               "- then 8 mg each morning until 24/06/2026\n\n"
+               "FOLLOW UP\n- Clinic on 01/07/2026.\n")
+    handout = handout_without_model(summary, glossary)
+    rows = {}
+    for row in handout.medicines:
+        rows.setdefault(row.medicine.lower(), row)  # a medicine's first row
+    assert "Do not stop suddenly" in rows["methylprednisolone"].why
+    assert "Skip the dose and phone the clinic if you have a fever" in rows["etanercept"].why
+    text = handout.main_text()
+    assert text.count("24/06/2026") == 1 and "- 16 mg each morning" not in text

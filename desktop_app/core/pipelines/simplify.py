@@ -361,21 +361,43 @@ _ROW_SAYS = re.compile(r"(?:new|continue[ds]?|stopped|stop|changed|held|hold|unc
                        r"|\d+\s+(?:tablets?|capsules?|tabs?)\s+(?:dispensed|supplied|only)\b|\brefills?\b", re.IGNORECASE)
 
 
+# When a later step starts, on its own line ("from 06/21/2026", "starting the morning of 03/15")
+_STEP_STARTS = re.compile(rf"\b(?:from|starting|beginning)\s+(?:the\s+(?:morning|evening)\s+of\s+|on\s+)?"
+                          rf"(?P<date>{DATE.pattern})", re.IGNORECASE)
+_STATUS_CELL = re.compile(r"(?:new|continue[ds]?|stop(?:ped)?|changed|held|hold|unchanged|same|ceased|"
+                          r"withheld|restart(?:ed)?|resume[d]?)\b", re.IGNORECASE)
+
+
 def _line_notes(m: Medication, row: str, explainer: Explainer) -> str:
     """The sentences of a medicine's own line after the one that names it, which its row's
     fields do not say ("Never skip this dose, even if not eating.", "Do not swallow.",
-    "Rinse mouth after use."): as written, for the row; not for a later step (its first
-    step's row has them) nor a table row, and never a sentence of another medicine's
+    "Rinse mouth after use.", a table row's "Do not stop suddenly"): as written, for the
+    row; not for a later step (its first step's row has them), and never a sentence of another medicine's
     (_said_of_this) or of what was done on the ward."""
     line = LIST_ITEM.sub("", m.text, count=1).strip()
-    if m.step > 1 or "|" in line or m.label:
+    if m.step > 1 or m.label:
         return ""
-    # (a clause after a semicolon is a sentence of its own here: "...; may repeat once after
-    # 10 minutes if still seizing; call 911")
-    sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z(])|;\s+", line)
-    # after the sentence that names it ("Take apixaban ...; do not skip doses. Do not take aspirin
-    # ...": nothing of aspirin's comes before its name)
-    named = next((i for i, s in enumerate(sentences) if m.name.lower() in s.lower()), 0)
+    if "|" in line:
+        # A table row: the sentences of its cells of a few words or more after the name's
+        # that its fields do not say (a comments column's "Do not stop suddenly"), not a
+        # dose's cell ("60 mg (reducing - see schedule below)")
+        # of the medicine's own row (a stopped medicine read from its successor's "Replaces
+        # ramipril" has none of that row's notes), and not its status cell ("NEW - started
+        # 10/07/2025")
+        name, *cells = [c.strip() for c in line.strip("| ").split("|")]
+        if m.name.lower() not in name.lower():
+            return ""
+        sentences = [""] + [sentence for cell in cells if len(cell.split()) >= 3
+                            and not vocabulary().quantity.match(cell) and not _STATUS_CELL.match(cell)
+                            for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z(])|;\s+", cell)]
+        named = 0
+    else:
+        # (a clause after a semicolon is a sentence of its own here: "...; may repeat once
+        # after 10 minutes if still seizing; call 911")
+        sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z(])|;\s+", line)
+        # after the sentence that names it ("Take apixaban ...; do not skip doses. Do not take
+        # aspirin ...": nothing of aspirin's comes before its name)
+        named = next((i for i, s in enumerate(sentences) if m.name.lower() in s.lower()), 0)
     known = set(content_words(row))
     kept = []
     for sentence in sentences[named + 1:]:
@@ -480,6 +502,10 @@ def medicine_row(medication: Medication, explainer: Explainer) -> MedicineRow:
              f"until {until_said}" if m.until else "")
     if m.duration:
         until = f"for {m.duration}" + (f", {until}" if until else "")
+    starts = _STEP_STARTS.search(m.text) if m.step > 1 and m.name.lower() not in m.text.lower() else None
+    if starts:  # a later step on a line of its own: "- then 20 mg once a day from 06/21/2026"
+        begun = f"from {starts.group('date')}"  # (as the summary writes it)
+        until = f"{begun}, {until}" if until else begun
     how_much = f"{m.count} of {m.dose}" if m.count and m.dose else m.dose or m.count
     written = [w.group(1) for w in re.finditer(rf"(?<![\d.]){re.escape(m.dose)}(\s+(?:total|in\s+(?:all|total))\b)?",
                                                 m.text, re.IGNORECASE)] if m.count and m.dose else []

@@ -1737,23 +1737,32 @@ def _names_a_medicine(text: str, vocab: Vocabulary) -> bool:
                                                            for w in words)))
 
 
+def _needed_for(text: str, vocab: Vocabulary) -> str:
+    """What a dose taken when needed is for ("PRN abdominal pain"), without a route before
+    it or the line's status after it; '' for a line that says none."""
+    needed = _AS_NEEDED_FOR.search(text)
+    if not needed:
+        return ""
+    why = needed.group("why").strip()
+    route = vocab.route.match(why)
+    if route and why[route.end():].strip():  # "PRN via PEG for right shoulder pain"
+        why = re.sub(r"^\s*for\s+", "", why[route.end():]).strip()
+    # "p.r.n. knee pain, D/C.", "PRN nausea NEW": the line's status after what it is for
+    tail = re.search(r"(?:[,;]\s*|\s+[-–—]\s*|\s+)(?P<tail>(?:(?:which|is|are|was|were|also)\s+)*"
+                     r"[A-Za-z/]+(?:\s+[A-Za-z]+)?)$", why, re.IGNORECASE)
+    if tail and why[:tail.start()].strip() and _line_status(tail.group("tail"), vocab):
+        why = why[:tail.start()].strip()
+    return why
+
+
 def _reason(text: str, vocab: Vocabulary, *, brackets: bool = True) -> str:
     """Why a medicine is taken, stopped or changed, as the line says it: what it is needed
     for ("PRN abdominal pain"); else the first the line gives of a reason in brackets, one
     after a status ("STOP - causes dizziness", "CEASED: hormone receptor positive"), or one
     after "for", "because", "due to", "as", "to prevent"."""
-    needed = _AS_NEEDED_FOR.search(text)
+    needed = _needed_for(text, vocab)
     if needed:
-        why = needed.group("why").strip()
-        route = vocab.route.match(why)
-        if route and why[route.end():].strip():  # "PRN via PEG for right shoulder pain"
-            why = re.sub(r"^\s*for\s+", "", why[route.end():]).strip()
-        # "p.r.n. knee pain, D/C.", "PRN nausea NEW": the line's status after what it is for
-        tail = re.search(r"(?:[,;]\s*|\s+[-–—]\s*|\s+)(?P<tail>(?:(?:which|is|are|was|were|also)\s+)*"
-                         r"[A-Za-z/]+(?:\s+[A-Za-z]+)?)$", why, re.IGNORECASE)
-        if tail and why[:tail.start()].strip() and _line_status(tail.group("tail"), vocab):
-            why = why[:tail.start()].strip()
-        return why
+        return needed
     found: list[tuple[int, str]] = []
     if brackets:
         for group in sorted([*_PARENS.finditer(text), *_LONG_PARENS.finditer(text)], key=lambda m: m.start()):
@@ -2774,8 +2783,8 @@ def _clean_reason(reason: str) -> str:
                     "", reason, flags=re.IGNORECASE)
     if reason.count(")") > reason.count("("):
         reason = re.sub(r"\)\s*$", "", reason)  # the bracket the reason was read from closes
-    return re.sub(r"(?:[\s,;:–—-]+|\b(?:and|or|but|then|with|plus|her|his|their|your|the)\b)+$", "",
-                  reason).strip()
+    return re.sub(r"(?:[\s,;:|–—-]+|\b(?:and|or|but|then|with|plus|her|his|their|your|the)\b)+$", "",
+                  reason).strip()  # (a table's cell border after it too)
 
 
 # Words after a dash or a status that say what to do, not why ("- do not stop", "- take 1").
@@ -2836,7 +2845,7 @@ def _taper_step(facts: SummaryFacts, medication: Medication, line: str, vocab: V
                                frequency=step.frequency or medication.frequency, time=step.time,
                                maximum=step.maximum, duration=step.duration, until=step.until,
                                changed_from="", changed_to="", step=medication.step + 1,
-                               text=_plain_space(line))
+                               text=_plain_space(line), mentions=[])
     facts.medications.insert(facts.medications.index(medication) + 1, step)
     return step
 
@@ -3642,9 +3651,11 @@ def _read_medication_list(summary: str, section: SummarySection, items: list[tup
                 # A taper under its medicine: "20 mg qAM x 7 days", "then 15 mg qAM x 7 days"
                 if len(_steps(line, vocab)) > 1 and not last[0].dose:
                     _continued(facts, last[0], line, vocab, facts.date_order)  # several at once
+                    last[0].mentions.append((a, b))
                     last = []
                     continue
                 step = _taper_step(facts, last[0], line, vocab)
+                step.mentions.append((a, b))  # the line it was read from is said in its row
                 last = [step]
                 continue
             elif len(last) == 1 and not medicine_names(line, glossary, vocab):
