@@ -1675,3 +1675,20 @@ def test_om_before_a_route_is_in_the_morning_and_a_route_is_no_reason(glossary):
     clopidogrel, atorvastatin, paracetamol = read_summary(summary, glossary, "dmy").medications
     assert clopidogrel.frequency == "morning" and atorvastatin.frequency == "bedtime"
     assert paracetamol.reason == "right shoulder pain"
+
+
+def test_a_correction_dose_is_quoted_whole_and_a_long_reason_is_not_cut(glossary):
+    """"Add a correction dose based on the pre-meal glucose" over a scale: a row of dose and
+    timing cannot hold it, so the line is quoted whole (the scale was lost); a reason of
+    more than 80 characters had been cut mid-clause ("... or cannot")."""
+    summary = ("DISCHARGE MEDICATIONS\n"
+               "- Insulin aspart SC with meals: 1 unit per 12 g carbohydrate\n"
+               "      Add a correction dose based on the pre-meal glucose:\n"
+               "        10.1 - 14.0 mmol/L    add 1 unit\n"
+               "        above 14.0 mmol/L    add 2 units\n"
+               "- Glucagon 1 mg injection PRN severe low sugar\n"
+               "      For her partner to give if she is unconscious, having a fit, confused and "
+               "unable to swallow safely.\n")
+    aspart, glucagon = read_summary(summary, glossary, "dmy").medications
+    assert aspart.doubt
+    assert glucagon.reason.endswith("unable to swallow safely")

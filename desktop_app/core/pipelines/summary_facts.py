@@ -756,7 +756,7 @@ _REASON_CUE = re.compile(r"(?:\bfor\b|\bbecause(?: of)?\b|\bdue to\b|\bd/t\b|\bg
                          r"\b(?:discontinued|stopped|ceased|held|reduced|increased|lowered|changed)\s+as\b|"
                          r",\s*as\s+(?!needed|required|directed|before|well|usual|prescribed|tolerated|"
                          r"above|below|follows|does|do|did|is|are|a\b|an\b))\s*", re.IGNORECASE)
-_REASON_WHY = re.compile(r"(?P<why>(?:[^;.()]|(?<=\b[A-Z])\.(?=\s?[a-z])){3,80})")
+_REASON_WHY = re.compile(r"(?P<why>(?:[^;.()]|(?<=\b[A-Z])\.(?=\s?[a-z])){3,120})")
 _AS_NEEDED_FOR = re.compile(r"(?:\bprn\b|\bp\.r\.n\.?|\bas needed\b|\bwhen needed\b|\bif needed\b|"
                             r"\bas required\b|\bwhen required\b|\bif required\b)\s*(?:for\s+)?"
                             r"(?P<why>[A-Za-z][A-Za-z ,'/-]{2,40}?)\s*(?:$|[;.(\[|#]|\s{2,}|\bx\s*\d|\bmax|"
@@ -1896,7 +1896,8 @@ _ARROW = re.compile(r"(?<![-–\d.,/])(?P<from>\d[\d.,/]*(?:\s*[A-Za-z%]+(?:\s+(
 # "5 days only", "7 day course"
 # "PRN severe pain, max 5 days": how long at most
 _DURATION_MAX = re.compile(r"\bmax(?:imum)?\.?\s+(?:of\s+)?(?P<n>\d+)\s*(?P<unit>days?|weeks?)\b", re.IGNORECASE)
-_PLUS_CORRECTION = re.compile(r"\bplus\s+(?:a\s+)?correction\b", re.IGNORECASE)
+_PLUS_CORRECTION = re.compile(r"\bplus\s+(?:a\s+)?correction\b|\b(?:add|give|plus)\s+(?:a\s+)?correction\s+dose\b",
+                              re.IGNORECASE)
 # "START 07/01/2025", "starting on 10/15": a first dose on a later date
 _STARTS_ON = re.compile(r"\b(?:start|starting|begin|beginning|commence|commencing)\s+(?:on\s+|from\s+)?",
                         re.IGNORECASE)
