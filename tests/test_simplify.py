@@ -736,3 +736,22 @@ def test_a_table_rows_comments_are_in_its_row_and_a_schedule_is_said_once(glossa
     assert "Skip the dose and phone the clinic if you have a fever" in rows["etanercept"].why
     text = handout.main_text()
     assert text.count("24/06/2026") == 1 and "- 16 mg each morning" not in text
+
+
+def test_where_to_go_leads_its_signs_and_a_check_is_no_way_of_taking_a_dose(glossary):
+    """"When to call 911" and a run-on "REPORT TO EMERGENCY IMMEDIATELY IF:" lead their
+    signs; "Check sugar before breakfast and before supper" under an insulin line had
+    become its injection times."""
+    from desktop_app.core.pipelines.simplify import handout_without_model
+
+    summary = ("Medicines\n- Isophane insulin 12 units SC at night - NEW\n"
+               "      Check sugar before breakfast and before supper and write it down.\n\n"
+               "When to call 911\n- She is struggling to breathe\n- Her lips look blue\n\n"
+               "FOLLOW UP:,Clinic on 18/09/2025.,REPORT TO EMERGENCY IMMEDIATELY IF:,Bleeding from gums, "
+               "black stools, fainting.,DICTATED BY: Dr. A. Rao\n")
+    handout = handout_without_model(summary, glossary)
+    insulin, = handout.medicines
+    assert "before breakfast" not in insulin.when and "Check sugar before breakfast" in insulin.why
+    text = handout.main_text()
+    assert "- When to call 911:\n  - " in text and "struggling to breathe" in text
+    assert "- Report to emergency immediately if:\n  - Bleeding from gums" in text

@@ -1692,3 +1692,24 @@ def test_a_correction_dose_is_quoted_whole_and_a_long_reason_is_not_cut(glossary
     aspart, glucagon = read_summary(summary, glossary, "dmy").medications
     assert aspart.doubt
     assert glucagon.reason.endswith("unable to swallow safely")
+
+
+def test_what_a_line_says_of_something_else_is_not_the_medicines(glossary):
+    """From a proof-read of held-out handouts: "do not stop when feeling well" had read as
+    an end ("until feeling well", the opposite); "no alcohol ... for 3 days after the last
+    dose" as a 3-day course (of a 14-day one); a signature under "COME TO EMERGENCY AT
+    ONCE IF:" as a warning sign, a heading the parser had not known."""
+    summary = ("DISCHARGE MEDICATIONS:\n"
+               "1. Inh. Umeclidinium 55 mcg 1-0-0 (new, regular - do not stop when feeling well)\n"
+               "2. Tab. Metronidazole 400 mg TDS for 14 days\n"
+               "   No alcohol while taking metronidazole and for 3 days after the last dose.\n\n"
+               "COME TO EMERGENCY AT ONCE IF:\n"
+               "- Lips turn bluish\n"
+               "- Chest pain\n"
+               "Dr. Farzana Rahman\n"
+               "Signature & seal\n")
+    facts = read_summary(summary, glossary, "dmy")
+    inhaler, metronidazole = facts.medications
+    assert inhaler.until == ""
+    assert metronidazole.duration == "14 days"
+    assert [w.text for w in facts.warning_signs] == ["Lips turn bluish", "Chest pain"]

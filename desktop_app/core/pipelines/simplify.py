@@ -49,7 +49,7 @@ from .evidence import Explainer
 from .grounding import missing_facts, unsupported_facts
 from .plain import list_items
 from .safety import inspect_document, neutralise_control_markers, reads_like_instruction
-from .summary_facts import (LIST_ITEM, Medication, SummaryFacts, SummarySection, medicine_names,
+from .summary_facts import (LIST_ITEM, SIGNED_LINE, Medication, SummaryFacts, SummarySection, medicine_names,
                             patient_text, read_summary, section_items, uk_dose_times)
 from .retry import Turns, attempts_until_passed
 from .trace import Attempt, CallRecord, Gate, Trace, trace_header
@@ -285,6 +285,8 @@ def _under_leads(items: list[HandoutItem]) -> list[str | tuple[str, list[str]]]:
     return shown
 
 
+_WHERE_TO_GO = re.compile(r"\b(?:911|999|000|111|112|108|emergency|A&E|casualty|ambulance|GP|doctor|"
+                          r"clinic|hospital|nurse|surgeon)\b", re.IGNORECASE)
 _LEAD_WORDS = re.compile(r"\b(?:if|for|when|any of|following)\b", re.IGNORECASE)
 # Short words a summary in capitals writes that are no abbreviation (besides the stop words).
 _SHORT_WORDS = frozenset({"get", "go", "see", "new", "all", "him", "day", "use", "now", "way", "out"})
@@ -327,9 +329,11 @@ def warning_lead(summary: str, start: int) -> str:
         if LIST_ITEM.match(line) or line[:1] in " \t":
             continue  # an item of the same list, or a wrapped line of one
         line = line.strip()
-        # ("Call 911 right away if", with no colon: its last word leads into the list)
+        # ("Call 911 right away if", with no colon: its last word leads into the list; "When
+        # to call 911" over its list says where to go, which "WARNING SIGNS" does not)
         ends_as_lead = line.endswith(":") or re.search(r"\b(?:if|for|when)$", line, re.IGNORECASE)
-        return line.rstrip(":").strip() if ends_as_lead and _LEAD_WORDS.search(line) else ""
+        says_where = re.match(r"when to\b", line, re.IGNORECASE) and _WHERE_TO_GO.search(line)
+        return line.rstrip(":").strip() if (ends_as_lead and _LEAD_WORDS.search(line)) or says_where else ""
     return ""
 
 
@@ -393,8 +397,13 @@ def _line_notes(m: Medication, row: str, explainer: Explainer) -> str:
         named = 0
     else:
         # (a clause after a semicolon is a sentence of its own here: "...; may repeat once
-        # after 10 minutes if still seizing; call 911")
-        sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z(])|;\s+", line)
+        # after 10 minutes if still seizing; call 911"; so is a line of its own under the
+        # medicine's: "- Isophane insulin 12 units at night - NEW\n   Check sugar ...")
+        own = explainer.summary[m.start:m.end]
+        if m.name.lower() in own.lower():
+            line = LIST_ITEM.sub("", own.strip(), count=1)
+        sentences = [" ".join(part.split()) for part in
+                     re.split(r"(?<=[.!?])\s+(?=[A-Z(])|;\s+|\n\s*(?=[A-Za-z(])", line)]
         # after the sentence that names it ("Take apixaban ...; do not skip doses. Do not take
         # aspirin ...": nothing of aspirin's comes before its name)
         named = next((i for i, s in enumerate(sentences) if m.name.lower() in s.lower()), 0)
@@ -416,8 +425,12 @@ def _how_taken(own: str, vocab) -> list[str]:
     """The phrases of how a dose is taken that a medicine's own words hold, longest first,
     none inside another."""
     found: list[tuple[int, int, str]] = []
+    # Only the sentence that names the dose and those that say how to take it ("Take with
+    # food."), not one about something else ("Check sugar before breakfast and before supper.")
+    told = "".join(sentence if index == 0 or _SAYS_HOW_TO_TAKE.match(sentence.strip()) else " " * len(sentence)
+                   for index, sentence in enumerate(re.split(r"(?<=[.!?])(?=\s)|(?=\n)", own)))
     for phrase in vocab.how_taken:
-        for match in re.finditer(rf"(?<!\w){re.escape(phrase)}(?!\w)", own):
+        for match in re.finditer(rf"(?<!\w){re.escape(phrase)}(?!\w)", told):
             # "with orange juice, not with milk, tea or coffee": a way it is NOT taken, and
             # the words listed after that "not" too
             clause = re.split(r"[.;]", own[:match.start()])[-1]
@@ -428,6 +441,8 @@ def _how_taken(own: str, vocab) -> list[str]:
     return [phrase for _a, _b, phrase in sorted(found)]
 
 
+_SAYS_HOW_TO_TAKE = re.compile(r"(?:take|taken|give|given|use|inject|apply|swallow|chew|dissolve|inhale|"
+                               r"spray|have|best|always|do not|don't|never)\b", re.IGNORECASE)
 # What comes before a way of taking a dose that is not to be followed ("not with milk",
 # "avoid taking with", "never with alcohol"), within its clause.
 _NOT_TAKEN = re.compile(r"\b(?:not|never|avoid|don't|without)\b(?![^,]*\bbut\b)[^,]*(?:,[^,]*)?$|"
@@ -540,7 +555,7 @@ def medicine_row(medication: Medication, explainer: Explainer) -> MedicineRow:
         why.append(explainer.explain(sentence_case(reason, explainer.glossary)))
     notes = _line_notes(m, " ".join([m.name, how_much, m.route, when, until, *why]), explainer)
     if notes:
-        why.append(explainer.explain(notes))
+        why.append(explainer.explain(sentence_case(notes, explainer.glossary)))
     return MedicineRow(sentence_case(m.name, explainer.glossary), explainer.meaning(m.name, m.dose),
                        how_much, " ".join(filter(None, [m.route, when])), until,
                        CHANGE_LABELS.get(m.status, ""), " ".join(why), m.quote)
@@ -583,7 +598,7 @@ def handout_tables(summary: str, facts: SummaryFacts, glossary: Glossary | None,
             text = explainer.explain(sentence_case(patient_text(f.text), glossary))
         appointments.append(HandoutItem(text, f.text, f.who, plain_date(f.when, facts.date_order)
                                         if f.when else "", f.test))
-    leads = [warning_lead(summary, w.start) for w in facts.warning_signs]
+    leads = [warning_lead(summary, w.start) or _titled_lead(facts, w.start) for w in facts.warning_signs]
     warnings = [HandoutItem(explainer.explain(sentence_case(patient_text(w.text), glossary)), w.text,
                             lead=explainer.explain(sentence_case(patient_text(lead), glossary)).rstrip(".")
                             if lead else "")
@@ -603,7 +618,8 @@ def handout_tables(summary: str, facts: SummaryFacts, glossary: Glossary | None,
             # (a line wrapped at a fixed width is one line to the reader)
             line = re.sub(r"\s*\n\s*", " ", patient_text(summary[a:b].strip()))
             if (re.search(r"[A-Za-z]{3}", line) and not _covered(a, b, spans)
-                    and not reads_like_instruction(line) and not _ABOUT_THE_LIST.search(line)):
+                    and not reads_like_instruction(line) and not _ABOUT_THE_LIST.search(line)
+                    and not SIGNED_LINE.match(line)):
                 said = explainer.explain(sentence_case(line, glossary))
                 owner = _sub_item_of(summary, a, facts.medications) if kind == "medications" else None
                 if owner is not None:  # the medicine's own sub-line: in its row, in order
@@ -624,6 +640,15 @@ def in_row_order(medications: list[Medication]) -> list[Medication]:
             first[m.name.lower()] = index
         place.append((first.get(m.name.lower(), index) if m.step > 1 else index, index))
     return [medications[index] for _anchor, index in sorted(place)]
+
+
+def _titled_lead(facts: SummaryFacts, start: int) -> str:
+    """The heading of a warning sign's section when it says where to go ("REPORT TO
+    EMERGENCY IMMEDIATELY IF", "When to call 911"), for a sign with no lead line of its own
+    (a list run on with commas); '' for "WARNING SIGNS" and the like."""
+    section = next((s for s in facts.sections if s.start <= start < s.end), None)
+    return section.title.rstrip(":") if (section is not None and section.effective_kind == "warning_signs"
+                                         and _WHERE_TO_GO.search(section.title)) else ""
 
 
 def _sub_item_of(summary: str, start: int, medications: list[Medication]) -> Medication | None:

@@ -1715,7 +1715,9 @@ def _until(text: str, order: str) -> str:
         last = dates[-1]
         # "through 10/31/2025. Last dose evening of 10/31": the same day, with its year
         return next((d for d in dates if d[-5:] == last[-5:] and not d.startswith("--")), last)
-    match = _UNTIL.search(text) or _RESUME_ON.search(text)
+    # ("do not stop when feeling well" is no end: the opposite)
+    match = next((m for m in _UNTIL.finditer(text) if not (m.group(0).lower().startswith("stop") and re.search(
+        r"\b(?:not|never)\s+$|n't\s+$", text[:m.start()], re.IGNORECASE))), None) or _RESUME_ON.search(text)
     if not match:
         return ""
     what = re.split(r"\s+(?:d/t|due to|because|with|as|so|and then)\b", _plain_space(match.group("what")),
@@ -2043,7 +2045,11 @@ def _how_long(medication: Medication, part: str, vocab: Vocabulary, order: str) 
     """How long a medicine is taken: for how many days, until when, and whether it starts
     on a later date ("Ferrous sulfate 325 mg daily, START 07/01/2025": a row that said only
     "NEW" would have the patient start it now, so the line is quoted)."""
-    duration = _DURATION.search(part) or _DURATION_MORE.search(part) or _DURATION_AFTER.search(part) \
+    # ("no alcohol ... for 3 days after the last dose": a time after the course, not its length)
+    duration = next((m for m in _DURATION.finditer(part) if not re.match(
+        r"\s+(?:after|beyond|past)\s+(?:the\s+)?(?:last|final|end|finishing|stopping|completing)\b",
+        part[m.end():], re.IGNORECASE)), None) \
+        or _DURATION_MORE.search(part) or _DURATION_AFTER.search(part) \
         or _FIRST_WEEKS.search(part) or _DURATION_MAX.search(part)
     if duration:
         number = number_value(duration.group("n"))
@@ -3039,6 +3045,13 @@ def _follow_ups(summary: str, start: int, end: int, vocab: Vocabulary, order: st
     return [_follow_up(text, start, end, vocab, order)]
 
 
+# Who signed the summary, under its last list ("Dr. Tanvir Alam.", "Medical Officer, Medicine
+# Unit-3.", "Signature & seal."): the record's, no sign nor item for the patient
+SIGNED_LINE = re.compile(r"\s*(?:[-•*]\s*)?(?:dr\.?\s+[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*){0,3}\.?\s*$|signature\b|"
+                         r"[^.]*\bsignature\s*(?:&|and)\s*seal\b|(?:medical officer|consultant|registrar|resident|"
+                         r"house officer|intern|junior doctor)\b)", re.IGNORECASE)
+
+
 def _warning(text: str, start: int, end: int, in_list: bool) -> WarningSign:
     body = _plain_space(LIST_ITEM.sub("", text, count=1))
     condition = _IF.search(body)
@@ -3206,6 +3219,8 @@ def read_summary(summary: str, glossary: Glossary | None = None,
                 bulleted = bool(LIST_ITEM.match(summary[item[0]:item[1]]))
                 for a, b in [item] if bulleted else _sentences(summary, *item):
                     text = summary[a:b]
+                    if SIGNED_LINE.match(text):
+                        continue
                     # "BG over 350 ..., vomiting and unable to keep fluids down" is a sign;
                     # what to do says so first ("Stand up slowly", "Avoid ...")
                     if (not bulleted and _restriction_kind(text, vocab)

@@ -317,7 +317,8 @@ class Vocabulary:
                     return table[heading]
         # "Call the pediatrician or come back to the ER if", "Signs of dehydration - call
         # your doctor if you see": a heading that says when to get help.
-        if re.search(r"\b(?:call|return|come back|seek|go to|get help|contact|phone|ring|notify|transfer to)\b.*\b(?:if|for|when)"
+        if re.search(r"\b(?:call|return|come back|come to|come in|report to|attend|seek|go to|get help|contact|phone|"
+                     r"ring|notify|transfer to)\b.*\b(?:if|for|when)"
                      r"(?:\s+(?:you|she|he|they)\s+(?:see|sees|notice|notices|have|has|get|gets|develop|develops))?$",
                      name):
             return "warning_signs"
