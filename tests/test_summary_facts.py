@@ -1713,3 +1713,13 @@ def test_what_a_line_says_of_something_else_is_not_the_medicines(glossary):
     assert inhaler.until == ""
     assert metronidazole.duration == "14 days"
     assert [w.text for w in facts.warning_signs] == ["Lips turn bluish", "Chest pain"]
+
+
+def test_a_status_label_is_every_listed_medicines_after_a_dose_or_a_device(glossary):
+    """"Stopped: Seretide 500 Accuhaler, Spiriva HandiHaler, Uniphyllin Continus" read only
+    Seretide: after a name with more words, the list's other names were taken as named in
+    passing, so the stopped Spiriva never reached the handout (beside its replacement)."""
+    summary = ("Medications on discharge\n- Trimbow 2 puffs twice daily (new)\n"
+               "Stopped: Symbicort 200/6 Turbohaler, Spiriva Respimat, Uniphyllin Continus\n")
+    statuses = {m.name: m.status for m in read_summary(summary, glossary, "dmy").medications}
+    assert statuses == {"Trimbow": "new", "Symbicort": "stopped", "Spiriva": "stopped", "Uniphyllin": "stopped"}

@@ -2120,7 +2120,7 @@ def _tail(own: str, name_end: int, vocab: Vocabulary) -> int:
 
 
 def _own_medicines(named: str, names: list[tuple[int, int, str, str]],
-                   vocab: Vocabulary) -> list[tuple[int, int, str, str]]:
+                   vocab: Vocabulary, labelled: bool = False) -> list[tuple[int, int, str, str]]:
     """Of the medicines a list line names, those it says something of: the line's own, then
     any it replaces ("replaces lisinopril") or gives a dose of its own ("and glipizide
     5 mg daily"); others are mentioned in passing ("until you finish the enoxaparin")."""
@@ -2128,7 +2128,9 @@ def _own_medicines(named: str, names: list[tuple[int, int, str, str]],
     # "We have started co-codamol and Oramorph for the pain, Laxido to prevent constipation
     # from the codeine, and Fultium-D3": what to do, said before a list of medicines, is
     # said of every one the list goes on to (not of one named in passing: "the codeine").
-    lead_says = bool(_status(named[:names[0][0]], vocab)) if names else False
+    # (so does a status label the line starts with: "Stopped: Seretide 500 Accuhaler, Spiriva
+    # HandiHaler, Uniphyllin Continus")
+    lead_says = labelled or (bool(_status(named[:names[0][0]], vocab)) if names else False)
     for previous, name in zip(names, names[1:]):
         between = named[previous[1]:name[0]]
         if re.fullmatch(r"\s*(?:,|;|&|\+|and|or|plus|,\s*and|,\s*or)\s*", between, re.IGNORECASE):
@@ -2400,7 +2402,7 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
                             r"less\s+than|under\s+\d|below\s+\d|intake|restriction|restricted|limit)\b|-(?:contaminated|"
                             r"laced|induced|related|associated|positive|negative)\b", named[n[1]:], re.IGNORECASE)]
     names = [n for n in names if n not in passing and n not in treated and n not in beside and n not in measured]
-    parts = _named_parts(named, _own_medicines(named, names, vocab) if in_list else names)
+    parts = _named_parts(named, _own_medicines(named, names, vocab, labelled=bool(prefix)) if in_list else names)
     if not parts:
         span = _unnamed_medicine(named, vocab, in_list=in_list) if (
             in_list or bulleted_plan or _INSTRUCTION_LEAD.match(named)) else None
