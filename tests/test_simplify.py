@@ -755,3 +755,14 @@ def test_where_to_go_leads_its_signs_and_a_check_is_no_way_of_taking_a_dose(glos
     text = handout.main_text()
     assert "- When to call 911:\n  - " in text and "struggling to breathe" in text
     assert "- Report to emergency immediately if:\n  - Bleeding from gums" in text
+
+
+def test_a_held_medicines_row_says_what_its_restart_depends_on(glossary):
+    """"HOLD till 17/05/2025, restart on 17/05/2025 if urine is clear": the row had said
+    only the date, so a patient would restart whatever the urine."""
+    aspirin, metformin = _medicine_rows(
+        "DISCHARGE MEDICATIONS\n"
+        "- Aspirin 75 mg daily - HOLD till 17/05/2025, restart on 17/05/2025 if urine is clear\n"
+        "- Metformin 1g twice a day - WITHHELD, restart on 24/03/2025 if U&Es are satisfactory\n", glossary)
+    assert aspirin.until.endswith("only if urine is clear")
+    assert metformin.until.endswith("only if U&Es are satisfactory")

@@ -365,6 +365,10 @@ _ROW_SAYS = re.compile(r"(?:new|continue[ds]?|stopped|stop|changed|held|hold|unc
                        r"|\d+\s+(?:tablets?|capsules?|tabs?)\s+(?:dispensed|supplied|only)\b|\brefills?\b", re.IGNORECASE)
 
 
+# What a held medicine's restart depends on ("and only if the CBC shows her hemoglobin
+# holding at 8.5 or higher", "restart on 17/05/2025 if urine is clear")
+_RESTART_IF = re.compile(r"\bonly\s+if\s+(?P<if>[^.;()|]{5,120})|\b(?:restart|resume)\w*\b[^.;()|]{0,40}?\bif\s+"
+                         r"(?!needed|required)(?P<if2>[^.;()|]{3,80})", re.IGNORECASE)
 # When a later step starts, on its own line ("from 06/21/2026", "starting the morning of 03/15")
 _STEP_STARTS = re.compile(rf"\b(?:from|starting|beginning)\s+(?:the\s+(?:morning|evening)\s+of\s+|on\s+)?"
                           rf"(?P<date>{DATE.pattern})", re.IGNORECASE)
@@ -517,6 +521,10 @@ def medicine_row(medication: Medication, explainer: Explainer) -> MedicineRow:
              f"until {until_said}" if m.until else "")
     if m.duration:
         until = f"for {m.duration}" + (f", {until}" if until else "")
+    condition = _RESTART_IF.search(m.text) if m.status in ("held", "resume") else None
+    if condition:  # "not until 10/23, and only if her hemoglobin is 8.5 or higher": both
+        said = (condition.group("if") or condition.group("if2")).strip().rstrip(",")
+        until = f"{until}, only if {said}".lstrip(", ")
     starts = _STEP_STARTS.search(m.text) if m.step > 1 and m.name.lower() not in m.text.lower() else None
     if starts:  # a later step on a line of its own: "- then 20 mg once a day from 06/21/2026"
         begun = f"from {starts.group('date')}"  # (as the summary writes it)
