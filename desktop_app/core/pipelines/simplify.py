@@ -485,9 +485,32 @@ def _in_a_sentence(said: str) -> str:
     return said[:1].lower() + said[1:] if first[1:].islower() else said
 
 
+def _how_long_said(m: Medication, explainer: Explainer) -> str:
+    """A row's "until" column: how long, until when (a held medicine's date is when it may
+    start again, never "take until"), on what its restart depends, and when a later step
+    on a line of its own starts."""
+    order = explainer.date_order
+    until_said = sentence_case(plain_date(m.until, order), explainer.glossary, start=False) if m.until else ""
+    # (a held medicine's date is when it may start again, never "take until")
+    until = (f"restart on {until_said}" if m.until and m.status == "resume" else
+             f"do not take until {until_said}" if m.until and m.status == "held" else
+             f"until {until_said}" if m.until else "")
+    if m.duration:
+        until = f"for {m.duration}" + (f", {until}" if until else "")
+    condition = _RESTART_IF.search(m.text) if m.status in ("held", "resume") else None
+    if condition:  # "not until 10/23, and only if her hemoglobin is 8.5 or higher": both
+        said = (condition.group("if") or condition.group("if2")).strip().rstrip(",")
+        until = f"{until}, only if {said}".lstrip(", ")
+    starts = _STEP_STARTS.search(m.text) if m.step > 1 and m.name.lower() not in m.text.lower() else None
+    if starts:  # a later step on a line of its own: "- then 20 mg once a day from 06/21/2026"
+        begun = f"from {starts.group('date')}"  # (as the summary writes it)
+        until = f"{begun}, {until}" if until else begun
+    return until
+
+
 def medicine_row(medication: Medication, explainer: Explainer) -> MedicineRow:
     """A row of "Your medicines": every field the summary gives of the medicine."""
-    m, vocab, order = medication, vocabulary(), explainer.date_order
+    m, vocab = medication, vocabulary()
     when = (vocab.plain_timing(m.frequency, m.text)
             if m.frequency and m.frequency != "as needed" else "")
     if m.time:
@@ -514,21 +537,7 @@ def medicine_row(medication: Medication, explainer: Explainer) -> MedicineRow:
             when = f"{when}, {phrase}".lstrip(", ")
     if m.maximum:
         when = f"{when}; no more than {m.maximum}".lstrip("; ")
-    until_said = sentence_case(plain_date(m.until, order), explainer.glossary, start=False) if m.until else ""
-    # (a held medicine's date is when it may start again, never "take until")
-    until = (f"restart on {until_said}" if m.until and m.status == "resume" else
-             f"do not take until {until_said}" if m.until and m.status == "held" else
-             f"until {until_said}" if m.until else "")
-    if m.duration:
-        until = f"for {m.duration}" + (f", {until}" if until else "")
-    condition = _RESTART_IF.search(m.text) if m.status in ("held", "resume") else None
-    if condition:  # "not until 10/23, and only if her hemoglobin is 8.5 or higher": both
-        said = (condition.group("if") or condition.group("if2")).strip().rstrip(",")
-        until = f"{until}, only if {said}".lstrip(", ")
-    starts = _STEP_STARTS.search(m.text) if m.step > 1 and m.name.lower() not in m.text.lower() else None
-    if starts:  # a later step on a line of its own: "- then 20 mg once a day from 06/21/2026"
-        begun = f"from {starts.group('date')}"  # (as the summary writes it)
-        until = f"{begun}, {until}" if until else begun
+    until = _how_long_said(m, explainer)
     how_much = f"{m.count} of {m.dose}" if m.count and m.dose else m.dose or m.count
     written = [w.group(1) for w in re.finditer(rf"(?<![\d.]){re.escape(m.dose)}(\s+(?:total|in\s+(?:all|total))\b)?",
                                                 m.text, re.IGNORECASE)] if m.count and m.dose else []
