@@ -372,8 +372,10 @@ _RESTART_IF = re.compile(r"\bonly\s+if\s+(?P<if>[^.;()|]{5,120})|\b(?:restart|re
 # When a later step starts, on its own line ("from 06/21/2026", "starting the morning of 03/15")
 _STEP_STARTS = re.compile(rf"\b(?:from|starting|beginning)\s+(?:the\s+(?:morning|evening)\s+of\s+|on\s+)?"
                           rf"(?P<date>{DATE.pattern})", re.IGNORECASE)
-_STATUS_CELL = re.compile(r"(?:new|continue[ds]?|stop(?:ped)?|changed|held|hold|unchanged|same|ceased|"
-                          r"withheld|restart(?:ed)?|resume[d]?)\b", re.IGNORECASE)
+# The words of a status a row's label says already ("NEW", "Continued", "Withheld")
+_STATUS_WORDS = (r"(?:new|continue[ds]?|stop(?:ped)?|changed|held|hold|unchanged|same|ceased|withheld|"
+                 r"restart(?:ed)?|resume[d]?)")
+_STATUS_CELL = re.compile(rf"{_STATUS_WORDS}\b", re.IGNORECASE)
 
 
 def _line_notes(m: Medication, row: str, explainer: Explainer) -> str:
@@ -457,8 +459,7 @@ _NOT_TAKEN = re.compile(r"\b(?:not|never|avoid|don't|without)\b(?![^,]*\bbut\b)[
 # 04/09."), which is the care team's, not what to do at home
 _DONE_IN_HOSPITAL = re.compile(r"\b(?:was|were)\s+(?:given|started|used|administered|received)\b|\bloading\s+dose\b"
                                r"|\bin\s+hospital\b", re.IGNORECASE)
-_STATUS_AT_END = re.compile(r"\s*(?:[-–—]\s*|\(\s*)(?:new|continue[ds]?|stopped|changed|held|unchanged|same)"
-                            r"\s*\)?\s*\.?\s*$", re.IGNORECASE)
+_STATUS_AT_END = re.compile(rf"\s*(?:[-–—]\s*|\(\s*){_STATUS_WORDS}\s*\)?\s*\.?\s*$", re.IGNORECASE)
 
 
 def _said_of_this(sentence: str, m: Medication, glossary: Glossary | None) -> bool:
@@ -500,7 +501,8 @@ def _how_long_said(m: Medication, explainer: Explainer) -> str:
     condition = _RESTART_IF.search(m.text) if m.status in ("held", "resume") else None
     if condition:  # "not until 10/23, and only if her hemoglobin is 8.5 or higher": both
         said = (condition.group("if") or condition.group("if2")).strip().rstrip(",")
-        until = f"{until}, only if {said}".lstrip(", ")
+        said = _in_a_sentence(explainer.explain(sentence_case(said, explainer.glossary)))
+        until = f"{until}, only if {said}" if until else f"restart only if {said}"
     starts = _STEP_STARTS.search(m.text) if m.step > 1 and m.name.lower() not in m.text.lower() else None
     if starts:  # a later step on a line of its own: "- then 20 mg once a day from 06/21/2026"
         begun = f"from {starts.group('date')}"  # (as the summary writes it)
