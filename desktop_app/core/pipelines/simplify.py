@@ -403,13 +403,14 @@ def _line_notes(m: Medication, row: str, explainer: Explainer) -> str:
         named = 0
     else:
         # (a clause after a semicolon is a sentence of its own here: "...; may repeat once
-        # after 10 minutes if still seizing; call 911"; so is a line of its own under the
-        # medicine's: "- Isophane insulin 12 units at night - NEW\n   Check sugar ...")
+        # after 10 minutes if still seizing; call 911"; so is a line of its own, indented,
+        # under the medicine's: "- Isophane insulin 12 units at night - NEW\n   Check sugar
+        # ..."; not a line wrapped at the page's width)
         own = explainer.summary[m.start:m.end]
         if m.name.lower() in own.lower():
             line = LIST_ITEM.sub("", own.strip(), count=1)
         sentences = [" ".join(part.split()) for part in
-                     re.split(r"(?<=[.!?])\s+(?=[A-Z(])|;\s+|\n\s*(?=[A-Za-z(])", line)]
+                     re.split(r"(?<=[.!?])\s+(?=[A-Z(])|;\s+|\n[ \t]+(?=[A-Za-z(])", line)]
         # after the sentence that names it ("Take apixaban ...; do not skip doses. Do not take
         # aspirin ...": nothing of aspirin's comes before its name)
         named = next((i for i, s in enumerate(sentences) if m.name.lower() in s.lower()), 0)
