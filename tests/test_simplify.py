@@ -766,3 +766,15 @@ def test_a_held_medicines_row_says_what_its_restart_depends_on(glossary):
         "- Metformin 1g twice a day - WITHHELD, restart on 24/03/2025 if U&Es are satisfactory\n", glossary)
     assert aspirin.until.endswith("only if urine is clear")
     assert metformin.until.endswith("only if U&Es are satisfactory")
+
+
+def test_a_restart_condition_said_in_another_sentence_reaches_the_row(glossary):
+    """A letter's "not to take it until Thursday 10/23/2025, and only if the CBC ... shows
+    her hemoglobin holding at 8.5 or higher", a sentence after the held medicine's own."""
+    from desktop_app.core.pipelines.simplify import handout_without_model
+
+    summary = ("Medications at discharge\n- Rivaroxaban 20 mg daily - HOLD\n- Omeprazole 40 mg daily\n\n"
+               "Plan\nShe is not to restart rivaroxaban until 11/12/2025, and only if the blood count on "
+               "11/10 shows her hemoglobin holding at 9.5 or higher.\n")
+    row = next(r for r in handout_without_model(summary, glossary).medicines if r.medicine.lower() == "rivaroxaban")
+    assert row.change == "ON HOLD" and "only if" in row.until and "9.5 or higher" in row.until

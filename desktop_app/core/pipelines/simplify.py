@@ -367,8 +367,9 @@ _ROW_SAYS = re.compile(r"(?:new|continue[ds]?|stopped|stop|changed|held|hold|unc
 
 # What a held medicine's restart depends on ("and only if the CBC shows her hemoglobin
 # holding at 8.5 or higher", "restart on 17/05/2025 if urine is clear")
-_RESTART_IF = re.compile(r"\bonly\s+if\s+(?P<if>[^.;()|]{5,120})|\b(?:restart|resume)\w*\b[^.;()|]{0,40}?\bif\s+"
-                         r"(?!needed|required)(?P<if2>[^.;()|]{3,80})", re.IGNORECASE)
+_CLAUSE_WORDS = r"(?:[^.;()|]|(?<=\d)\.(?=\d))"  # up to a sentence's end, "8.5" whole
+_RESTART_IF = re.compile(rf"\bonly\s+if\s+(?P<if>{_CLAUSE_WORDS}{{5,120}})|\b(?:restart|resume)\w*\b[^.;()|]{{0,40}}?"
+                         rf"\bif\s+(?!needed|required)(?P<if2>{_CLAUSE_WORDS}{{3,80}})", re.IGNORECASE)
 # When a later step starts, on its own line ("from 06/21/2026", "starting the morning of 03/15")
 _STEP_STARTS = re.compile(rf"\b(?:from|starting|beginning)\s+(?:the\s+(?:morning|evening)\s+of\s+|on\s+)?"
                           rf"(?P<date>{DATE.pattern})", re.IGNORECASE)
@@ -499,7 +500,11 @@ def _how_long_said(m: Medication, explainer: Explainer) -> str:
              f"until {until_said}" if m.until else "")
     if m.duration:
         until = f"for {m.duration}" + (f", {until}" if until else "")
-    condition = _RESTART_IF.search(m.text) if m.status in ("held", "resume") else None
+    # (in the medicine's line, or in a sentence of the summary that said it again: "not to take
+    # it until Thursday 10/23/2025, and only if the CBC ... shows her hemoglobin holding")
+    said_in = [m.text] + [explainer.summary[a:b] for a, b in m.mentions]
+    condition = next((found for text in said_in if (found := _RESTART_IF.search(text))), None) \
+        if m.status in ("held", "resume") else None
     if condition:  # "not until 10/23, and only if her hemoglobin is 8.5 or higher": both
         said = (condition.group("if") or condition.group("if2")).strip().rstrip(",")
         said = _in_a_sentence(explainer.explain(sentence_case(said, explainer.glossary)))
