@@ -51,7 +51,7 @@ from .grounding import record_shorthand, unsupported_facts
 from .plain import Reader, lay_words, lexicon, lost_facts, shorter_sentences, sides_written_out
 from .question import Question, medicine_words, retrieval_tokens
 from .safety import reads_like_instruction
-from .summary_facts import (NAMES_A_DEVICE, RELEASE_FORMS, Medication, SummaryFacts, medicine_kinds, medicine_names,
+from .summary_facts import (NAMES_A_DEVICE, line_indent, RELEASE_FORMS, Medication, SummaryFacts, medicine_kinds, medicine_names,
                             patient_text, read_summary, reads_as_warning, section_items)
 from .vocabulary import DATE, SALT_WORD, date_order_of, plain_date, vocabulary
 
@@ -332,13 +332,6 @@ def plan_measure(text: str) -> str:
     return found.group("measure").lower() if found else ""
 
 
-def _indent(summary: str, offset: int) -> int:
-    """How far the line holding `offset` is indented, counting a list mark as indent."""
-    begin = summary.rfind("\n", 0, offset) + 1
-    lead = re.match(r"[ \t]*(?:[-•*·▪◦][ \t]+|\(?\d{1,2}[.)][ \t]+)?", summary[begin:])
-    return len(lead.group(0).expandtabs(4))
-
-
 def _steps_of(line: EvidenceLine, ranked: list[EvidenceLine], summary: str, asked: set[str],
               glossary: Glossary | None) -> list[EvidenceLine]:
     """The other steps of the plan `line` is a step of (see related_lines), in order."""
@@ -352,9 +345,9 @@ def _steps_of(line: EvidenceLine, ranked: list[EvidenceLine], summary: str, aske
             summary[summary.rfind("\n", 0, line.start) + 1:line.end]):
         below = sorted((other for other in ranked if other.section == line.section
                         and other.start >= line.end), key=lambda other: other.start)
-        depth = _indent(summary, line.start)
+        depth = line_indent(summary, line.start)
         for other in below:
-            if summary[line.end:other.start].count("\n\n") or _indent(summary, other.start) <= depth:
+            if summary[line.end:other.start].count("\n\n") or line_indent(summary, other.start) <= depth:
                 break
             steps.append(other)
     return sorted({id(other): other for other in steps}.values(), key=lambda other: other.start)

@@ -49,7 +49,7 @@ from .evidence import Explainer
 from .grounding import missing_facts, unsupported_facts
 from .plain import list_items
 from .safety import inspect_document, neutralise_control_markers, reads_like_instruction
-from .summary_facts import (LIST_ITEM, SIGNED_LINE, Medication, SummaryFacts, SummarySection, medicine_names,
+from .summary_facts import (LIST_ITEM, SIGNED_LINE, line_indent, Medication, SummaryFacts, SummarySection, medicine_names,
                             patient_text, read_summary, section_items, uk_dose_times)
 from .retry import Turns, attempts_until_passed
 from .trace import Attempt, CallRecord, Gate, Trace, trace_header
@@ -684,14 +684,10 @@ def _sub_item_of(summary: str, start: int, medications: list[Medication]) -> Med
     owner = max((m for m in medications if m.end <= line_start), key=lambda m: m.end, default=None)
     if owner is None or re.search(r"\n[ \t]*\n", summary[owner.end:line_start]):
         return None
-    owner_line = summary.rfind("\n", 0, owner.start) + 1
-
-    def depth(at: int) -> int:
-        lead = re.match(r"[ \t]*(?:[-•*·▪◦][ \t]+|\(?\d{1,2}[.)][ \t]+)?", summary[at:])
-        return len(lead.group(0).expandtabs(4))
-    between = [line for line in summary[owner.end:line_start].split("\n") if line.strip()]
-    return owner if depth(line_start) > depth(owner_line) and all(
-        depth(summary.find(line, owner.end)) > depth(owner_line) for line in between) else None
+    depth = line_indent(summary, owner.start)
+    # (every line between them hangs under it too; a blank one ended the item above)
+    starts = [at + 1 for at in range(owner.end, line_start - 1) if summary[at] == "\n"] + [line_start]
+    return owner if all(line_indent(summary, at) > depth for at in starts) else None
 
 
 @dataclass

@@ -3047,6 +3047,14 @@ def _follow_ups(summary: str, start: int, end: int, vocab: Vocabulary, order: st
     return [_follow_up(text, start, end, vocab, order)]
 
 
+def line_indent(summary: str, offset: int) -> int:
+    """How far the line holding `offset` is indented, a list mark counted as indent: a
+    sub-line ("   - then 1 tablet ...") sits deeper than the item it hangs under."""
+    begin = summary.rfind("\n", 0, offset) + 1
+    lead = re.match(r"[ \t]*(?:[-•*·▪◦][ \t]+|\(?\d{1,2}[.)][ \t]+)?", summary[begin:])
+    return len(lead.group(0).expandtabs(4))
+
+
 # Who signed the summary, under its last list ("Dr. Tanvir Alam.", "Medical Officer, Medicine
 # Unit-3.", "Signature & seal."): the record's, no sign nor item for the patient
 SIGNED_LINE = re.compile(r"\s*(?:[-•*]\s*)?(?:dr\.?\s+[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*){0,3}\.?\s*$|signature\b|"
