@@ -835,8 +835,8 @@ def test_a_medicine_line_s_other_sentences_are_said_after_its_own(glossary):
     line = EvidenceLine(summary[start:].strip(), start, len(summary) - 1, "Discharge Medications",
                         "medications", 1.0, 1.0, 1.0, 0.0)
     answer = evidence_answer([line], facts, glossary, summary)
-    assert answer.startswith("Start taking Labetalol 200 mg by mouth twice a day.")
-    assert "Safe while breastfeeding." in answer and "Take with food." in answer
+    # How it is taken is said in the medicine's sentence, so not again after it.
+    assert answer == "Start taking Labetalol 200 mg by mouth twice a day with food. Safe while breastfeeding."
 
 
 def test_the_word_as_in_capitals_and_uk_blood_sugar_checks_are_no_abbreviation(glossary):
@@ -1010,3 +1010,42 @@ def test_a_plans_sub_items_and_a_medicines_schedule_are_said_whole(text, wanted,
     positions = [answer.find(step) for step in wanted]
     assert all(p >= 0 for p in positions) and positions == sorted(positions), answer
     assert "omeprazole" not in answer.lower()  # the next item is not a sub-item
+
+
+MENTIONED = """DISCHARGE MEDICATIONS
+1. Diclofenac 50 mg PO TID PRN joint pain - STOP - raises bleeding risk with rivaroxaban. Use paracetamol.
+2. Rivaroxaban 15 mg tablet PO BID with food through 06/20/2025, then 20 mg once daily with the evening meal.
+3. Paracetamol 1 g PO QID PRN pain.
+"""
+
+
+def test_a_line_about_another_medicine_that_mentions_the_asked_one_gets_less_bonus(embedder,
+                                                                                    glossary):
+    """The diclofenac line names rivaroxaban only as the reason to stop diclofenac: asked
+    how to take the blood thinner, the answer starts with rivaroxaban's own line."""
+    from desktop_app.core.pipelines.evidence import MEDICINE_BONUS, MENTION_BONUS
+
+    question = "How do I take the blood thinner?"
+    facts, evidence = evidence_for(MENTIONED, question, embedder, glossary, count=3)
+    bonus = {line.text.split()[1]: line.bonus for line in evidence}
+    assert bonus["Rivaroxaban"] - bonus["Diclofenac"] == pytest.approx(MEDICINE_BONUS - MENTION_BONUS)
+    answer = evidence_answer(evidence, facts, glossary, MENTIONED,
+                             question=Question.read(question, glossary))
+    assert answer.startswith("Take Rivaroxaban 15 mg"), answer
+
+
+def test_an_answer_says_how_a_medicine_is_taken_and_its_change_in_plain_words(glossary):
+    """"with food" written in the dose's own sentence was left out of the answer's sentence,
+    and a change was said in shorthand ("from 1000 mg BID")."""
+    from desktop_app.core.pipelines.evidence import Explainer
+
+    summary = ("DISCHARGE MEDICATIONS\n1. Rivaroxaban 15 mg PO BID with food through 06/20/2025.\n"
+               "2. Metformin 500 mg PO BID with meals, CHANGED from 1000 mg BID.\n"
+               "3. Ferrous sulfate 325 mg PO daily with orange juice, not with tea.\n")
+    explainer = Explainer(glossary, summary)
+    said = [explainer.medication(m) for m in read_summary(summary, glossary).medications]
+    assert said[0] == "Take Rivaroxaban 15 mg by mouth twice a day with food until 06/20/2025."
+    assert said[1] == ("Take Metformin 500 mg by mouth twice a day with meals. "
+                       "The dose changed from 1000 mg twice a day to 500 mg.")
+    assert "with orange juice" in said[2] and "with tea" not in said[2]
+

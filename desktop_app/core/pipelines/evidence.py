@@ -49,9 +49,9 @@ from ..glossary.names import ends_no_sentence
 from .answer_rules import content_words
 from .grounding import record_shorthand, unsupported_facts
 from .plain import Reader, lay_words, lexicon, lost_facts, shorter_sentences, sides_written_out
-from .question import Question, medicine_words, retrieval_tokens
+from .question import Question, medicine_words, name_words, retrieval_tokens
 from .safety import reads_like_instruction
-from .summary_facts import (NAMES_A_DEVICE, line_indent, RELEASE_FORMS, Medication, SummaryFacts, medicine_kinds, medicine_names,
+from .summary_facts import (NAMES_A_DEVICE, how_taken, line_indent, RELEASE_FORMS, Medication, SummaryFacts, medicine_kinds, medicine_names,
                             patient_text, read_summary, reads_as_warning, section_items)
 from .vocabulary import DATE, SALT_WORD, date_order_of, plain_date, vocabulary
 
@@ -61,6 +61,8 @@ LEXICAL_WEIGHT = 0.3
 MEANING_WEIGHT = 0.7
 SECTION_BONUS = 0.25
 MEDICINE_BONUS = 0.25
+# A line that names an asked medicine only after another, which it is about, gets less.
+MENTION_BONUS = 0.125
 # What happened before the stay (complaint, history) and record fields rarely answer
 # what a patient asks about going home.
 PAST_SECTIONS = ("history", "header")
@@ -302,12 +304,25 @@ def _scored(units: list[Unit], question: Question, bm25, vectors: np.ndarray,
         names_asked = bool(asked and asked & (medicine_words(unit.text, glossary)
                                               | _title_medicines(unit.section, glossary)))
         if names_asked:
-            bonus += MEDICINE_BONUS
+            bonus += MEDICINE_BONUS if _about(unit, asked, glossary) else MENTION_BONUS
         score = LEXICAL_WEIGHT * lexical[index] + MEANING_WEIGHT * meaning[index] + bonus
         lines.append(EvidenceLine(unit.text, unit.start, unit.end, unit.section,
                                   unit.section_kind, float(score), float(lexical[index]),
                                   float(meaning[index]), bonus, names_asked=names_asked))
     return lines
+
+
+def _about(unit: Unit, asked: set[str], glossary: Glossary | None) -> bool:
+    """Whether `unit` is about an asked medicine: the first medicine it names is one, or its
+    section's title names one ("ibuprofen 400 mg PRN - D/C - bleeding risk with Eliquis"
+    is about ibuprofen, and only mentions Eliquis)."""
+    if asked & _title_medicines(unit.section, glossary):
+        return True
+    names = medicine_names(unit.text, glossary)
+    if not names:
+        return False
+    _start, _end, name, key = min(names)
+    return bool(asked & name_words(name, key))
 
 
 def _terms(text: str, glossary: Glossary | None) -> set[str]:
@@ -794,8 +809,11 @@ class Explainer:
             if m.as_needed and m.reason:
                 need_for = re.sub(r"^for\s+", "", _inline(self.explain(m.reason)), flags=re.IGNORECASE)
                 reason = ""
+            # How it is taken ("with food", "before breakfast"), as its own words say
+            taken = [phrase for phrase in how_taken(m, self.summary, vocab)
+                     if phrase not in timing.lower() and phrase not in m.reason.lower()]
             parts = [verb, m.count and f"{m.count} of", m.name, m.dose, m.route, timing,
-                     f"at {m.time}" if m.time else "",
+                     f"at {m.time}" if m.time else "", *taken,
                      "only when you need it" if m.as_needed else "",
                      f"for {need_for}" if need_for else "",
                      f"for {m.duration}" if m.duration else "",
@@ -804,7 +822,8 @@ class Explainer:
             if m.maximum:
                 sentence += f" Take no more than {m.maximum}."
             if m.status == "changed" and m.changed_from and m.changed_to:
-                sentence += f" The dose changed from {m.changed_from} to {m.changed_to}."
+                changed = [_inline(self.explain(dose)).rstrip(".") for dose in (m.changed_from, m.changed_to)]
+                sentence += f" The dose changed from {changed[0]} to {changed[1]}."
             elif m.status == "changed":
                 sentence += " The dose changed."
         if reason:

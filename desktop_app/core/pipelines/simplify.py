@@ -49,7 +49,7 @@ from .evidence import Explainer
 from .grounding import missing_facts, unsupported_facts
 from .plain import list_items
 from .safety import inspect_document, neutralise_control_markers, reads_like_instruction
-from .summary_facts import (LIST_ITEM, SIGNED_LINE, line_indent, Medication, SummaryFacts, SummarySection, medicine_names,
+from .summary_facts import (LIST_ITEM, SIGNED_LINE, how_taken, line_indent, Medication, SummaryFacts, SummarySection, medicine_names,
                             patient_text, read_summary, section_items, uk_dose_times)
 from .retry import Turns, attempts_until_passed
 from .trace import Attempt, CallRecord, Gate, Trace, trace_header
@@ -429,34 +429,6 @@ def _line_notes(m: Medication, row: str, explainer: Explainer) -> str:
     return " ".join(kept)
 
 
-def _how_taken(own: str, vocab) -> list[str]:
-    """The phrases of how a dose is taken that a medicine's own words hold, longest first,
-    none inside another."""
-    found: list[tuple[int, int, str]] = []
-    # Only the sentence that names the dose and those that say how to take it ("Take with
-    # food."), not one about something else ("Check sugar before breakfast and before supper.")
-    told = "".join(sentence if index == 0 or _SAYS_HOW_TO_TAKE.match(sentence.strip()) else " " * len(sentence)
-                   for index, sentence in enumerate(re.split(r"(?<=[.!?])(?=\s)|(?=\n)", own)))
-    for phrase in vocab.how_taken:
-        for match in re.finditer(rf"(?<!\w){re.escape(phrase)}(?!\w)", told):
-            # "with orange juice, not with milk, tea or coffee": a way it is NOT taken, and
-            # the words listed after that "not" too
-            clause = re.split(r"[.;]", own[:match.start()])[-1]
-            if _NOT_TAKEN.search(clause):
-                continue
-            if not any(a < match.end() and match.start() < b for a, b, _p in found):
-                found.append((match.start(), match.end(), phrase))
-    return [phrase for _a, _b, phrase in sorted(found)]
-
-
-_SAYS_HOW_TO_TAKE = re.compile(r"(?:take|taken|give|given|use|inject|apply|swallow|chew|dissolve|inhale|"
-                               r"spray|have|best|always|do not|don't|never)\b", re.IGNORECASE)
-# What comes before a way of taking a dose that is not to be followed ("not with milk",
-# "avoid taking with", "never with alcohol"), within its clause.
-_NOT_TAKEN = re.compile(r"\b(?:not|never|avoid|don't|without)\b(?![^,]*\bbut\b)[^,]*(?:,[^,]*)?$|"
-                        r"\b(?:not|never|avoid|don't)\s+(?:take\s+|taking\s+|give\s+)?$", re.IGNORECASE)
-
-
 # A sentence of what was done on the ward ("A one-time 300 mg loading dose was given on
 # 04/09."), which is the care team's, not what to do at home
 _DONE_IN_HOSPITAL = re.compile(r"\b(?:was|were)\s+(?:given|started|used|administered|received)\b|\bloading\s+dose\b"
@@ -537,10 +509,7 @@ def medicine_row(medication: Medication, explainer: Explainer) -> MedicineRow:
         when = (f"only when needed{needed}, {when}" if m.frequency.endswith(" minutes")
                 else f"{when}, only when needed{needed}").strip(", ")
     # "before breakfast", "with food": how the dose is taken, from its own words
-    own = (explainer.summary[m.start:m.end] if explainer.summary[m.start:m.end].strip() else m.text).lower()
-    if m.step:  # a step's own words: the first step's before "then"; a later step's are not told apart
-        own = re.split(r"\bthen\b", own)[0] if m.step == 1 else ""
-    for phrase in _how_taken(own, vocab):
+    for phrase in how_taken(m, explainer.summary, vocab):
         if phrase not in when.lower() and phrase not in m.reason.lower():
             when = f"{when}, {phrase}".lstrip(", ")
     if m.maximum:

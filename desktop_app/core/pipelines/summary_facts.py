@@ -3702,3 +3702,36 @@ def _read_medication_list(summary: str, section: SummarySection, items: list[tup
         for medication in medications:
             _labelled(medication, *(row[:2] if row else (listed_status, label)), line, vocab)
             last.append(_merge(facts.medications, medication))
+
+
+def how_taken(medication: "Medication", summary: str, vocab: Vocabulary) -> list[str]:
+    """The phrases of how a dose is taken ("with food", "before breakfast"; the vocabulary's
+    [how_taken]) that a medicine's own words hold, in their order, none inside another:
+    the handout's row and the answer's sentence both say them."""
+    m = medication
+    own = (summary[m.start:m.end] if summary[m.start:m.end].strip() else m.text).lower()
+    if m.step:  # a step's own words: the first step's before "then"; a later step's are not told apart
+        own = re.split(r"\bthen\b", own)[0] if m.step == 1 else ""
+    found: list[tuple[int, int, str]] = []
+    # Only the sentence that names the dose and those that say how to take it ("Take with
+    # food."), not one about something else ("Check sugar before breakfast and before supper.")
+    told = "".join(sentence if index == 0 or _SAYS_HOW_TO_TAKE.match(sentence.strip()) else " " * len(sentence)
+                   for index, sentence in enumerate(re.split(r"(?<=[.!?])(?=\s)|(?=\n)", own)))
+    for phrase in vocab.how_taken:
+        for match in re.finditer(rf"(?<!\w){re.escape(phrase)}(?!\w)", told):
+            # "with orange juice, not with milk, tea or coffee": a way it is NOT taken, and
+            # the words listed after that "not" too
+            clause = re.split(r"[.;]", own[:match.start()])[-1]
+            if _NOT_TAKEN.search(clause):
+                continue
+            if not any(a < match.end() and match.start() < b for a, b, _p in found):
+                found.append((match.start(), match.end(), phrase))
+    return [phrase for _a, _b, phrase in sorted(found)]
+
+
+_SAYS_HOW_TO_TAKE = re.compile(r"(?:take|taken|give|given|use|inject|apply|swallow|chew|dissolve|inhale|"
+                               r"spray|have|best|always|do not|don't|never)\b", re.IGNORECASE)
+# What comes before a way of taking a dose that is not to be followed ("not with milk",
+# "avoid taking with", "never with alcohol"), within its clause.
+_NOT_TAKEN = re.compile(r"\b(?:not|never|avoid|don't|without)\b(?![^,]*\bbut\b)[^,]*(?:,[^,]*)?$|"
+                        r"\b(?:not|never|avoid|don't)\s+(?:take\s+|taking\s+|give\s+)?$", re.IGNORECASE)
