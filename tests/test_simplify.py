@@ -707,7 +707,9 @@ def test_a_way_a_dose_is_not_taken_is_never_said_as_how_to_take_it(glossary):
     with milk": the "not" was lost."""
     iron, = _medicine_rows("DISCHARGE MEDICATIONS\n- Ferrous fumarate 210 mg once daily. Take with orange "
                            "juice, not with milk, tea or coffee.\n", glossary)
-    assert "with orange juice" in iron.when and "with milk" not in iron.when
+    # what it is not taken with is said too, with its "not"
+    assert iron.when.endswith("with orange juice, not with milk, tea or coffee")
+    assert not re.search(r"(?<!not )with milk", iron.when)
 
 
 def test_a_table_rows_comments_are_in_its_row_and_a_schedule_is_said_once(glossary):
@@ -778,3 +780,21 @@ def test_a_restart_condition_said_in_another_sentence_reaches_the_row(glossary):
                "11/10 shows her hemoglobin holding at 9.5 or higher.\n")
     row = next(r for r in handout_without_model(summary, glossary).medicines if r.medicine.lower() == "rivaroxaban")
     assert row.change == "ON HOLD" and "only if" in row.until and "9.5 or higher" in row.until
+
+
+def test_a_medicine_line_wrapped_at_the_page_s_width_gives_whole_notes(glossary):
+    """A note that went on to the next line was cut in two ("Dr. Okafor will decide." and
+    "Whether to restart it."), one at the end of the medicine's own sentence was half a
+    sentence ("Check on 28/03/2025."), and how a dose is taken on the next line was not
+    read; a note that only ends with "restart" is no status word."""
+    summary = ("DISCHARGE MEDICATIONS\n"
+               "1. Candesartan 8 mg daily - WITHHELD, do not restart before your BP\n"
+               "   check on 28/03/2025. Dr. Okafor from the renal team will decide\n"
+               "   whether to restart it.\n"
+               "2. Naproxen 250 mg PO BID PRN joint pain,\n"
+               "   with food or milk.\n")
+    candesartan, naproxen = _medicine_rows(summary, glossary)
+    assert "Do not restart before your blood pressure check on 28/03/2025." in candesartan.why
+    assert "Dr. Okafor from the renal team will decide whether to restart it." in candesartan.why
+    assert naproxen.when.endswith("only when needed for joint pain, with food or milk")
+    assert "With food" not in naproxen.why

@@ -813,12 +813,12 @@ class Explainer:
             taken = [phrase for phrase in how_taken(m, self.summary, vocab)
                      if phrase not in timing.lower() and phrase not in m.reason.lower()]
             parts = [verb, m.count and f"{m.count} of", m.name, m.dose, m.route, timing,
-                     f"at {m.time}" if m.time else "", *taken,
+                     f"at {m.time}" if m.time else "",
                      "only when you need it" if m.as_needed else "",
                      f"for {need_for}" if need_for else "",
                      f"for {m.duration}" if m.duration else "",
                      f"until {until}" if until else ""]
-            sentence = " ".join(p for p in parts if p) + "."
+            sentence = ", ".join([" ".join(p for p in parts if p)] + taken) + "."
             if m.maximum:
                 sentence += f" Take no more than {m.maximum}."
             if m.status == "changed" and m.changed_from and m.changed_to:

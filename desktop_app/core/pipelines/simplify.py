@@ -361,8 +361,12 @@ def story_note(section: HandoutSection) -> str:
 
 
 # A sentence of a line that is a status word or the supply, which the row says already
-_ROW_SAYS = re.compile(r"(?:new|continue[ds]?|stopped|stop|changed|held|hold|unchanged|same|restart(?:ed)?)\W*$"
-                       r"|\d+\s+(?:tablets?|capsules?|tabs?)\s+(?:dispensed|supplied|only)\b|\brefills?\b", re.IGNORECASE)
+# (a status is a note's last word only in a note of a few words: "Dose unchanged.", not "...
+# and decide whether to restart.")
+_ROW_SAYS = re.compile(r"^\W*(?:\w+\W+){0,2}(?:new|continue[ds]?|stopped|stop|changed|held|hold|unchanged|same|restart(?:ed)?)\W*$"
+                       r"|\d+\s+(?:tablets?|capsules?|tabs?)\s+(?:dispensed|supplied|only)\b|\brefills?\b"
+                       # the most in a day, and nothing else ("Max 8 tabs in 24 hrs."): the row's maximum
+                       r"|^\W*max(?:imum)?\W+[\d,.]+\s*[a-z]+\s*(?:/|in|per)\s*(?:\d+\s*)?[a-z]+\W*$", re.IGNORECASE)
 
 
 # What a held medicine's restart depends on ("and only if the CBC shows her hemoglobin
@@ -410,11 +414,12 @@ def _line_notes(m: Medication, row: str, explainer: Explainer) -> str:
         own = explainer.summary[m.start:m.end]
         if m.name.lower() in own.lower():
             line = LIST_ITEM.sub("", own.strip(), count=1)
-        sentences = [" ".join(part.split()) for part in
-                     re.split(r"(?<=[.!?])\s+(?=[A-Z(])|;\s+|\n[ \t]+(?=[A-Za-z(])", line)]
+        parts = re.split(r"((?<=[.!?])(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMrs\.)\s+(?=[A-Z(])|;\s+|\n[ \t]+(?=[A-Za-z(]))", line)
+        sentences = [" ".join(part.split()) for part in parts[0::2]]
         # after the sentence that names it ("Take apixaban ...; do not skip doses. Do not take
         # aspirin ...": nothing of aspirin's comes before its name)
         named = next((i for i, s in enumerate(sentences) if m.name.lower() in s.lower()), 0)
+        sentences = _unwrapped(sentences, [""] + parts[1::2], named, m.name)
     known = set(content_words(row))
     kept = []
     for sentence in sentences[named + 1:]:
@@ -429,11 +434,38 @@ def _line_notes(m: Medication, row: str, explainer: Explainer) -> str:
     return " ".join(kept)
 
 
+_CLAUSE_BREAK = re.compile(r",\s+|\s+[-–—]\s+|:\s+")
+
+
+def _unwrapped(sentences: list[str], breaks: list[str], named: int, name: str) -> list[str]:
+    """`sentences` (each after its break: `breaks`) with a line wrapped at the page's width
+    after the one at `named` joined to the line it goes on from ("Dr. Okafor will decide" +
+    "whether to restart it"), not told as two notes; one that starts a later step ("then
+    150 mg ...") stays a sentence, as does one after a semicolon."""
+    joined = sentences[:named + 1]
+    for sentence, before in zip(sentences[named + 1:], breaks[named + 1:]):
+        if (before.startswith("\n") and re.match(r"[a-z]", sentence)
+                and not re.match(r"then\b", sentence) and not re.search(r"[.!?:]$", joined[-1])):
+            if len(joined) > named + 1:
+                joined[-1] = f"{joined[-1]} {sentence}"
+                continue
+            # the sentence that names it goes on: its last clause with it ("when Dr. Okonjo
+            # will review" + "your kidney blood test ..."), not half a sentence; the sentence
+            # itself when that clause is the medicine's own (the row says it)
+            clause = _CLAUSE_BREAK.split(joined[-1])[-1]
+            if clause == joined[-1] or name.lower() in clause.lower():
+                joined[-1] = f"{joined[-1]} {sentence}"
+                continue
+            sentence = f"{clause} {sentence}"
+        joined.append(sentence)
+    return joined
+
+
 # A sentence of what was done on the ward ("A one-time 300 mg loading dose was given on
 # 04/09."), which is the care team's, not what to do at home
 _DONE_IN_HOSPITAL = re.compile(r"\b(?:was|were)\s+(?:given|started|used|administered|received)\b|\bloading\s+dose\b"
                                r"|\bin\s+hospital\b", re.IGNORECASE)
-_STATUS_AT_END = re.compile(rf"\s*(?:[-–—]\s*|\(\s*){_STATUS_WORDS}\s*\)?\s*\.?\s*$", re.IGNORECASE)
+_STATUS_AT_END = re.compile(rf"\s*(?:[-–—]\s*|[(\[]\s*){_STATUS_WORDS}\s*[)\]]?\s*\.?\s*$", re.IGNORECASE)
 
 
 def _said_of_this(sentence: str, m: Medication, glossary: Glossary | None) -> bool:

@@ -1754,6 +1754,12 @@ def _needed_for(text: str, vocab: Vocabulary) -> str:
                      r"[A-Za-z/]+(?:\s+[A-Za-z]+)?)$", why, re.IGNORECASE)
     if tail and why[:tail.start()].strip() and _line_status(tail.group("tail"), vocab):
         why = why[:tail.start()].strip()
+    # "PRN pain with food": how it is taken is not what it is for
+    for phrase in vocab.how_taken:
+        taken = re.search(rf"[,;]?\s*(?:take\s+)?{re.escape(phrase)}\s*$", why, re.IGNORECASE)
+        if taken and why[:taken.start()].strip():
+            why = why[:taken.start()].strip()
+            break
     return why
 
 
@@ -3709,29 +3715,41 @@ def how_taken(medication: "Medication", summary: str, vocab: Vocabulary) -> list
     [how_taken]) that a medicine's own words hold, in their order, none inside another:
     the handout's row and the answer's sentence both say them."""
     m = medication
-    own = (summary[m.start:m.end] if summary[m.start:m.end].strip() else m.text).lower()
+    written = summary[m.start:m.end] if summary[m.start:m.end].strip() else m.text
     if m.step:  # a step's own words: the first step's before "then"; a later step's are not told apart
-        own = re.split(r"\bthen\b", own)[0] if m.step == 1 else ""
+        written = re.split(r"\bthen\b", written, flags=re.IGNORECASE)[0] if m.step == 1 else ""
+    own = written.lower()
     found: list[tuple[int, int, str]] = []
     # Only the sentence that names the dose and those that say how to take it ("Take with
-    # food."), not one about something else ("Check sugar before breakfast and before supper.")
-    told = "".join(sentence if index == 0 or _SAYS_HOW_TO_TAKE.match(sentence.strip()) else " " * len(sentence)
-                   for index, sentence in enumerate(re.split(r"(?<=[.!?])(?=\s)|(?=\n)", own)))
+    # food."), not one about something else ("Check sugar before breakfast and before supper.",
+    # also on a line of its own; a line wrapped at the page's width goes on with its sentence)
+    told = "".join(sentence.lower() if index == 0 or _SAYS_HOW_TO_TAKE.match(sentence.strip()) else " " * len(sentence)
+                   for index, sentence in enumerate(re.split(r"(?<=[.!?])(?=\s)|(?=\n\s*[A-Z(])", written)))
     for phrase in vocab.how_taken:
-        for match in re.finditer(rf"(?<!\w){re.escape(phrase)}(?!\w)", told):
+        # with its other choice ("with food or milk", "before food or on an empty stomach")
+        for match in re.finditer(rf"(?:\b(?:with|before|after)\s+[a-z]+\s+or\s+)?(?<!\w){re.escape(phrase)}(?!\w)"
+                                 rf"(?:\s+or\s+(?:with\s+)?(?!(?:on|an|at|in|a)\b)[a-z]+\b(?=\s*(?:[.,;:)\n]|$)))?", told):
             # "with orange juice, not with milk, tea or coffee": a way it is NOT taken, and
             # the words listed after that "not" too
             clause = re.split(r"[.;]", own[:match.start()])[-1]
             if _NOT_TAKEN.search(clause):
                 continue
             if not any(a < match.end() and match.start() < b for a, b, _p in found):
-                found.append((match.start(), match.end(), phrase))
+                found.append((match.start(), match.end(), " ".join(match.group(0).split())))
+    # and what it is not taken with, as written ("not with tea or milk"): said with the way it is
+    for match in _NOT_WITH.finditer(told):
+        if not any(a < match.end() and match.start() < b for a, b, _p in found):
+            found.append((match.start(), match.end(), " ".join(match.group(0).split())))
     return [phrase for _a, _b, phrase in sorted(found)]
+
+
+_NOT_WITH = re.compile(r"\b(?:not|never)\s+(?:take\s+(?:it\s+)?)?with\s+[a-z]+(?:(?:,\s*|\s+or\s+|\s+and\s+|\s+)[a-z]+){0,5}?"
+                       r"(?=\s*(?:[.;:()\n]|\s-\s|,\s*(?:take|then|it|do|and\s+(?:take|do))\b|$))")
 
 
 _SAYS_HOW_TO_TAKE = re.compile(r"(?:take|taken|give|given|use|inject|apply|swallow|chew|dissolve|inhale|"
                                r"spray|have|best|always|do not|don't|never)\b", re.IGNORECASE)
 # What comes before a way of taking a dose that is not to be followed ("not with milk",
 # "avoid taking with", "never with alcohol"), within its clause.
-_NOT_TAKEN = re.compile(r"\b(?:not|never|avoid|don't|without)\b(?![^,]*\bbut\b)[^,]*(?:,[^,]*)?$|"
+_NOT_TAKEN = re.compile(r"\b(?:not|never|avoid|don't|without)\b(?![^,]*\bbut\b)[^,]*(?:,(?!\s*take\b)[^,]*)?$|"
                         r"\b(?:not|never|avoid|don't)\s+(?:take\s+|taking\s+|give\s+)?$", re.IGNORECASE)
