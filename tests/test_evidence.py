@@ -537,6 +537,11 @@ def test_a_stopped_medicine_brings_the_new_one_of_its_kind(glossary):
                if line.related == "instead"]
     assert instead == ["2. Amlodipine 5 mg PO daily (NEW)"]
     assert "instead" in RELATED_LABELS
+    # What is taken instead is said right after the best line, before the course's story.
+    facts, story = ranked_lines(KINDS, glossary, ["STOPPED: Hydrochlorothiazide", "Sodium came up"])
+    found = story[:2] + related_lines(story, story[:2], question, facts, glossary, KINDS)
+    assert [line.text[:12] for line in answer_lines(found, 2, question, KINDS)] == [
+        "STOPPED: Hyd", "2. Amlodipin", "Admitted wit"]
     # Not when the answer already holds the new one, nor for a medicine that goes on.
     _, both = ranked_lines(KINDS, glossary, ["STOPPED: Hydrochlorothiazide", "2. Amlodipine"])
     assert not any(line.related == "instead" for line in related_lines(

@@ -932,7 +932,8 @@ def answer_lines(evidence: list[EvidenceLine], count: int = ANSWER_LINES,
     """The best line, and those that score close to it (at most `count` in all), then the
     related lines a patient needs beside them (IN_THE_ANSWER; a follow-up only for a
     question of FOLLOW_UP_KINDS, else it stays in the evidence list); the sentence before
-    the best line (a "why" question's reason) comes first, as the summary has it.  The best
+    the best line (a "why" question's reason) comes first, as the summary has it, and the
+    new medicine taken instead of a stopped one right after the best line.  The best
     line of each part of a question that asks more than one thing is among them.  Unless the question asks why
     or what happened, a line that says what to do (a medicine's line, an instruction, a
     warning sign, a follow-up) comes before one that tells the stay's story, so the
@@ -967,9 +968,12 @@ def answer_lines(evidence: list[EvidenceLine], count: int = ANSWER_LINES,
                  for e in sorted([line] + [s for s in steps if s.step_of == line.start and s is not line],
                                  key=lambda e: e.start)]
     reasons = [e for e in evidence if e.related == "reason"]
-    return reasons + close + [e for e in evidence if e.related in IN_THE_ANSWER
-                              and e.related not in ("reason", "step")
-                              and (e.related != "follow-up" or kinds & set(FOLLOW_UP_KINDS))]
+    # What is taken in place of a stopped medicine is said right after the best line ("Stop
+    # taking metoprolol." "Start taking amlodipine ..."), before the course's story of why.
+    instead = [e for e in evidence if e.related == "instead"]
+    return reasons + close[:1] + instead + close[1:] + [
+        e for e in evidence if e.related in IN_THE_ANSWER and e.related not in ("reason", "step", "instead")
+        and (e.related != "follow-up" or kinds & set(FOLLOW_UP_KINDS))]
 
 
 def evidence_answer(evidence: list[EvidenceLine], facts: SummaryFacts,
