@@ -1054,3 +1054,17 @@ def test_an_answer_says_how_a_medicine_is_taken_and_its_change_in_plain_words(gl
                        "The dose changed from 1000 mg twice a day to 500 mg.")
     assert said[2].endswith("once a day, with orange juice, not with tea.")
 
+
+
+def test_asked_how_long_the_line_with_a_date_or_span_comes_first(glossary):
+    """A line that says how long answers "how long" before an instruction about the same
+    medicine that says no date or span."""
+    summary = ("DISCHARGE MEDICATIONS:\n1. Cefuroxime 500 mg PO BID through 05/30/2025 (NEW)\n\n"
+               "INSTRUCTIONS:\n- Take cefuroxime after a meal, and keep it apart from antacids.\n")
+    facts, ranked = ranked_lines(summary, glossary, ["Take cefuroxime", "1. Cefuroxime"])
+    question = Question.read("How long do I take cefuroxime?", glossary)
+    assert [line.text[:12] for line in answer_lines(ranked[:2], 2, question, summary)] == [
+        "1. Cefuroxim", "- Take cefur"]
+    # Asked what to avoid, the summary's order of scores stands.
+    question = Question.read("What should I avoid with cefuroxime?", glossary)
+    assert answer_lines(ranked[:2], 2, question, summary)[0].text.startswith("- Take cefur")

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ..glossary.glossary import Glossary
 from .answer_rules import answer_rules, content_words, words
-from .grounding import extract_facts, unsupported_facts
+from .grounding import RELATIVE_WHEN, extract_facts, fact_values, unsupported_facts
 from .question import Question
 from .summary_facts import medicine_names, medicines_of_kinds
 from .vocabulary import same_date
@@ -184,32 +184,6 @@ def degeneracy_problems(text: str, question: str, finish_reason: str = "stop") -
 
 # ---- coverage --------------------------------------------------------------------------
 
-_RELATIVE_WHEN = re.compile(
-    r"\b(?:in|within|after|for|over the next|x)\s*(?:about\s+)?(?:\d+|one|two|three|four|five|"
-    r"six|seven|eight|nine|ten|twelve|fourteen)(?:\s*(?:-|to)\s*\d+)?\s*(?:days?|weeks?|months?|"
-    r"wks?|d)\b|\b(?:tomorrow|next week|monday|tuesday|wednesday|thursday|friday|saturday|"
-    r"sunday)\b", re.IGNORECASE)
-
-
-def _fact_values(text: str, kind: str, glossary: Glossary | None) -> list[tuple[str, str]]:
-    """(kind of fact, value) of one of the fact kinds the rules file names."""
-    if kind == "when":
-        found = [("date", f.value) for f in extract_facts(text, glossary) if f.kind == "date"]
-        found += [("relative", re.sub(r"\s+", " ", m.group(0).lower()))
-                  for m in _RELATIVE_WHEN.finditer(text)]
-        return found
-    if kind == "duration":
-        found = [("relative", re.sub(r"\s+", " ", m.group(0).lower()))
-                 for m in _RELATIVE_WHEN.finditer(text)]
-        found += [("date", f.value) for f in extract_facts(text, glossary) if f.kind == "date"]
-        return found
-    facts = extract_facts(text, glossary)
-    if kind == "quantity":
-        return [("quantity", f.value) for f in facts if f.kind == "quantity"]
-    if kind == "medicine":
-        return [("medicine", f.value) for f in facts if f.kind == "medicine"]
-    return []
-
 
 def _relative_number(value: str) -> str:
     match = re.search(r"\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve|fourteen",
@@ -240,8 +214,8 @@ def coverage_problems(text: str, question: Question, evidence: list["EvidenceLin
     problems = []
     for kind in question.kinds:
         for fact_kind in kind.facts:
-            wanted = _fact_values(top, fact_kind, glossary)
-            if wanted and not any(_has(_fact_values(text, fact_kind, glossary), w) for w in wanted):
+            wanted = fact_values(top, fact_kind, glossary)
+            if wanted and not any(_has(fact_values(text, fact_kind, glossary), w) for w in wanted):
                 shown = ", ".join(dict.fromkeys(_shown(top, fact_kind, glossary)))
                 problems.append(f"the question asks {_ASKS.get(kind.kind, kind.kind)} and the "
                                 f"summary says {shown}, which the answer leaves out")
@@ -268,7 +242,7 @@ _ASKS = {"dose": "how much", "duration": "how long", "when": "when", "which": "w
 def _shown(text: str, fact_kind: str, glossary: Glossary | None) -> list[str]:
     if fact_kind in ("when", "duration"):
         shown = [f.text for f in extract_facts(text, glossary) if f.kind == "date"]
-        return shown + [m.group(0) for m in _RELATIVE_WHEN.finditer(text)]
+        return shown + [m.group(0) for m in RELATIVE_WHEN.finditer(text)]
     kind = {"quantity": "quantity", "medicine": "medicine"}[fact_kind]
     return [f.text for f in extract_facts(text, glossary) if f.kind == kind]
 

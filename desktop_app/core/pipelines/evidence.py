@@ -47,7 +47,7 @@ from ..config import Settings
 from ..glossary.glossary import Glossary
 from ..glossary.names import ends_no_sentence
 from .answer_rules import content_words
-from .grounding import record_shorthand, unsupported_facts
+from .grounding import fact_values, record_shorthand, unsupported_facts
 from .plain import Reader, lay_words, lexicon, lost_facts, shorter_sentences, sides_written_out
 from .question import Question, medicine_words, name_words, retrieval_tokens
 from .safety import reads_like_instruction
@@ -93,6 +93,8 @@ IN_THE_ANSWER = ("medicine", "instead", "reason", "next-visit", "follow-up", "st
 # question asks when, for how long or what to watch for; otherwise it is one click away,
 # under the evidence, and the answer stays short (docs/BENCHMARKS.md, "Answers first").
 FOLLOW_UP_KINDS = ("when", "duration", "warning")
+# Questions of how much and how long, whose answer is a dose, a date or a span.
+AMOUNT_KINDS = frozenset({"dose", "duration"})
 # Sections that say what to do, which answer before the stay's story does.
 TO_DO_SECTIONS = ("medications", "instructions", "warning_signs", "follow_up", "restrictions")
 GLOSS_WORDS = 14  # longest gloss
@@ -958,6 +960,12 @@ def answer_lines(evidence: list[EvidenceLine], count: int = ANSWER_LINES,
         # does not answer "Do I need antibiotics at home?" before the line that does.
         close.sort(key=lambda e: not (e.section_kind in TO_DO_SECTIONS
                                       and (e.lexical > 0 or e.names_asked)))  # stable
+        if kinds & AMOUNT_KINDS and not kinds & {"warning", "todo", "activity"}:
+            # Asked how much or how long, a line that says a dose, a date or a span answers
+            # before one that does not ("through 08/24/2024" before "take 2 hours before
+            # antacids").
+            close.sort(key=lambda e: not any(fact_values(e.text, fact_kind, None)
+                                             for kind in question.kinds for fact_kind in kind.facts))
     if summary:
         close = _in_reading_order(close, summary)
     # A plan's other steps are said with the step found, all in the summary's order.

@@ -240,3 +240,32 @@ def key_fact_recall(reference: str, answer: str, glossary: Glossary | None) -> t
     """(facts of `reference` present in `answer`, facts of `reference`)."""
     wanted = key_facts(reference, glossary)
     return len(wanted) - len(missing_facts(reference, answer, glossary)), len(wanted)
+
+
+# A span or a day said without a date ("in 2 weeks", "x 7 days", "next week")
+RELATIVE_WHEN = re.compile(
+    r"\b(?:in|within|after|for|over the next|x)\s*(?:about\s+)?(?:\d+|one|two|three|four|five|"
+    r"six|seven|eight|nine|ten|twelve|fourteen)(?:\s*(?:-|to)\s*\d+)?\s*(?:days?|weeks?|months?|"
+    r"wks?|d)\b|\b(?:tomorrow|next week|monday|tuesday|wednesday|thursday|friday|saturday|"
+    r"sunday)\b", re.IGNORECASE)
+
+
+def fact_values(text: str, kind: str, glossary: Glossary | None) -> list[tuple[str, str]]:
+    """(kind of fact, value) of each fact of `text` of one of the kinds of fact a kind of
+    question asks for (resources/answer_checks.toml `facts`: quantity, duration, when, medicine)."""
+    if kind == "when":
+        found = [("date", f.value) for f in extract_facts(text, glossary) if f.kind == "date"]
+        found += [("relative", re.sub(r"\s+", " ", m.group(0).lower()))
+                  for m in RELATIVE_WHEN.finditer(text)]
+        return found
+    if kind == "duration":
+        found = [("relative", re.sub(r"\s+", " ", m.group(0).lower()))
+                 for m in RELATIVE_WHEN.finditer(text)]
+        found += [("date", f.value) for f in extract_facts(text, glossary) if f.kind == "date"]
+        return found
+    facts = extract_facts(text, glossary)
+    if kind == "quantity":
+        return [("quantity", f.value) for f in facts if f.kind == "quantity"]
+    if kind == "medicine":
+        return [("medicine", f.value) for f in facts if f.kind == "medicine"]
+    return []
