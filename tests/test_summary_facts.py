@@ -1723,3 +1723,18 @@ def test_a_status_label_is_every_listed_medicines_after_a_dose_or_a_device(gloss
                "Stopped: Symbicort 200/6 Turbohaler, Spiriva Respimat, Uniphyllin Continus\n")
     statuses = {m.name: m.status for m in read_summary(summary, glossary, "dmy").medications}
     assert statuses == {"Trimbow": "new", "Symbicort": "stopped", "Spiriva": "stopped", "Uniphyllin": "stopped"}
+
+
+def test_a_medicine_after_a_dose_form_s_shorthand_is_named_though_unknown(glossary):
+    """"The Tab. Xylofen must be stopped, as it can harm the liver": a name the glossary
+    does not know, after "Tab.", is a medicine; its stop was read as the stop of the
+    medicine before it ("it" taken for that medicine)."""
+    summary = ("She may take Tab. Paracetamol 500 mg SOS for fever, not more than 3 tablets a day. "
+               "The Tab. Xylofen she bought must be stopped, as it can harm the liver.\n")
+    meds = {m.name: m.status for m in read_summary(summary, glossary).medications}
+    assert meds == {"Paracetamol": "", "Xylofen": "stopped"}
+    # the story's sentences do not end at the shorthand's full stop
+    from desktop_app.core.pipelines.summary_facts import sentences_of
+    assert sentences_of("Before coming she had taken Tab. Xylofen for the fever. She was treated "
+                        "with Inj. Ceftriaxone.") == ["Before coming she had taken Tab. Xylofen for the fever.",
+                                                      "She was treated with Inj. Ceftriaxone."]

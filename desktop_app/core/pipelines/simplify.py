@@ -50,7 +50,7 @@ from .grounding import missing_facts, unsupported_facts
 from .plain import list_items
 from .safety import inspect_document, neutralise_control_markers, reads_like_instruction
 from .summary_facts import (LIST_ITEM, SIGNED_LINE, how_taken, line_indent, Medication, SummaryFacts, SummarySection, medicine_names,
-                            patient_text, read_summary, section_items, uk_dose_times)
+                            patient_text, read_summary, section_items, sentences_of, uk_dose_times)
 from .retry import Turns, attempts_until_passed
 from .trace import Attempt, CallRecord, Gate, Trace, trace_header
 from .vocabulary import DATE, NUMBER_WORDS, plain_date, vocabulary
@@ -826,7 +826,7 @@ def _untitled_story(summary: str, facts: SummaryFacts, glossary: Glossary | None
         if section.effective_kind != "other" or not section.is_content or section.kind == "problem":
             continue
         for a, b in section_items(summary, section):
-            for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z])", patient_text(" ".join(summary[a:b].split()))):
+            for sentence in sentences_of(patient_text(" ".join(summary[a:b].split()))):
                 if (_TOLD_IN_THE_PAST.search(sentence) and not re.match(r"(?:thank|dear|many thanks|i saw|we saw)\b",
                                                                        sentence, re.IGNORECASE)
                         and not reads_like_instruction(sentence) and not care_team_detail(sentence, glossary)):

@@ -928,6 +928,12 @@ def _plain_space(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+def sentences_of(text: str) -> list[str]:
+    """The sentences of `text`, where a title's or a dose form's full stop ends none ("Dr.
+    Osei", "treated with Inj. Ceftriaxone")."""
+    return [text[a:b] for a, b in _sentences(text, 0, len(text))]
+
+
 def _sentences(summary: str, start: int, end: int) -> list[tuple[int, int]]:
     """(start, end) of each sentence or list item in summary[start:end]; the full stop of
     a title or an initial ends none ("Dr. K. Osei", "B.K. is", names.py)."""
@@ -1222,6 +1228,12 @@ def section_items(summary: str, section: SummarySection) -> list[tuple[int, int]
 _SALT_THEN_SLASH = re.compile(rf"\s+{SALT_WORD}\s*/\s*")
 
 
+# (one word, not the first of a longer brand, "Inj. Human Mixtard 30/70", "Tab. Glycomet GP 2",
+# which a list line's own reading keeps whole)
+_NAMED_AFTER_DOSE_FORM = re.compile(r"(?<![\w.])(?:Tabs?|Caps?|Inj|Syp|Syr|Susp)\.\s+(?P<name>[A-Z][a-z]{3,}(?:-[A-Za-z]+)?)\b"
+                                    r"(?!\s+[A-Z0-9])")
+
+
 def medicine_names(text: str, glossary: Glossary | None, vocab: Vocabulary | None = None,
                    matches: list[GlossaryMatch] | None = None) -> list[tuple[int, int, str, str]]:
     """(start, end, name as written, key) of every medicine named in `text`: by the
@@ -1246,6 +1258,12 @@ def medicine_names(text: str, glossary: Glossary | None, vocab: Vocabulary | Non
                                                    for s, e, _, _ in known):
             continue
         found.append((start, end, name, name.lower()))
+    # "Tab. Nimesulide", "Inj. Piptaz": the word after a dose form's shorthand names a
+    # medicine, known or not.
+    for match in _NAMED_AFTER_DOSE_FORM.finditer(text):
+        start, end = match.span("name")
+        if not any(start < e and s < end for s, e, _, _ in found):
+            found.append((start, end, match.group("name"), match.group("name").lower()))
     # "Coloxyl with Senna" is one product: a name inside a longer one is part of it.
     found = [f for f in found if not any(o[0] <= f[0] and f[1] <= o[1] and o[1] - o[0] > f[1] - f[0]
                                          for o in found)]
