@@ -174,7 +174,9 @@ def test_a_question_about_a_kind_of_medicine_wants_the_medicine_named(glossary):
 
 
 @pytest.mark.parametrize("benchmark", ["resources/benchmarks/lumen-demo.jsonl",
-                                       "bench/data/heldout-answers.jsonl"])
+                                       "bench/data/heldout-answers.jsonl",
+                                       "bench/data/heldout-answers-b.jsonl",
+                                       "bench/data/heldout-answers-c.jsonl"])
 def test_no_reference_answer_fails_the_degeneracy_check(benchmark):
     """The reference answers are what a right answer looks like: the checks must pass every
     one of them, or they would refuse right answers too."""
