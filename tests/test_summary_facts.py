@@ -1733,6 +1733,12 @@ def test_a_medicine_after_a_dose_form_s_shorthand_is_named_though_unknown(glossa
                "The Tab. Xylofen she bought must be stopped, as it can harm the liver.\n")
     meds = {m.name: m.status for m in read_summary(summary, glossary).medications}
     assert meds == {"Paracetamol": "", "Xylofen": "stopped"}
+    # its reason ends where a clause of its own starts; so does one written before the name
+    summary = ("For the joints she has been started on Tab. Colchicine 0.5 mg twice daily. The "
+               "Tab. Xylofen must be stopped, as it can harm the liver, and she should not take "
+               "any other pain killer.\n")
+    reasons = {m.name: m.reason for m in read_summary(summary, glossary).medications}
+    assert reasons == {"Colchicine": "the joints", "Xylofen": "as it can harm the liver"}
     # the story's sentences do not end at the shorthand's full stop
     from desktop_app.core.pipelines.summary_facts import sentences_of
     assert sentences_of("Before coming she had taken Tab. Xylofen for the fever. She was treated "

@@ -1854,7 +1854,7 @@ def _reason(text: str, vocab: Vocabulary, *, brackets: bool = True) -> str:
     found = [(position, why) for position, why in found if re.search(r"[A-Za-z]{3}|^[A-Z]{2}$", why)
              and not re.fullmatch(r"(?:to\s+)?(?:him|her|them|you|me|it|us|the patient)", why, re.IGNORECASE)
              and not re.fullmatch(r"(?:no longer|not)\s+(?:needed|required|indicated)", why, re.IGNORECASE)]
-    return min(found)[1] if found else ""
+    return _clean_reason(min(found)[1]) if found else ""
 
 
 def _ranked_reason(text: str, vocab: Vocabulary, *, brackets: bool = True) -> str:
@@ -2813,6 +2813,11 @@ def _clean_reason(reason: str) -> str:
     """A reason without the joining words its medicine's part ends on ("pain and", "reflux
     and her"), or the words of whoever takes it ("prevent constipation she should take")."""
     reason = re.sub(r"\s+(?:she|he|they|you|we)\s+(?:should|must|will|can|may)\s+(?:take|use|have|give)\b.*$",
+                    "", reason, flags=re.IGNORECASE)
+    # nor a clause of its own after it ("as it can harm the liver, and she should not take
+    # ...", "for the liver she has been started on Tab")
+    reason = re.sub(r",?\s+(?:and|but)\s+(?:she|he|they|you|we)\s+(?:should|must|will|can|may|need)\b.*$"
+                    r"|\s+(?:she|he|they|you|we)\s+(?:has|have|had)\s+been\s+(?:started|given|put)\b.*$",
                     "", reason, flags=re.IGNORECASE)
     if reason.count(")") > reason.count("("):
         reason = re.sub(r"\)\s*$", "", reason)  # the bracket the reason was read from closes
