@@ -1739,6 +1739,9 @@ def test_a_medicine_after_a_dose_form_s_shorthand_is_named_though_unknown(glossa
                "any other pain killer.\n")
     reasons = {m.name: m.reason for m in read_summary(summary, glossary).medications}
     assert reasons == {"Colchicine": "the joints", "Xylofen": "as it can harm the liver"}
+    # a kind of product named by its form is no medicine
+    summary = "- Cold and flu syrups do not help and are not advised for children under 6.\n"
+    assert read_summary(summary, glossary).medications == []
     # the story's sentences do not end at the shorthand's full stop
     from desktop_app.core.pipelines.summary_facts import sentences_of
     assert sentences_of("Before coming she had taken Tab. Xylofen for the fever. She was treated "
