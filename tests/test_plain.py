@@ -452,3 +452,15 @@ def test_her_back_and_an_adverb_before_the_verb_turn_to_the_reader():
     assert reader.turn("She had pain going through to her back.") == "You had pain going through to your back."
     assert reader.turn("She rarely drinks alcohol.") == "You rarely drink alcohol."
     assert reader.turn("We will bring her back to clinic.") == "We will bring you back to clinic."
+
+
+def test_a_sentence_is_turned_to_the_reader_though_a_word_in_it_can_name_a_person():
+    """"a relative bradycardia", "a family history of", "a care home resident" name no one
+    else; a relative who visits does."""
+    from desktop_app.core.pipelines.plain import Reader
+
+    reader = Reader.of("She is 71. She was admitted. She went home. Her son drove her.")
+    assert reader.turn("On examination she had a relative bradycardia. She has a family history "
+                       "of stroke. She is a care home resident. A relative says she is well.") == (
+        "On examination you had a relative bradycardia. You have a family history of stroke. You "
+        "are a care home resident. A relative says she is well.")

@@ -90,9 +90,12 @@ def read_lexicon(path: Path) -> Lexicon:
 # Anyone else a "she" or "he" could stand for; a sentence naming one is left as written.
 _OTHER_PERSON = re.compile(
     r"\b(?:wife|husband|partner|daughters?|sons?|mother|father|mum|mom|dad|parents?|sisters?|"
-    r"brothers?|family|friends?|carers?|caregivers?|neighbou?rs?|relatives?|children|child|"
+    r"brothers?|family(?!\s+history)|friends?|carers?|caregivers?|neighbou?rs?|children|child|"
+    # (a person, not "a relative bradycardia")
+    r"relatives|relative(?=\s*(?:[,.;)]|$|(?:and|or|who|is|was|will|has|had|says|said|reports|reported|"
+    r"visits|visited|called|rang|phoned|brought|asked|agrees|agreed)\b))|"
     r"baby|dr|doctors?|gp|nurses?|surgeons?|consultant|physician|pharmacist|therapist|"
-    r"physio(?:therapist)?|team|colleague|registrar|resident|staff|nok)\b", re.IGNORECASE)
+    r"physio(?:therapist)?|team|colleague|registrar|(?<!home )resident|staff|nok)\b", re.IGNORECASE)
 # A summary about a child: its reader is a parent, not the patient.  The patient's age is
 # the first one written ("Age: 74", "a 6-year-old", "15 yrs", "8 months old"); only without
 # one do words of a children's ward decide (a newborn grandchild is not the patient).
