@@ -798,3 +798,13 @@ def test_a_medicine_line_wrapped_at_the_page_s_width_gives_whole_notes(glossary)
     assert "Dr. Okafor from the renal team will decide whether to restart it." in candesartan.why
     assert naproxen.when.endswith("only when needed for joint pain, with food or milk")
     assert "With food" not in naproxen.why
+
+
+def test_a_number_to_ring_under_a_list_of_signs_is_no_sign(glossary):
+    from desktop_app.core.pipelines.simplify import handout_without_model
+
+    summary = ("DISCHARGE MEDICATIONS:\n1. Salbutamol inhaler 2 puffs PRN wheeze\n\n"
+               "RETURN TO HOSPITAL AT ONCE IF:\n- Breathless when resting\n- Blue lips\n"
+               "Emergency department phone (day and night): 0000-111222\n")
+    text = handout_without_model(summary, glossary, plain=True).to_text()
+    assert "  - Blue lips." in text and "\n- Emergency department phone (day and night): 0000-111222" in text, text

@@ -312,6 +312,11 @@ def sentence_case(text: str, glossary: Glossary | None = None, start: bool = Tru
     return said if first is None or not start else said[:first.start()] + said[first.start()].upper() + said[first.start() + 1:]
 
 
+# "Emergency phone (24 hours): 0000-000000", "Ward 7 telephone: 01234 567890"
+_PHONE_LINE = re.compile(r"[^:\n]{0,40}\b(?:phone|telephone|tel|helpline|hotline|contact number)\b[^:\n]{0,30}:\s*[\d+(]",
+                         re.IGNORECASE)
+
+
 def _plain_lead(text: str) -> str:
     return " ".join(text.lower().rstrip(":. ").split())
 
@@ -624,7 +629,9 @@ def handout_tables(summary: str, facts: SummaryFacts, glossary: Glossary | None,
             text = explainer.explain(sentence_case(patient_text(f.text), glossary))
         appointments.append(HandoutItem(text, f.text, f.who, plain_date(f.when, facts.date_order)
                                         if f.when else "", f.test))
-    leads = [warning_lead(summary, w.start) or _titled_lead(facts, w.start) for w in facts.warning_signs]
+    # (a number to ring is said on its own line, after the signs, never as one of them)
+    leads = ["" if _PHONE_LINE.match(w.text) else warning_lead(summary, w.start) or _titled_lead(facts, w.start)
+             for w in facts.warning_signs]
     warnings = [HandoutItem(explainer.explain(sentence_case(patient_text(w.text), glossary)), w.text,
                             lead=explainer.explain(sentence_case(patient_text(lead), glossary)).rstrip(".")
                             if lead else "")
