@@ -1747,3 +1747,18 @@ def test_a_medicine_after_a_dose_form_s_shorthand_is_named_though_unknown(glossa
     assert sentences_of("Before coming she had taken Tab. Xylofen for the fever. She was treated "
                         "with Inj. Ceftriaxone.") == ["Before coming she had taken Tab. Xylofen for the fever.",
                                                       "She was treated with Inj. Ceftriaxone."]
+
+
+def test_a_space_laid_table_row_wrapped_onto_a_second_line_is_read_column_by_column(glossary):
+    """A row's comments and duration cells go on under their columns on the next line:
+    "Pain not eased by paracetamol" + "and ibuprofen" is one reason, and "7 days, last dose"
+    + "17/06/2026" a course and its last day, not words of the comments."""
+    summary = ("Medication on discharge\n"
+               "Drug               Dose       Route  Freq          Duration               Status     Comments\n"
+               "Codeine phosphate  30 mg      PO     QDS PRN       5 days                 NEW        Pain not eased by paracetamol\n"
+               "                                                                                     and ibuprofen. Max 4 doses a day.\n"
+               "Enoxaparin         40 mg      SC     OD 18:00      7 days, last dose      NEW        Clot prevention after surgery.\n"
+               "                                                   17/06/2026                        Sharps bin supplied.\n")
+    read = {m.name: (m.duration, m.until, m.reason) for m in read_summary(summary, glossary).medications}
+    assert read == {"Codeine": ("5 days", "", "Pain not eased by paracetamol and ibuprofen"),
+                    "Enoxaparin": ("7 days", "2026-06-17", "Clot prevention after surgery")}

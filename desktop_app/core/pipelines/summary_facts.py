@@ -965,7 +965,20 @@ def _trimmed(summary: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]
 
 
 def _cells(line: str) -> list[str]:
-    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+    """A table row's cells; a row of a space-laid table that wraps onto more lines (its
+    lines piped by _piped, each line's bars counting from its first column) adds each wrapped
+    cell's words to the cell of its column ("Pain not controlled by paracetamol" + "and
+    ibuprofen")."""
+    first, *more = line.strip().split("\n")
+    cells = [cell.strip() for cell in first.strip().strip("|").split("|")]
+    for wrapped in more:
+        if "|" not in wrapped:
+            cells[-1] = f"{cells[-1]} {wrapped.strip()}".strip()
+            continue
+        for index, cell in enumerate(wrapped.split("|")):
+            if cell.strip() and index < len(cells):
+                cells[index] = f"{cells[index]} {cell.strip()}".strip()
+    return cells
 
 
 def _is_table_header(line: str, next_line: str, vocab: Vocabulary) -> bool:
@@ -1010,6 +1023,17 @@ def _piped(summary: str, a: int, b: int, columns: list[tuple[str, int]]) -> str:
     that column's cell), so that it reads as a table row; offsets kept."""
     line_start = summary.rfind("\n", 0, a) + 1
     line_end = summary.find("\n", a)
+    if 0 <= line_end < b:
+        # the lines the row wraps onto, each with its bars: one per column before its text
+        # and between its cells, so that a wrapped cell is read with its column's
+        piped = _piped(summary, a, line_end, columns)
+        wrapped_start = line_end + 1
+        while wrapped_start < b:
+            wrapped_end = summary.find("\n", wrapped_start)
+            wrapped_end = b if wrapped_end < 0 or wrapped_end > b else wrapped_end
+            piped += "\n" + _wrapped_piped(summary[wrapped_start:wrapped_end], columns)
+            wrapped_start = wrapped_end + 1
+        return piped + summary[len(piped) + a:b]
     row = summary[line_start:b if line_end < 0 or line_end > b else line_end]
     starts = [start for _name, start in columns]
     pieces: list[tuple[int, int]] = []
@@ -1035,6 +1059,25 @@ def _piped(summary: str, a: int, b: int, columns: list[tuple[str, int]]) -> str:
             chars[line_start + end + bar - a] = "|"
         if next_column > column and start - end == 1:
             chars[line_start + end - a] = "|"
+    return "".join(chars)
+
+
+def _wrapped_piped(line: str, columns: list[tuple[str, int]]) -> str:
+    """A line a space-laid table's row wraps onto, with bars in the spaces before each piece
+    of its text, as many as the columns it moves on (offsets kept): "<spaces>17/06/2026
+    <spaces>Sharps bin supplied." under Duration and Comments reads "||||17/06/2026||Sharps
+    bin supplied."; the line as written when a piece starts left of the table's second
+    column or its spaces are too few."""
+    starts = [start for _name, start in columns]
+    chars = list(line)
+    column, previous_end = 0, 0
+    for m in re.finditer(r"\S+(?: \S+)*", line):
+        here = max(i for i, start in enumerate(starts) if start <= m.start() + 1 or i == 0)
+        if here < 1 or here < column or m.start() - previous_end < here - column:
+            return line
+        for offset in range(here - column):
+            chars[m.start() - 1 - offset] = "|"
+        column, previous_end = here, m.end()
     return "".join(chars)
 
 
@@ -3587,9 +3630,10 @@ def _table_row(summary: str, section: SummarySection, a: int, b: int,
 
 
 def _from_columns(medication: Medication, row: str, header: list[str], before: str,
-                  vocab: Vocabulary) -> None:
+                  vocab: Vocabulary, order: str = "mdy") -> None:
     """What a table row's own columns add to its medicine: the brand, the change from the
-    dose before the stay ("100 micrograms om" to "125 micrograms om"), the reason."""
+    dose before the stay ("100 micrograms om" to "125 micrograms om"), the reason, how long
+    and the last dose's date."""
     _brand_cell(medication, row, header)
     now = _cell(row, header, frozenset(n for n in header if "dose" in n and n not in vocab.record_columns
                                        and n not in vocab.previous_dose_columns))
@@ -3598,10 +3642,14 @@ def _from_columns(medication: Medication, row: str, header: list[str], before: s
     why = _reason_cell(row, header, vocab)
     if why and not medication.reason.startswith("replaced") and not (medication.as_needed and medication.reason):
         medication.reason = why  # the row's own column says why
-    length = re.fullmatch(r"(?P<n>\d+)\s*(?P<unit>days?|weeks?|months?)", _cell(
-        row, header, frozenset({"duration", "length", "course"})).strip(), re.IGNORECASE)
-    if length and not medication.duration:  # "| 14 DAYS |" under "Duration"
+    course = _cell(row, header, frozenset({"duration", "length", "course"})).strip()
+    # "| 14 DAYS |" under "Duration"; "7 days, last dose 17/06/2026" (a cell wrapped onto two lines)
+    length = re.match(r"(?P<n>\d+)\s*(?P<unit>days?|weeks?|months?)\b(?=\s*(?:$|[,;]))", course, re.IGNORECASE)
+    if length and not medication.duration:
         medication.duration = f"{int(length.group('n'))} {_unit_word(length.group('unit'), int(length.group('n')))}"
+    last = re.search(rf"\blast\s+dose\s+(?:on\s+)?(?P<date>{DATE.pattern})", course, re.IGNORECASE)
+    if last and not medication.until:
+        medication.until = date_value(DATE.search(last.group("date")), order) or ""
 
 
 def _brand_cell(medication: Medication, row: str, header: list[str]) -> None:
@@ -3692,7 +3740,7 @@ def _read_medication_list(summary: str, section: SummarySection, items: list[tup
         medications = _medications_of_line(line, a, b, section.title, glossary, vocab,
                                            facts.date_order, in_list=True, status_column=column)
         if header and medications:
-            _from_columns(medications[0], line, header, before, vocab)
+            _from_columns(medications[0], line, header, before, vocab, facts.date_order)
             if not _TABLE_ROW.match(summary[a:b]):  # a space-laid row: quoted cell by cell
                 medications[0].text = " | ".join(c for c in map(_plain_space, _cells(as_written))
                                                  if c.strip("- "))
