@@ -1070,3 +1070,18 @@ def test_asked_how_long_the_line_with_a_date_or_span_comes_first(glossary):
     # Asked what to avoid, the summary's order of scores stands.
     question = Question.read("What should I avoid with cefuroxime?", glossary)
     assert answer_lines(ranked[:2], 2, question, summary)[0].text.startswith("- Take cefur")
+
+
+def test_a_line_that_quotes_the_change_said_before_does_not_say_it_twice(embedder, glossary):
+    """The medicine's list line runs on into the change the answer has said already ("...
+    ongoing … - Dexamethasone raised from ..."): the quote is not said a second time."""
+    summary = ("Medication on discharge\n"
+               "Dexamethasone 2mg tablets - TWO tablets (4mg) each morning for 3 days (last double dose\n"
+               "  14/02/2025), then ONE tablet (2mg) each morning ongoing\n\n"
+               "Changes to medication\n"
+               "- Dexamethasone raised from 2mg to 4mg each morning for 3 days while the chest settles,\n"
+               "  then back to the usual 2mg. Do not lower it below 2mg without asking us.\n")
+    question = "How much dexamethasone do I take now, and when do I go back to my usual dose?"
+    facts, evidence = evidence_for(summary, question, embedder, glossary, count=4)
+    answer = evidence_answer(evidence, facts, glossary, summary, question=Question.read(question, glossary))
+    assert answer.count("raised from 2mg to 4mg") == 1, answer

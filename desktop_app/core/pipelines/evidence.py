@@ -1035,7 +1035,8 @@ def evidence_answer(evidence: list[EvidenceLine], facts: SummaryFacts,
     return " ".join(sentences + explainer.deferred)
 
 
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?…])\s+(?=[A-Z(])")
+# (also where a medicine's line quotes another, "... ongoing … - Prednisolone increased ...")
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?…])\s+(?=[A-Z(])|(?<=…)\s+[-–—]\s+(?=[A-Z(])")
 
 
 def _said_form(sentence: str) -> str:
