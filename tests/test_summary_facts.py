@@ -1762,3 +1762,21 @@ def test_a_space_laid_table_row_wrapped_onto_a_second_line_is_read_column_by_col
     read = {m.name: (m.duration, m.until, m.reason) for m in read_summary(summary, glossary).medications}
     assert read == {"Codeine": ("5 days", "", "Pain not eased by paracetamol and ibuprofen"),
                     "Enoxaparin": ("7 days", "2026-06-17", "Clot prevention after surgery")}
+
+
+def test_a_table_row_names_a_medicine_the_glossary_lacks_whatever_its_status(glossary):
+    """"Zolvexa | 1 tablet | ... | WITHHELD": a name no glossary entry or stem knows, in a
+    table's name column, is the row's medicine (it was read only when the row said NEW), and
+    the column that says when it may start again gives its date."""
+    piped = ("Medication on discharge\n| Drug | Dose | Route | Freq | Duration | Status | Comments |\n"
+             "|---|---|---|---|---|---|---|\n| Zolvexa | 1 tablet | PO | OD | 4 weeks | HELD | Clot risk |\n")
+    spaced = ("Date of discharge: 17/06/2026\n\nMedication on discharge\n"
+              "Drug               Dose       Route  Freq          Duration / stop        Status     Comments\n"
+              "Zolvexa            1 tablet   PO     OD            4 weeks - may restart  WITHHELD   Clot risk after\n"
+              "                                                   from 06/07/2026                   surgery. Use condoms\n"
+              "                                                                                     until restarted.\n")
+    assert [(m.name, m.status, m.dose) for m in read_summary(piped, glossary).medications] == [
+        ("Zolvexa", "held", "1 tablet")]
+    assert [(m.name, m.status, m.until, m.reason) for m in read_summary(spaced, glossary).medications] == [
+        ("Zolvexa", "held", "2026-07-06", "Clot risk after surgery")]
+

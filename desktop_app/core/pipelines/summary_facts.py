@@ -2277,8 +2277,9 @@ def _unnamed_medicine(named: str, vocab: Vocabulary, *, in_list: bool) -> tuple[
     line that gives a dose right after it ("Started Acamprosate 666 mg PO TID", "Adcal-D3
     one tablet twice daily") or, in a list of medicines, a status ("Zopiclone has been
     stopped"); None when the line names none."""
-    lead = re.match(r"\s*(?:(?:" + "|".join(re.escape(w) for w in sorted(_INSTRUCTION_WORDS, key=len,
-                                                                           reverse=True))
+    # (a table row's name cell starts after its bar: "| Zolvexa | 1 tablet | ...")
+    lead = re.match(r"\s*\|?\s*(?:(?:" + "|".join(re.escape(w) for w in sorted(_INSTRUCTION_WORDS, key=len,
+                                                                                reverse=True))
                     + r")\b[\s:,-]*)*", named, re.IGNORECASE)
     start = lead.end() if lead else 0
     rest = named[start:]
@@ -2334,7 +2335,7 @@ def _unnamed_medicine(named: str, vocab: Vocabulary, *, in_list: bool) -> tuple[
     after = rest[cut:]
     # "Florastor (Saccharomyces boulardii) 250 mg": the brackets hold its other name.
     after = re.sub(r"^\s*\([^()]{2,40}\)", lambda m: " " * len(m.group(0)), after)
-    after = after[len(after) - len(after.lstrip()):]
+    after = after[len(after) - len(after.lstrip(" \t\n|")):]  # (past a table's cell bar)
     if _quantities(after, vocab)[:1] and _quantities(after, vocab)[0].start <= 4:
         return start, start + len(name)
     # "Tab. Glycomet GP 2 1-0-1", "Tab. Dolo 650 SOS": a number with no unit before the doses
@@ -3642,7 +3643,8 @@ def _from_columns(medication: Medication, row: str, header: list[str], before: s
     why = _reason_cell(row, header, vocab)
     if why and not medication.reason.startswith("replaced") and not (medication.as_needed and medication.reason):
         medication.reason = why  # the row's own column says why
-    course = _cell(row, header, frozenset({"duration", "length", "course"})).strip()
+    course = _cell(row, header, frozenset({"duration", "length", "course", "duration / stop",
+                                           "duration/stop"})).strip()
     # "| 14 DAYS |" under "Duration"; "7 days, last dose 17/06/2026" (a cell wrapped onto two lines)
     length = re.match(r"(?P<n>\d+)\s*(?P<unit>days?|weeks?|months?)\b(?=\s*(?:$|[,;]))", course, re.IGNORECASE)
     if length and not medication.duration:
@@ -3650,6 +3652,12 @@ def _from_columns(medication: Medication, row: str, header: list[str], before: s
     last = re.search(rf"\blast\s+dose\s+(?:on\s+)?(?P<date>{DATE.pattern})", course, re.IGNORECASE)
     if last and not medication.until:
         medication.until = date_value(DATE.search(last.group("date")), order) or ""
+    # a held medicine's column says when it may start again ("4 weeks - may restart from
+    # 06/07/2026"): that date, over any "until" the comments hold ("use condoms until restarted")
+    again = re.search(rf"\b(?:restart|resume|start again)\w*\s+(?:from|on)\s+(?P<date>{DATE.pattern})", course,
+                      re.IGNORECASE)
+    if again and medication.status == "held":
+        medication.until = date_value(DATE.search(again.group("date")), order) or medication.until
 
 
 def _brand_cell(medication: Medication, row: str, header: list[str]) -> None:
