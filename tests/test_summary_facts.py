@@ -1780,3 +1780,24 @@ def test_a_table_row_names_a_medicine_the_glossary_lacks_whatever_its_status(glo
     assert [(m.name, m.status, m.until, m.reason) for m in read_summary(spaced, glossary).medications] == [
         ("Zolvexa", "held", "2026-07-06", "Clot risk after surgery")]
 
+
+
+def test_a_numbered_space_laid_table_with_wrapped_cells_is_read_row_by_row(glossary):
+    """A prescription table numbered "S.No" whose remarks and durations wrap onto a second
+    line: each row's course, its date to restart, and an unknown brand held till a date
+    (it had been read into the row above it)."""
+    summary = ("Discharge date: 12/05/2025\n\nTREATMENT ADVISED ON DISCHARGE:\n"
+               "S.No  Drug                          Dose     Frequency    Duration          Remarks\n"
+               "1.    TAB. AMOXYCLAV 625 MG          1 tab    1-0-1        5 days            after food\n"
+               "2.    CAP. SILODOSIN 8 MG            1 cap    0-0-1 (HS)   till DJ stent     for stent pain\n"
+               "                                                           removal\n"
+               "3.    TAB. METFORMIN 500 MG          1 tab    1-0-1        long term         restart from\n"
+               "                                                                             15/05/2025 morning\n"
+               "4.    TAB. ROSUVAS 10 MG             1 tab    0-0-1        continue          no change\n"
+               "5.    TAB. DELOPRIN 75 MG            1 tab    0-1-0        -                 HOLD till 17/05/2025\n")
+    read = {m.name.lower(): (m.status, m.duration, m.until) for m in read_summary(summary, glossary).medications}
+    assert read["amoxyclav"][1] == "5 days"
+    assert read["silodosin"][2] == "DJ stent removal"
+    assert read["metformin"] == ("resume", "", "2025-05-15")
+    assert read["deloprin"] == ("held", "", "2025-05-17")
+    assert not read["rosuvas"][2]

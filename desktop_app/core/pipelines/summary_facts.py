@@ -2277,9 +2277,10 @@ def _unnamed_medicine(named: str, vocab: Vocabulary, *, in_list: bool) -> tuple[
     line that gives a dose right after it ("Started Acamprosate 666 mg PO TID", "Adcal-D3
     one tablet twice daily") or, in a list of medicines, a status ("Zopiclone has been
     stopped"); None when the line names none."""
-    # (a table row's name cell starts after its bar: "| Zolvexa | 1 tablet | ...")
-    lead = re.match(r"\s*\|?\s*(?:(?:" + "|".join(re.escape(w) for w in sorted(_INSTRUCTION_WORDS, key=len,
-                                                                                reverse=True))
+    # (a table row's name cell starts after its bar and its number, "| Zolvexa | 1 tablet |",
+    # "9.|   TAB. ECOSPRIN 75 MG|"; a dose form's shorthand is no part of the name)
+    lead = re.match(r"\s*(?:\d{1,2}[.)]?\s*\|)?\|?\s*(?:(?:tabs?|caps?|inj|syp|syr|susp)\.\s+)?(?:(?:"
+                    + "|".join(re.escape(w) for w in sorted(_INSTRUCTION_WORDS, key=len, reverse=True))
                     + r")\b[\s:,-]*)*", named, re.IGNORECASE)
     start = lead.end() if lead else 0
     rest = named[start:]
@@ -3649,14 +3650,20 @@ def _from_columns(medication: Medication, row: str, header: list[str], before: s
     length = re.match(r"(?P<n>\d+)\s*(?P<unit>days?|weeks?|months?)\b(?=\s*(?:$|[,;]))", course, re.IGNORECASE)
     if length and not medication.duration:
         medication.duration = f"{int(length.group('n'))} {_unit_word(length.group('unit'), int(length.group('n')))}"
+    # "till DJ stent" + "removal" on the next line: the whole event the course runs to
+    till = re.match(r"(?:till|until)\s+(?P<what>[^\d,;]+?)\s*$", course, re.IGNORECASE)
+    if till and medication.until and not DATE.search(medication.until) \
+            and till.group("what").lower().startswith(medication.until.lower()):
+        medication.until = till.group("what")
     last = re.search(rf"\blast\s+dose\s+(?:on\s+)?(?P<date>{DATE.pattern})", course, re.IGNORECASE)
     if last and not medication.until:
         medication.until = date_value(DATE.search(last.group("date")), order) or ""
-    # a held medicine's column says when it may start again ("4 weeks - may restart from
-    # 06/07/2026"): that date, over any "until" the comments hold ("use condoms until restarted")
-    again = re.search(rf"\b(?:restart|resume|start again)\w*\s+(?:from|on)\s+(?P<date>{DATE.pattern})", course,
-                      re.IGNORECASE)
-    if again and medication.status == "held":
+    # a held medicine's cell says when it may start again ("4 weeks - may restart from
+    # 06/07/2026", "restart from 15/05/2025 morning"): that date, over any "until" the
+    # comments hold ("use condoms until restarted")
+    again = re.search(rf"\b(?:restart|resume|start again)\w*\s+(?:from|on)\s+(?P<date>{DATE.pattern})",
+                      " ".join(_cells(row)[1:]), re.IGNORECASE)
+    if again and medication.status in ("held", "resume"):
         medication.until = date_value(DATE.search(again.group("date")), order) or medication.until
 
 
