@@ -1801,3 +1801,18 @@ def test_a_numbered_space_laid_table_with_wrapped_cells_is_read_row_by_row(gloss
     assert read["metformin"] == ("resume", "", "2025-05-15")
     assert read["deloprin"] == ("held", "", "2025-05-17")
     assert not read["rosuvas"][2]
+
+
+def test_a_table_s_name_cell_is_the_medicine_s_whole_name(glossary):
+    """"SYP. POTASSIUM MAGNESIUM CITRATE" is not magnesium citrate (a laxative): the name cell's
+    words go together; a brand after "Tab." with its generic name in brackets takes the
+    generic's entry."""
+    summary = ("Discharge date: 12/05/2025\n\nTREATMENT ADVISED ON DISCHARGE:\n"
+               "S.No  Drug                                   Dose     Frequency    Duration          Remarks\n"
+               "1.    SYP. POTASSIUM MAGNESIUM CITRATE        10 ml    1-1-1        3 months          in water\n"
+               "2.    TAB. CEFUROXIME 500 MG                  1 tab    1-0-1        5 days            after food\n\n"
+               "ADVICE:\nTab. Ecosprin (Aspirin) 75 mg OD - WITHHOLD till review.\n")
+    read = {m.name: m.key for m in read_summary(summary, glossary).medications}
+    assert read["POTASSIUM MAGNESIUM CITRATE"] == "potassium magnesium citrate"
+    assert "CEFUROXIME" in read  # a name cell with nothing before the name stays as read
+    assert read["Ecosprin"] == "lumen:aspirin"

@@ -1306,7 +1306,10 @@ def medicine_names(text: str, glossary: Glossary | None, vocab: Vocabulary | Non
     for match in _NAMED_AFTER_DOSE_FORM.finditer(text):
         start, end = match.span("name")
         if not any(start < e and s < end for s, e, _, _ in found):
-            found.append((start, end, match.group("name"), match.group("name").lower()))
+            # its generic name in brackets after it ("Tab. Ecosprin (Aspirin)") gives its entry
+            generic = next((key for s, _e, _n, key in found
+                            if re.fullmatch(r"\s*\(\s*", text[end:s])), match.group("name").lower())
+            found.append((start, end, match.group("name"), generic))
     # "Coloxyl with Senna" is one product: a name inside a longer one is part of it.
     found = [f for f in found if not any(o[0] <= f[0] and f[1] <= o[1] and o[1] - o[0] > f[1] - f[0]
                                          for o in found)]
@@ -3637,6 +3640,7 @@ def _from_columns(medication: Medication, row: str, header: list[str], before: s
     dose before the stay ("100 micrograms om" to "125 micrograms om"), the reason, how long
     and the last dose's date."""
     _brand_cell(medication, row, header)
+    _whole_name(medication, _cell(row, header, _NAME_COLUMNS))
     now = _cell(row, header, frozenset(n for n in header if "dose" in n and n not in vocab.record_columns
                                        and n not in vocab.previous_dose_columns))
     if medication.status == "changed" and re.search(r"\w", before) and not medication.changed_from:
@@ -3665,6 +3669,21 @@ def _from_columns(medication: Medication, row: str, header: list[str], before: s
                       " ".join(_cells(row)[1:]), re.IGNORECASE)
     if again and medication.status in ("held", "resume"):
         medication.until = date_value(DATE.search(again.group("date")), order) or medication.until
+
+
+_NAME_COLUMNS = frozenset({"drug", "drugs", "medicine", "medicines", "medication", "medications", "name",
+                           "drug name"})
+
+
+def _whole_name(medication: Medication, cell: str) -> None:
+    """A name cell whose words before the name read go with it ("SYP. POTASSIUM MAGNESIUM
+    CITRATE" is not magnesium citrate, another medicine): the cell's name whole, without
+    its form's shorthand, strength or brackets, and no glossary entry of its last words."""
+    written = re.sub(r"^\s*(?:tabs?|caps?|inj|syp|syr|susp)\.\s*", "", cell, flags=re.IGNORECASE)
+    written = re.split(r"\s*\(|\s+\d", written)[0].strip()
+    if (len(written) > len(medication.name) and written.lower().endswith(" " + medication.name.lower())
+            and re.fullmatch(r"[A-Za-z][A-Za-z -]*", written) and len(written.split()) <= 4):
+        medication.name, medication.key = written, written.lower()
 
 
 def _brand_cell(medication: Medication, row: str, header: list[str]) -> None:
