@@ -1085,3 +1085,20 @@ def test_a_line_that_quotes_the_change_said_before_does_not_say_it_twice(embedde
     facts, evidence = evidence_for(summary, question, embedder, glossary, count=4)
     answer = evidence_answer(evidence, facts, glossary, summary, question=Question.read(question, glossary))
     assert answer.count("raised from 2mg to 4mg") == 1, answer
+
+
+def test_an_abbreviation_the_summary_defines_is_written_out_in_the_summary_s_sense(glossary):
+    """"Spontaneous bacterial peritonitis (SBP)": this summary's SBP is no systolic blood
+    pressure, as the glossary's would be; where it follows its own long form it is not
+    said twice."""
+    from desktop_app.core.pipelines.evidence import Explainer
+
+    summary = ("PROBLEMS:\n- Spontaneous bacterial peritonitis (SBP), treated\n\nMEDICATIONS:\n"
+               "- Norfloxacin 400 mg PO daily - NEW: to prevent another SBP infection\n")
+    explainer = Explainer(glossary, summary)
+    assert "to prevent another spontaneous bacterial peritonitis infection" in explainer.explain(
+        "Norfloxacin 400 mg daily to prevent another SBP infection")
+    told = explainer.explain("Spontaneous bacterial peritonitis (SBP), treated")
+    assert "blood pressure" not in told and told.lower().count("spontaneous bacterial peritonitis") == 1, told
+    # the glossary's own sense stays where the summary defines none
+    assert "blood pressure" in Explainer(glossary, "SBP 150 on arrival.").explain("SBP 150 on arrival.").lower()

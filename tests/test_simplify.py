@@ -808,3 +808,13 @@ def test_a_number_to_ring_under_a_list_of_signs_is_no_sign(glossary):
                "Emergency department phone (day and night): 0000-111222\n")
     text = handout_without_model(summary, glossary, plain=True).to_text()
     assert "  - Blue lips." in text and "\n- Emergency department phone (day and night): 0000-111222" in text, text
+
+
+def test_a_note_naming_another_medicine_only_in_a_clause_of_when_stays_with_its_row(glossary):
+    """"The nurses will reduce the dose as the prednisolone is reduced": the note is the
+    insulin's, though it names prednisolone."""
+    insulin, = [row for row in _medicine_rows(
+        "DISCHARGE MEDICATIONS\n- Insulin glargine 12 units SC at 08:00 - NEW. The diabetes nurses will "
+        "reduce the dose as the prednisolone is reduced - do not change it yourself.\n", glossary)
+        if row.medicine.lower().startswith("insulin")]
+    assert "reduce the dose as the prednisolone is reduced" in insulin.why, insulin

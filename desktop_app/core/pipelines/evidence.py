@@ -704,6 +704,24 @@ class Explainer:
                 meaning = short_gloss(entry.definition) if hard else ""
                 sided = _sided(text[match.start:match.end], entry)
                 replacement = meaning or sided
+                # the summary's own long form wins ("Spontaneous bacterial peritonitis
+                # (SBP)": its SBP is no blood pressure)
+                own = _defined_abbreviations(self.summary).get(text[match.start:match.end])
+                # (only a sense the glossary knows as another entry, whole: a long form it
+                # does not know keeps the glossary's plain words, "swallow study" for FEES)
+                senses = {m.key for m in self.glossary.match(own)
+                          if m.start == 0 and m.end == len(own)} if own else set()
+                if own and senses and match.key not in senses:
+                    before = text[position:match.start]
+                    if _unmarked(text[:match.start]).rstrip(" (;,)").lower().endswith(own):
+                        # "Spontaneous bacterial peritonitis (SBP)": said already
+                        opened = before.rstrip(" ;,").endswith("(")
+                        out.append(before.rstrip(" (;,"))
+                        position = match.end + (1 if opened and text[match.end:match.end + 1] == ")" else 0)
+                    else:
+                        out.append(before + own)
+                        position = match.end
+                    continue
                 if (text[match.start - 1:match.start] == "(" and text[match.end:match.end + 1] == ")"
                         and text[:match.start - 1].rstrip().lower().endswith(entry.term.lower())):
                     replacement = ""  # "nasal cannula (HFNC)": the name is written already
@@ -764,10 +782,12 @@ class Explainer:
         # "Fluticasone furoate/umeclidinium/vilanterol" is the triple inhaler the glossary
         # knows as "fluticasone/umeclidinium/vilanterol", not its first part's steroid.
         name = re.sub(rf"\s+{SALT_WORD}(?=\s*[/+-])", "", name)
+        entries = []
         for match in self.glossary.match(name):
             if re.search(r"[/+-]\s*$", name[:match.start]) or _JOINED.match(name[match.end:]):
                 continue  # one part of a combination is not what the combination is
-            entry = self.glossary.by_key[match.key]
+            entries.append(self.glossary.by_key[match.key])
+        for entry in entries:
             low = _LOW_DOSE_SENSE.search(entry.definition) if _low_dose(dose) else None
             if low and entry.key not in self.glossed and not (
                     self.summary and unsupported_facts(low.group(0), self.summary, self.glossary)):
@@ -835,6 +855,34 @@ class Explainer:
 
 _JOINED = re.compile(r"\s*(?:[/+]|-(?=[A-Za-z]))\s*")
 _SIDES = {"L": "left", "R": "right", "B": "both"}
+
+
+_SMALL_WORDS = frozenset({"of", "and", "the", "with", "in", "to", "for", "on"})
+
+
+@functools.lru_cache(maxsize=8)
+def _defined_abbreviations(summary: str) -> dict[str, str]:
+    """The abbreviations a summary defines itself, "Long form (LF)": {"LF": "long form"};
+    the long form's words (but small ones) start with the abbreviation's letters."""
+    defined: dict[str, str] = {}
+    for m in re.finditer(r"\(([A-Z]{2,6})\)", summary):
+        abbreviation = m.group(1)
+        words = re.findall(r"[A-Za-z][A-Za-z-]*", summary[max(0, m.start() - 120):m.start()])
+        taken: list[str] = []
+        letters = abbreviation
+        for word in reversed(words):
+            if not letters:
+                break
+            if word.lower() in _SMALL_WORDS and taken:
+                taken.append(word)
+                continue
+            if word[0].lower() != letters[-1].lower():
+                break
+            taken.append(word)
+            letters = letters[:-1]
+        if not letters and abbreviation not in defined:
+            defined[abbreviation] = " ".join(reversed(taken)).lower()
+    return defined
 
 
 def _sided(written: str, entry) -> str:

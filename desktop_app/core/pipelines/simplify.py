@@ -477,7 +477,11 @@ def _said_of_this(sentence: str, m: Medication, glossary: Glossary | None) -> bo
     """Whether a sentence of a medicine's line is said of that medicine: it names no other,
     or it tells what to do with no subject, another medicine coming later ("Continue long
     term after aspirin stops."; not "Aspirin is no longer needed." nor "Stop aspirin.")."""
-    others = [start for start, _end, _name, key in medicine_names(sentence, glossary) if key != m.key]
+    others = [start for start, _end, _name, key in medicine_names(sentence, glossary) if key != m.key
+              # (nor one named only in a clause of when: "... will reduce the dose as the
+              # dexamethasone is reduced")
+              and not re.search(r"\b(?:as|while|when|until|once)\s+(?:the\s+|your\s+|his\s+|her\s+)?$",
+                                sentence[:start], re.IGNORECASE)]
     return not others or bool(re.match(r"(?:continue|take|keep|do\s+not|don't|never|use|give)\b", sentence,
                                        re.IGNORECASE) and len(sentence[:min(others)].split()) >= 3)
 
