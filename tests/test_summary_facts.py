@@ -1816,3 +1816,14 @@ def test_a_table_s_name_cell_is_the_medicine_s_whole_name(glossary):
     assert read["POTASSIUM MAGNESIUM CITRATE"] == "potassium magnesium citrate"
     assert "CEFUROXIME" in read  # a name cell with nothing before the name stays as read
     assert read["Ecosprin"] == "lumen:aspirin"
+
+
+def test_stop_after_the_last_dose_of_another_medicine_is_an_end_not_a_stop(glossary):
+    """"Famotidine ... NEW. Stop after the last prednisolone dose on 17/02/2025" is new until
+    that day (it had read STOP); "STOP after this admission" is still a stop."""
+    new = read_summary("DISCHARGE MEDICATIONS\n3. Famotidine 20 mg by mouth once a day to protect the "
+                       "stomach. NEW. Stop after the last prednisolone dose on 17/02/2025.\n", glossary)
+    assert [(m.status, m.until) for m in new.medications] == [("new", "2025-02-17")]
+    stop = read_summary("DISCHARGE MEDICATIONS\n3. Ibuprofen 400 mg TDS - STOP after this admission.\n", glossary)
+    assert [m.status for m in stop.medications] == ["stopped"]
+

@@ -1658,6 +1658,8 @@ _NOT_A_STATUS = re.compile(r"\badded\s+to\s+(?:her|his|their|the|your|this|that|
                            r"(?:dose|dosage|to\b|from\b|by\b|\d))|"
                            # "reducing and then stopping": the end of a taper's last step
                            r"\b(?:and\s+)?then\s+stop(?:ping|s)?\b|"
+                           # "NEW. Stop after the last prednisolone dose on 17/02/2025": its end
+                           r"\bstop\s+(?:it\s+|taking\s+it\s+)?after\s+(?:the\s+|your\s+|his\s+|her\s+)?(?:last|final)\b|"
                            # "continue until your PCP tells you to stop": how long, not a stop
                            r"\b(?:continue\s+(?:(?:it|this|them|taking)\s+)?)?until\b[^.;()]{0,40}?\b"
                            r"(?:tells?|told|says?|asks?|advises?|advised)\s+"
