@@ -704,23 +704,10 @@ class Explainer:
                 meaning = short_gloss(entry.definition) if hard else ""
                 sided = _sided(text[match.start:match.end], entry)
                 replacement = meaning or sided
-                # the summary's own long form wins ("Spontaneous bacterial peritonitis
-                # (SBP)": its SBP is no blood pressure)
-                own = _defined_abbreviations(self.summary).get(text[match.start:match.end])
-                # (only a sense the glossary knows as another entry, whole: a long form it
-                # does not know keeps the glossary's plain words, "swallow study" for FEES)
-                senses = {m.key for m in self.glossary.match(own)
-                          if m.start == 0 and m.end == len(own)} if own else set()
-                if own and senses and match.key not in senses:
-                    before = text[position:match.start]
-                    if _unmarked(text[:match.start]).rstrip(" (;,)").lower().endswith(own):
-                        # "Spontaneous bacterial peritonitis (SBP)": said already
-                        opened = before.rstrip(" ;,").endswith("(")
-                        out.append(before.rstrip(" (;,"))
-                        position = match.end + (1 if opened and text[match.end:match.end + 1] == ")" else 0)
-                    else:
-                        out.append(before + own)
-                        position = match.end
+                own = self._in_own_sense(text, match, position)
+                if own is not None:
+                    out.append(own[0])
+                    position = own[1]
                     continue
                 if (text[match.start - 1:match.start] == "(" and text[match.end:match.end + 1] == ")"
                         and text[:match.start - 1].rstrip().lower().endswith(entry.term.lower())):
@@ -751,6 +738,23 @@ class Explainer:
             self.deferred.extend(m for m in meanings if m not in self.deferred)
             meanings = []
         return " ".join([_sentence(written), *meanings])
+
+    def _in_own_sense(self, text: str, match, position: int) -> tuple[str, int] | None:
+        """An abbreviation the summary writes out itself, in that sense: (the text from
+        `position` up to it with its long form, where to go on), or None when the glossary's
+        sense stands.  "Spontaneous bacterial peritonitis (SBP)": this summary's SBP is no
+        blood pressure; only a sense the glossary knows as another entry, whole, wins (a
+        long form it does not know keeps the glossary's plain words, "swallow study" for
+        FEES); where the long form was just said, the abbreviation is left out."""
+        own = _defined_abbreviations(self.summary).get(text[match.start:match.end])
+        senses = {m.key for m in self.glossary.match(own) if m.start == 0 and m.end == len(own)} if own else set()
+        if not own or not senses or match.key in senses:
+            return None
+        before = text[position:match.start]
+        if _unmarked(text[:match.start]).rstrip(" (;,)").lower().endswith(own):
+            opened = before.rstrip(" ;,").endswith("(")
+            return before.rstrip(" (;,"), match.end + (1 if opened and text[match.end:match.end + 1] == ")" else 0)
+        return before + own, match.end
 
     def _dc(self, text: str) -> str:
         """"D/C" is read both ways: in a medicine's line it means stop, and is written so;
