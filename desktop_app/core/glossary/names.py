@@ -60,8 +60,10 @@ _ENDS_IN_INITIAL = re.compile(rf"(?:{_TITLE}|(?<![\w.])(?:[A-Z]\.\s?)+)$")
 _LOWER_WORD_BEFORE = re.compile(r"\b[a-z][a-z-]*\s+[A-Z]\.$")
 
 
-# A dose form written before a medicine's name (South Asian prescriptions: "Tab. Ecosprin").
-_DOSE_FORM_BEFORE_NAME = re.compile(r"(?<![\w.])(?<!\d )(?:Tabs?|Caps?|Inj|Syp|Syr|Susp|Oint)\.$")
+# A dose form's shorthand written before a medicine's name (South Asian prescriptions:
+# "Tab. Ecosprin", "Inj. Enoxaparin").
+DOSE_FORM_SHORTHAND = r"(?:Tabs?|Caps?|Inj|Syp|Syr|Susp|Oint)"
+_DOSE_FORM_BEFORE_NAME = re.compile(rf"(?<![\w.])(?<!\d ){DOSE_FORM_SHORTHAND}\.$")
 
 
 def ends_no_sentence(before: str) -> bool:

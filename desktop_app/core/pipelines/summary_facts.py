@@ -38,7 +38,7 @@ from typing import Any
 
 from ..glossary.glossary import Glossary
 from ..glossary.matcher import GlossaryMatch
-from ..glossary.names import ends_no_sentence
+from ..glossary.names import DOSE_FORM_SHORTHAND, ends_no_sentence
 from .vocabulary import (DATE, NUMBER_WORDS, SALT_WORD, SLOT_FREQUENCIES, SLOTS, Vocabulary,
                          date_order_of, date_value, number_value, slots_count, vocabulary)
 
@@ -1273,7 +1273,7 @@ _SALT_THEN_SLASH = re.compile(rf"\s+{SALT_WORD}\s*/\s*")
 
 # (one word, not the first of a longer brand, "Inj. Human Mixtard 30/70", "Tab. Glycomet GP 2",
 # which a list line's own reading keeps whole)
-_NAMED_AFTER_DOSE_FORM = re.compile(r"(?<![\w.])(?:Tabs?|Caps?|Inj|Syp|Syr|Susp)\.\s+(?P<name>[A-Z][a-z]{3,}(?:-[A-Za-z]+)?)\b"
+_NAMED_AFTER_DOSE_FORM = re.compile(rf"(?<![\w.]){DOSE_FORM_SHORTHAND}\.\s+(?P<name>[A-Z][a-z]{{3,}}(?:-[A-Za-z]+)?)\b"
                                     r"(?!\s+[A-Z0-9])")
 
 
@@ -2284,7 +2284,7 @@ def _unnamed_medicine(named: str, vocab: Vocabulary, *, in_list: bool) -> tuple[
     stopped"); None when the line names none."""
     # (a table row's name cell starts after its bar and its number, "| Zolvexa | 1 tablet |",
     # "9.|   TAB. ECOSPRIN 75 MG|"; a dose form's shorthand is no part of the name)
-    lead = re.match(r"\s*(?:\d{1,2}[.)]?\s*\|)?\|?\s*(?:(?:tabs?|caps?|inj|syp|syr|susp)\.\s+)?(?:(?:"
+    lead = re.match(rf"\s*(?:\d{{1,2}}[.)]?\s*\|)?\|?\s*(?:{DOSE_FORM_SHORTHAND}\.\s+)?(?:(?:"
                     + "|".join(re.escape(w) for w in sorted(_INSTRUCTION_WORDS, key=len, reverse=True))
                     + r")\b[\s:,-]*)*", named, re.IGNORECASE)
     start = lead.end() if lead else 0
@@ -3681,7 +3681,7 @@ def _whole_name(medication: Medication, cell: str) -> None:
     """A name cell whose words before the name read go with it ("SYP. POTASSIUM MAGNESIUM
     CITRATE" is not magnesium citrate, another medicine): the cell's name whole, without
     its form's shorthand, strength or brackets, and no glossary entry of its last words."""
-    written = re.sub(r"^\s*(?:tabs?|caps?|inj|syp|syr|susp)\.\s*", "", cell, flags=re.IGNORECASE)
+    written = re.sub(rf"^\s*{DOSE_FORM_SHORTHAND}\.\s*", "", cell, flags=re.IGNORECASE)
     written = re.split(r"\s*\(|\s+\d", written)[0].strip()
     if (len(written) > len(medication.name) and written.lower().endswith(" " + medication.name.lower())
             and re.fullmatch(r"[A-Za-z][A-Za-z -]*", written) and len(written.split()) <= 4):
