@@ -786,12 +786,10 @@ class Explainer:
         # "Fluticasone furoate/umeclidinium/vilanterol" is the triple inhaler the glossary
         # knows as "fluticasone/umeclidinium/vilanterol", not its first part's steroid.
         name = re.sub(rf"\s+{SALT_WORD}(?=\s*[/+-])", "", name)
-        entries = []
         for match in self.glossary.match(name):
             if re.search(r"[/+-]\s*$", name[:match.start]) or _JOINED.match(name[match.end:]):
                 continue  # one part of a combination is not what the combination is
-            entries.append(self.glossary.by_key[match.key])
-        for entry in entries:
+            entry = self.glossary.by_key[match.key]
             low = _LOW_DOSE_SENSE.search(entry.definition) if _low_dose(dose) else None
             if low and entry.key not in self.glossed and not (
                     self.summary and unsupported_facts(low.group(0), self.summary, self.glossary)):
