@@ -358,6 +358,23 @@ def test_pe_at_school_is_not_a_clot_in_the_lung(builtin, text, clot):
     assert ("pulmonary embolism" in terms) == clot, terms
 
 
+@pytest.mark.parametrize("text, term, meant", [
+    ("1 sachet in 1 litre of boiled and cooled water", "abscess", False),
+    ("Drink only boiled or filtered water.", "abscess", False),
+    ("A boil on the neck was drained.", "abscess", True),
+    ("Low-potassium diet as the dietitian explained.", "hypokalemia", False),
+    ("Low potassium on admission, replaced.", "hypokalemia", True),
+    ("Apply it thinly to the patches twice a day.", "patch", False),
+    ("Right renal pelvic calculus, 14 mm.", "pelvis", False),
+    ("DJ stent removal in 4 weeks.", "stent placement", False),
+])
+def test_a_word_in_another_sense_is_not_explained_by_its_entry(builtin, text, term, meant):
+    """A pharmacist read "boiled: A pocket of pus ...", "low-potassium: too little potassium"
+    beside a low-potassium diet, and a heart stent beside a kidney tube."""
+    terms = {m.term.lower() for m in Glossary(builtin).match(text)}
+    assert (term in terms) == meant, terms
+
+
 def test_senses_file_names_real_entries_or_other_names_and_loads():
     from desktop_app.core.glossary.matcher import load_senses
 
