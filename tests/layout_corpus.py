@@ -69,6 +69,9 @@ def same_value(key: str, expected: Any, read: Any) -> bool:
     if key == "as_needed":
         return bool(expected) == bool(read)
     a, b = _norm(expected), _norm(read)
+    if key == "count" and not a.endswith(")"):
+        # "2 mL (1.6 mg)": the volume taken, with the medicine it holds when the summary says it
+        b = re.sub(r"\s*\(\d[\d.,]*\s*[a-z]+\)?$", "", b)  # (_norm took the last ")")
     if key in LOOSE_FIELDS:
         # "25mg BD" as written and "25 mg BD" as read are the same words, "75 mcg" and "75
         # micrograms" the same dose, "2 tabs" and "2 tablets" the same count

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from desktop_app.core.pipelines.grounding import missing_facts, unsupported_facts
-from desktop_app.core.pipelines.summary_facts import patient_text, read_summary, section_items, split_summary
+from desktop_app.core.pipelines.summary_facts import how_taken, patient_text, read_summary, section_items, split_summary
 from desktop_app.core.pipelines.vocabulary import DATE, date_value, same_date, vocabulary
 
 SUMMARIES = Path(__file__).parent / "data" / "summaries"
@@ -924,7 +924,7 @@ def test_a_rescue_dose_given_if_and_a_schedule_by_lines(glossary):
         "2. Diazepam nasal spray 10 mg - NEW, RESCUE medicine\n"
         "   Give 1 spray (10 mg) in ONE nostril if a seizure lasts 5 minutes or longer, or if he has 3 seizures.\n",
         glossary)
-    assert (levetiracetam_1["frequency"], levetiracetam_1["duration"], levetiracetam_1["count"]) == ("2/day", "2 weeks", "2.4 mL")
+    assert (levetiracetam_1["frequency"], levetiracetam_1["duration"], levetiracetam_1["count"]) == ("2/day", "2 weeks", "2.4 mL (240 mg)")
     assert (levetiracetam_2["count"], levetiracetam_2["step"]) == ("4.8 mL", 2)
     assert (diazepam["frequency"], diazepam["as_needed"], diazepam["reason"]) == (
         "as needed", True, "a seizure lasts 5 minutes or longer")
@@ -1827,3 +1827,52 @@ def test_stop_after_the_last_dose_of_another_medicine_is_an_end_not_a_stop(gloss
     stop = read_summary("DISCHARGE MEDICATIONS\n3. Ibuprofen 400 mg TDS - STOP after this admission.\n", glossary)
     assert [m.status for m in stop.medications] == ["stopped"]
 
+
+
+def test_doses_by_time_of_day_step_down_and_the_course_ends(glossary):
+    """"6-0-0 ... then 4-0-0 ... then 2-0-0 ... then stop" was read as one step of 4 tablets
+    (a morning count over 4 was no dose by time of day); "1-1-1 x 5 days, then SOS" as
+    as-needed from the start."""
+    meds = _fields("DISCHARGE MEDICATIONS:\n"
+                   "1. Tab. Prednisolone 5 mg 6-0-0 after breakfast x 3 days, then 4-0-0 x 3 days, "
+                   "then 2-0-0 x 3 days then stop\n"
+                   "2. Neb. Salbutamol 2.5 mg 1-1-1 x 5 days, then SOS\n", glossary, "dmy")
+    steps = [(m["count"], m.get("dose"), m["frequency"], m["duration"], m.get("course_ends", False))
+             for m in meds if m["name"] == "Prednisolone"]
+    assert steps == [("6 tablets", "5 mg", "morning", "3 days", False), ("4 tablets", "5 mg", "morning", "3 days", False),
+                     ("2 tablets", "5 mg", "morning", "3 days", True)]
+    regular, as_needed = [m for m in meds if "Salbutamol" in m["name"]]
+    assert (regular["frequency"], regular.get("as_needed", False), regular["duration"]) == ("3/day", False, "5 days")
+    assert as_needed["as_needed"] is True
+
+
+def test_a_liquid_s_volume_taken_with_what_it_holds(glossary):
+    """The first dose under "Prednisolone oral liquid 5 mg/mL - weaning course:" was read
+    as the strength alone, the later ones as a strength of "3 mL"; "5 mg/5 mL - 2.5 mL to
+    5 mL" kept 2.5 mL only."""
+    meds = _fields("MEDICINES AT HOME\n2. Prednisolone oral liquid 5 mg/mL (steroid) - weaning course:\n"
+                   "   - 3 mL (15 mg) by mouth twice a day up to and including 07/02/2025\n"
+                   "   - then 3 mL (15 mg) once a day in the morning for 5 days\n"
+                   "   - then 1.5 mL (7.5 mg) once a day in the morning for 5 days, then stop.\n"
+                   "3. OxyNorm (oxycodone) liquid 5 mg/5 mL - 2.5 mL to 5 mL ORAL every 2 hours WHEN REQUIRED\n",
+                   glossary, "dmy")
+    assert [(m["dose"], m["count"], m["step"]) for m in meds if m["name"] == "Prednisolone"] == [
+        ("5 mg/mL", "3 mL (15 mg)", 1), ("5 mg/mL", "3 mL (15 mg)", 2), ("5 mg/mL", "1.5 mL (7.5 mg)", 3)]
+    oxynorm, = [m for m in meds if m["name"] == "OxyNorm"]
+    assert (oxynorm["dose"], oxynorm["count"]) == ("5 mg/5 mL", "2.5-5 mL")
+
+
+def test_the_water_a_dose_is_mixed_in_is_no_dose_and_a_whole_course_is_no_length_left(glossary):
+    """"ONE sachet twice a day in 125 mL water" read as a sachet of 125 mL; "Completes 7
+    days in total (IV + oral)" under a last-dose date read as 7 more days."""
+    summary = ("DISCHARGE MEDICATIONS\n"
+               "1. Laxido (macrogol) sachets - ONE sachet ORAL twice a day in 125 mL water - NEW\n"
+               "2. ORS (Electral powder) 1 sachet in 1 litre of boiled and cooled water, to be taken orally, "
+               "sip through the day, once daily x 5 days.\n"
+               "3. Co-amoxiclav 625 mg PO TDS, last dose 14/06/2026. Completes 7 days in total (IV + oral).\n")
+    laxido, ors, coamoxiclav = read_summary(summary, glossary, "dmy").medications
+    assert (laxido.dose, laxido.count) == ("1 sachet", "")
+    assert how_taken(laxido, summary, vocabulary()) == ["in 125 mL water"]
+    assert how_taken(ors, summary, vocabulary()) == ["in 1 litre of boiled and cooled water", "sip through the day"]
+    assert (ors.dose, ors.duration) == ("1 sachet", "5 days")
+    assert (coamoxiclav.duration, coamoxiclav.until) == ("", "2026-06-14")

@@ -620,6 +620,8 @@ class Medication:
     # A dose that changes on a schedule ("10 mg twice a day for 7 days, then 5 mg twice a
     # day") is one medication per step, numbered from 1; 0 when there are no steps.
     step: int = 0
+    # The last step of such a dose ends the course ("..., then 2 mg for 5 days, then STOP").
+    course_ends: bool = False
     # Why the line cannot be read without doubt ('' when it can): such a line is quoted
     # whole, never turned into an instruction.
     doubt: str = ""
@@ -1444,7 +1446,11 @@ def _quantities(text: str, vocab: Vocabulary) -> list[_Quantity]:
     # "2-4 puffs", and "2.5ml to 5ml" with the unit written twice (the same unit)
     ranged = re.compile(rf"(?<![\w.])({number}|{words})\s*(?P<first>{unit})?\s*(?:-|–|to|or)\s*({number}|{words})"
                         rf"\s*-?\s*({unit})(?![\w/])", re.IGNORECASE)
-    for m in ranged.finditer(text):
+    # (read where no concentration is, so "5 mg/5 mL - 2.5 mL to 5 mL" is not read from its "5 mL")
+    masked = text
+    for q in found:
+        masked = masked[:q.start] + " " * (q.end - q.start) + masked[q.end:]
+    for m in ranged.finditer(masked):
         term = vocab.units[m.group(4).lower()]
         if m.group("first") and (vocab.units[m.group("first").lower()].value != term.value
                                  or re.search(r"\bfrom\s*$", text[:m.start()], re.IGNORECASE)):
@@ -1518,12 +1524,21 @@ def _dose_and_count(quantities: list[_Quantity], vocab: Vocabulary) -> tuple[str
     if concentrations:
         given = [q for q in strengths if q.unit in ("ml", "l") and q.start > concentrations[0].start]
         given = given or forms
-        return concentrations[0].text, given[0].text if given else ""
+        if not given:
+            return concentrations[0].text, ""
+        return concentrations[0].text, _volume_with_amount(given[0], quantities, vocab)
     if strengths:
         return strengths[0].text, forms[0].text if forms else ""
     if forms:
         return forms[0].text, ""
     return "", ""
+
+
+def _volume_with_amount(volume: _Quantity, quantities: list[_Quantity], vocab: Vocabulary) -> str:
+    """A volume taken, with how much medicine it holds when the summary says so right after
+    it ("4.4 mL (220 mg)")."""
+    holds = next((q for q in quantities if q.unit in vocab.dose_units and 0 < q.start - volume.end <= 2), None)
+    return f"{volume.text} ({holds.text})" if holds else volume.text
 
 
 def _maximum(text: str, vocab: Vocabulary) -> tuple[str, tuple[int, int] | None]:
@@ -1982,6 +1997,12 @@ _DURATION_AFTER = re.compile(r"\b(?P<n>\d+)\s*-?\s*(?P<unit>days?|weeks?|months?
                              r"in total|supply)\b", re.IGNORECASE)
 
 
+# "Completes 7 days in total (IV + oral)", "10 days total including inpatient doses": the
+# whole course, with what was given in hospital, not what is left to take at home
+_WHOLE_COURSE = re.compile(r"\bcomplet(?:es?|ing)\b|\b(?:in\s+)?total\s*(?:\(\s*)?(?:iv|including|incl\.?|with)\b",
+                           re.IGNORECASE)
+
+
 # A dose given only when something happens: "Give 1 spray (10 mg) in ONE nostril if a seizure
 # lasts 5 minutes or longer" (the condition its reason).
 _GIVEN_IF = re.compile(r"\b(?:give|take|use|inject|spray|inhale|apply)\b[^.;\n]{0,60}?\bif\s+"
@@ -2037,6 +2058,13 @@ def _read_until(medication: Medication, part: str, vocab: Vocabulary, order: str
                             f"('{other_use.group(0).strip()}')")
 
 
+# "ONE sachet twice a day in 125 mL water", "1 sachet in 1 litre of boiled and cooled water",
+# "in 1 glass water": what a dose is mixed in; its volume is no dose
+MIXED_IN = re.compile(r"\b(?:(?:dissolved|mixed|diluted|stirred)\s+)?in\s+(?P<volume>(?:about\s+)?\d+(?:\.\d+)?\s*"
+                      r"(?:ml|mls|l|litres?|liters?)\b|(?:a|one|1|half\s+a)\s+(?:small\s+|full\s+)?(?:glass|cup|tumbler)\b|a\s+little)"
+                      r"\s*(?:of\s+)?(?:[a-z]+\s+(?:and\s+)?){0,3}?(?:water|juice|milk)\b", re.IGNORECASE)
+
+
 def _fields(medication: Medication, part: str, vocab: Vocabulary, order: str) -> None:
     """Fill `medication` with what `part` (the medicine's own words) says of it."""
     maximum, maximum_span = _maximum(part, vocab)
@@ -2051,6 +2079,7 @@ def _fields(medication: Medication, part: str, vocab: Vocabulary, order: str) ->
         skip.append(was.span("from"))  # "home dose was 5 mg" is no dose of today
     # "gave her two units of packed red cells": a transfusion, no dose of the medicine
     skip += [m.span() for m in _TRANSFUSION.finditer(part)]
+    skip += [m.span("volume") for m in MIXED_IN.finditer(part)]
     quantities = [q for q in _quantities(part, vocab)
                   if not any(a <= q.start < b for a, b in skip)]
     dose, count = _dose_and_count(quantities, vocab)
@@ -2121,7 +2150,8 @@ def _how_long(medication: Medication, part: str, vocab: Vocabulary, order: str) 
     duration = next((m for m in _DURATION.finditer(part) if not re.match(
         r"\s+(?:after|beyond|past)\s+(?:the\s+)?(?:last|final|end|finishing|stopping|completing)\b",
         part[m.end():], re.IGNORECASE)), None) \
-        or _DURATION_MORE.search(part) or _DURATION_AFTER.search(part) \
+        or _DURATION_MORE.search(part) or next((m for m in _DURATION_AFTER.finditer(part)
+                                                if not _WHOLE_COURSE.search(part[max(0, m.start() - 25):m.end() + 25])), None) \
         or _FIRST_WEEKS.search(part) or _DURATION_MAX.search(part)
     if duration:
         number = number_value(duration.group("n"))
@@ -2531,9 +2561,8 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
         slots = SLOTS.search(own) if form and not medication.count else None
         if slots and slots_count(slots.group(0)) and form.group(0).lower()[:3] in ("tab", "cap"):
             # "Tab. Panadol 500 mg 2-0-2": 2 tablets of 500 mg, morning and night
-            taken = slots_count(slots.group(0))
-            unit = "tablet" if form.group(0).lower().startswith("tab") else "capsule"
-            medication.count = f"{taken} {unit}" if taken == "½" else f"{taken} {unit}s"
+            medication.count = _slots_taken(slots.group(0), "tablet" if form.group(0).lower().startswith("tab")
+                                            else "capsule")
         slots = SLOTS.search(own)
         if slots and not medication.count and set(slots.group(0).replace(" ", "").split("-")) - {"0", "1"}:
             # "1-0-2", "½-0-½" with no count read: "twice a day" alone would drop how much
@@ -2704,6 +2733,13 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
     return stepped
 
 
+def _slots_taken(slots: str, unit: str) -> str:
+    """How many of `unit` each dose of a "2-0-2" is ("2 tablets"); '' when not the same
+    number at each dose."""
+    taken = slots_count(slots) or ("1" if {s.strip() for s in slots.split("-")} == {"0", "1"} else "")
+    return "" if not taken else f"{taken} {unit}" if taken in ("1", "½") else f"{taken} {unit}s"
+
+
 def _slot_doses(medication: Medication, own: str, vocab: Vocabulary) -> list[Medication]:
     """One entry per dose of a day written by time of day with its own amounts
     ("Inj. Human Mixtard 30/70 18 units - 0 - 12 units": 18 units in the morning, 12 at
@@ -2738,7 +2774,7 @@ _THEN_DOSE = re.compile(r"(?:[,;]\s*|\s+)(?:and\s+)?then\s+(?:take\s+|give\s+|" 
                         r"|(?:[,;]\s*|\s+)then\s+(?=(?:once|twice|three times|four times|\d\s*(?:x|times))\s+"
                         r"(?:a\s+|per\s+)?(?:day|daily)\b|q\d+(?:-\d+)?h\b|every\s+\d+(?:-\d+)?\s+hours?\b)"
                         # "q8h scheduled for 2 weeks, then as needed"
-                        r"|(?:[,;]\s*|\s+)then\s+(?=(?:only\s+)?(?:as needed|prn|when needed|if needed)\b)"
+                        r"|(?:[,;]\s*|\s+)then\s+(?=(?:only\s+)?(?:as needed|prn|sos|when needed|if needed)\b)"
                         # "1000 mg mane and 500 mg nocte", "10 units in the morning and 6 units
                         # at bedtime", "40 mg PO at 08:00 and 20 mg PO at 14:00": a dose for
                         # each time of day
@@ -2759,7 +2795,9 @@ _STEP_LINE = re.compile(r"\n[ \t]*(?:starting|from|beginning|after)\b[^\n:]{1,40
 
 def _steps(own: str, vocab: Vocabulary) -> list[tuple[int, int]]:
     """The steps of a medicine's own words, each giving a dose or a timing of its own."""
+    # ("..., then 4-0-0 x 3 days": doses by time of day are a step's dose and timing)
     cuts = [m for m in _THEN_DOSE.finditer(own) if _quantities(own[m.end():m.end() + 20], vocab)
+            or SLOTS.match(own, m.end())
             or not re.match(r"\d(?!\s*(?:x|times)\b)", own[m.end():m.end() + 12])
             and vocab.timings(own[m.end():m.end() + 25])]
     # "..., THEN\n   Apixaban 5 mg BID": the medicine named again at its next step
@@ -2793,8 +2831,14 @@ def _stepped(first: Medication, own: str, steps: list[tuple[int, int]], vocab: V
         step = Medication(first.name, key=first.key, text=first.text, start=first.start,
                           end=first.end, section=first.section, label=first.label, step=number)
         _fields(step, own[a:b], vocab, order)
+        slots = SLOTS.search(own[a:b])
+        if slots and first.count and not step.count:
+            # "Tab. Prednisolone 5 mg 6-0-0 x 3 days, then 4-0-0 x 3 days": each step's own
+            # number of tablets of the one strength
+            step.count = _slots_taken(slots.group(0), re.sub(r"s$", "", first.count.split()[-1]))
         # "..., then twice a day for 1 week": a step that changes only the timing keeps the dose
-        kept = ("dose", "count") if not step.dose and not step.count else ()
+        # ("then 4-0-0": a count of the first step's strength)
+        kept = ("dose", "count") if not step.dose and not step.count else ("dose",) if not step.dose else ()
         strength = (made[0] if made else first).dose
         taken = _quantities(step.dose, vocab) if step.dose and not step.count else []
         if taken and taken[0].unit in vocab.dose_forms and strength and strength != step.dose \
@@ -2805,7 +2849,7 @@ def _stepped(first: Medication, own: str, steps: list[tuple[int, int]], vocab: V
                 rf"{re.escape(step.dose)}\s+(?:total|in\s+(?:all|total))\b", own[a:b], re.IGNORECASE):
             # "THEN 2.5 tablets (50 mg total)": what the tablets add up to, of the same strength
             step.dose = strength
-        elif taken and taken[0].unit == "ml" and "/" in strength and strength.endswith("mL"):
+        elif _of_the_liquid(step.dose, strength, vocab):
             # "15 mg/5 mL ... 11 mL once a day for 4 weeks, then 11 mL every other day": more
             # of the same liquid
             step.dose, step.count = strength, step.dose
@@ -2910,14 +2954,33 @@ def _dose_line(line: str, medication: Medication, vocab: Vocabulary) -> bool:
     if not doses or not vocab.timings(line):
         return False
     return (not medication.dose or bool(re.match(r"\s*(?:[-*•]\s*)?then\b", line, re.IGNORECASE))
-            or doses[0].text == medication.dose and medication.step == 0)
+            or doses[0].text == medication.dose and medication.step == 0
+            # ("Prednisolone oral liquid 5 mg/mL - weaning course:" over "- 3 mL (15 mg) ...")
+            or medication.step == 0 and not medication.count and not medication.frequency
+            and _of_the_liquid(doses[0].text, medication.dose, vocab))
+
+
+def _of_the_liquid(volume: str, strength: str, vocab: Vocabulary) -> bool:
+    """Whether `volume` ("3 mL") is how much is taken of a liquid of `strength` ("5 mg/mL",
+    "15 mg/5 mL"), not a strength of its own."""
+    taken = _quantities(volume, vocab) if volume and "/" not in volume else []
+    return bool(taken) and taken[0].unit == "ml" and "/" in strength and strength.endswith("mL")
 
 
 def _taper_step(facts: SummaryFacts, medication: Medication, line: str, vocab: Vocabulary) -> Medication:
     """Fill the medicine's first dose from `line`, or add its next step."""
     step = Medication(medication.name)
     _fields(step, line, vocab, facts.date_order)
-    if medication.dose and step.dose == medication.dose and step.frequency in ("", medication.frequency):
+    if _of_the_liquid(step.dose, medication.dose, vocab):
+        # "- 3 mL (15 mg) ..." of a 5 mg/mL liquid
+        quantities = _quantities(line, vocab)
+        volume = next((q for q in quantities if q.text == step.dose), None)
+        step.dose, step.count = medication.dose, (_volume_with_amount(volume, quantities, vocab) if volume
+                                                  else step.dose)
+        if not medication.count and not medication.frequency and medication.step == 0:
+            medication.dose = ""  # its first dose: filled below
+    if medication.dose and step.dose == medication.dose and step.frequency in ("", medication.frequency) \
+            and step.count in ("", medication.count):
         # "- 40 mg every morning through 04/03/2025" under "Prednisolone 40 mg ... LAST DOSE
         # 04/17/2025": the first step's own end
         medication.until = step.until or medication.until
@@ -3444,7 +3507,7 @@ def read_summary(summary: str, glossary: Glossary | None = None,
                       if any(m.name.lower() == n[2].lower() or m.key == n[3] for n in named)] \
                 if named else before
     _from_the_course(summary, facts, glossary, vocab)
-    _fill_steps(facts, vocab)
+    _fill_steps(facts, summary, vocab)
     facts.medications = _without_bare_kinds(facts.medications)
     return facts
 
@@ -3545,11 +3608,21 @@ def _clauses(summary: str, start: int, end: int, glossary: Glossary | None,
     return [(start, end)]
 
 
-def _fill_steps(facts: SummaryFacts, vocab: Vocabulary) -> None:
+# "..., then STOP", "then 2-0-0 x 3 days then stop": nothing after the last step
+_COURSE_ENDS = re.compile(r"\bthen\s+(?:stop|discontinue|cease)\b\s*(?:[.;,)]|$)", re.IGNORECASE)
+
+
+def _fill_steps(facts: SummaryFacts, summary: str, vocab: Vocabulary) -> None:
     """A later step takes the route, timing, status and reason of its first step when it gives
     none, even when the two were read from different lines (a table row, a taper below);
-    a status taken from another line comes with its word, so a quote of this line says it."""
+    a status taken from another line comes with its word, so a quote of this line says it.
+    The last step ends the course when the summary says "then stop" after it."""
     for medication in facts.medications:
+        if medication.step and not any(m.step > medication.step and m.name.lower() == medication.name.lower()
+                                       for m in facts.medications):
+            group = [m for m in facts.medications if m.step and m.name.lower() == medication.name.lower()]
+            said = [_plain_space(summary[a:b]) for m in group for a, b in [(m.start, m.end), *m.mentions]]
+            medication.course_ends = any(_COURSE_ENDS.search(text) for text in said)
         if medication.step > 1:
             first = next((m for m in facts.medications if m.step == 1 and m.name.lower() ==
                           medication.name.lower()), None)
@@ -3843,10 +3916,11 @@ def how_taken(medication: "Medication", summary: str, vocab: Vocabulary) -> list
                 continue
             if not any(a < match.end() and match.start() < b for a, b, _p in found):
                 found.append((match.start(), match.end(), " ".join(match.group(0).split())))
-    # and what it is not taken with, as written ("not with tea or milk"): said with the way it is
-    for match in _NOT_WITH.finditer(told):
+    # and what it is not taken with, as written ("not with tea or milk"): said with the way it
+    # is; and what it is mixed in ("in 1 litre of boiled and cooled water")
+    for match in [*_NOT_WITH.finditer(told), *MIXED_IN.finditer(told)]:
         if not any(a < match.end() and match.start() < b for a, b, _p in found):
-            found.append((match.start(), match.end(), " ".join(match.group(0).split())))
+            found.append((match.start(), match.end(), re.sub(r"\bml\b", "mL", " ".join(match.group(0).split()))))
     return [phrase for _a, _b, phrase in sorted(found)]
 
 

@@ -451,8 +451,9 @@ _INTERVAL = re.compile(r"(?<![\w/])(?:(?:every|q\.?)\s*(?P<low>\d{1,2})(?:\s*(?:
 _MINUTES_INTERVAL = re.compile(r"(?<![\w/])(?:every|q\.?)\s*(?P<n>\d{1,2})\s*(?:minutes?|mins?)\b\.?",
                                re.IGNORECASE)
 # Doses by time of day, as South Asian prescriptions write them: morning-noon-night
-# ("1-0-1"), sometimes with a fourth slot at bedtime ("1-1-1-1").
-SLOTS = re.compile(r"(?<![\w/.-])[0-4½](?:\s*-\s*[0-4½]){2,3}(?![\w/.-]|\s*-\s*\d)")
+# ("1-0-1"), sometimes with a fourth slot at bedtime ("1-1-1-1"); a steroid's morning
+# dose may be many tablets ("6-0-0" of prednisolone 5 mg).
+SLOTS = re.compile(r"(?<![\w/.-])[0-9½](?:\s*-\s*[0-4½]){2,3}(?![\w/.-]|\s*-\s*\d)")
 SLOT_FREQUENCIES = {0: "morning", 1: "1/day", 2: "bedtime", 3: "bedtime"}
 
 
