@@ -818,3 +818,37 @@ def test_a_note_naming_another_medicine_only_in_a_clause_of_when_stays_with_its_
         "reduce the dose as the prednisolone is reduced - do not change it yourself.\n", glossary)
         if row.medicine.lower().startswith("insulin")]
     assert "reduce the dose as the prednisolone is reduced" in insulin.why, insulin
+
+
+def test_a_medicine_s_notes_on_its_own_line_or_under_its_number_stay_in_its_row(glossary):
+    """"Take with food; all doses before 2 pm." after the dexamethasone's sentence, and
+    "Give with food. Do not stop it suddenly." at the column of "2. Prednisolone ...",
+    were loose lines at the end of the list, where "it" pointed at the row above them;
+    the last step lost "then stop"."""
+    from desktop_app.core.pipelines.simplify import handout_tables
+    from desktop_app.core.pipelines.trace import Trace
+
+    summary = ("Medications on discharge\n\n"
+               "Dexamethasone tablets - ORAL - NEW, for spinal cord compression. Take with food; all\n"
+               "doses before 2 pm. Reducing course:\n"
+               "   02/12 to 05/12/2025: 8 mg twice a day at 08:00 and 12:00\n"
+               "   then 4 mg once a day at 08:00 for 4 days\n"
+               "   then 2 mg once a day at 08:00 for 5 days, then STOP\n"
+               "Lansoprazole 30 mg capsules - ONE capsule ORAL once daily in the morning - NEW\n\n"
+               "MEDICINES AT HOME\n"
+               "2. Prednisolone oral liquid 5 mg/mL (steroid) - weaning course:\n"
+               "   - 3 mL (15 mg) by mouth twice a day up to and including 07/02/2025\n"
+               "   - then 1.5 mL (7.5 mg) once a day in the morning for 5 days, then stop.\n"
+               "   Give with food. Do not stop it suddenly.\n"
+               "3. Omeprazole oral liquid 2 mg/mL - 5 mL (10 mg) by mouth once a day in the morning.\n")
+    facts = read_summary(summary, glossary, "dmy")
+    handout = handout_tables(summary, facts, glossary, Trace(
+        kind="simplify", method="", variant="", prompt_version="", app_version="", models={}, settings={},
+        summary_sha256=""))
+    rows = {(row.medicine, row.how_much): row for row in handout.medicines}
+    assert not handout.more_from_lists.get("medications"), handout.more_from_lists
+    dexamethasone = [row for row in handout.medicines if row.medicine == "Dexamethasone"]
+    assert "Take with food. All doses before 2 pm." in dexamethasone[0].why
+    assert dexamethasone[-1].until.endswith("for 5 days, then stop")
+    assert "Give with food. Do not stop it suddenly." in rows["Prednisolone", "3 mL (15 mg) of 5 mg/mL"].why
+    assert rows["Prednisolone", "then 1.5 mL (7.5 mg) of 5 mg/mL"].until.endswith("then stop")

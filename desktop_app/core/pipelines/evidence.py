@@ -842,7 +842,8 @@ class Explainer:
                      f"for {need_for}" if need_for else "",
                      f"for {m.duration}" if m.duration else "",
                      f"until {until}" if until else ""]
-            sentence = ", ".join([" ".join(p for p in parts if p)] + taken) + "."
+            sentence = ", ".join([" ".join(p for p in parts if p)] + taken
+                                 + (["then stop"] if m.course_ends else [])) + "."
             if m.maximum:
                 sentence += f" Take no more than {m.maximum}."
             if m.status == "changed" and m.changed_from and m.changed_to:

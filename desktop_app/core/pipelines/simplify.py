@@ -513,6 +513,8 @@ def _how_long_said(m: Medication, explainer: Explainer) -> str:
              f"until {until_said}" if m.until else "")
     if m.duration:
         until = f"for {m.duration}" + (f", {until}" if until else "")
+    if m.course_ends:  # the last step of a dose that changes: nothing after it
+        until = f"{until}, then stop" if until else "then stop"
     # (in the medicine's line, or in a sentence of the summary that said it again: "not to take
     # it until Thursday 10/23/2025, and only if the CBC ... shows her hemoglobin holding")
     said_in = [m.text] + [explainer.summary[a:b] for a, b in m.mentions]
@@ -658,7 +660,8 @@ def handout_tables(summary: str, facts: SummaryFacts, glossary: Glossary | None,
                     and not reads_like_instruction(line) and not _ABOUT_THE_LIST.search(line)
                     and not SIGNED_LINE.match(line)):
                 said = explainer.explain(sentence_case(line, glossary))
-                owner = _sub_item_of(summary, a, facts.medications) if kind == "medications" else None
+                owner = (_rest_of_line_of(summary, a, facts.medications) or _sub_item_of(summary, a, facts.medications)
+                         if kind == "medications" else None)
                 if owner is not None:  # the medicine's own sub-line: in its row, in order
                     row = rows[id(owner)]
                     row.why = f"{row.why} {said}".strip()
@@ -688,6 +691,14 @@ def _titled_lead(facts: SummaryFacts, start: int) -> str:
                                          and _WHERE_TO_GO.search(section.title)) else ""
 
 
+def _rest_of_line_of(summary: str, start: int, medications: list[Medication]) -> Medication | None:
+    """The medicine whose line a text at `start` goes on from, on the same line of the
+    summary ("Dexamethasone tablets - ORAL - NEW, for spinal cord compression. Take with
+    food; all doses before 2 pm." read as two sentences): its note, not a loose line."""
+    owner = max((m for m in medications if m.end <= start), key=lambda m: m.end, default=None)
+    return owner if owner is not None and "\n" not in summary[owner.end:start] else None
+
+
 def _sub_item_of(summary: str, start: int, medications: list[Medication]) -> Medication | None:
     """The medicine whose list line a line at `start` hangs under, indented deeper, with no
     blank line or other item between ("1. apixaban 5 mg tablet - NEW" over "   - take 2
@@ -697,9 +708,18 @@ def _sub_item_of(summary: str, start: int, medications: list[Medication]) -> Med
     if owner is None or re.search(r"\n[ \t]*\n", summary[owner.end:line_start]):
         return None
     depth = line_indent(summary, owner.start)
+    owner_begin = summary.rfind("\n", 0, owner.start) + 1
+    marked = depth > len(summary[owner_begin:]) - len(summary[owner_begin:].lstrip(" \t"))
+
+    def hangs(at: int) -> bool:
+        # deeper than the item's text, or, under "2. Prednisolone ...", a line with no mark
+        # of its own at the column of the item's text ("   Give with food.")
+        text = summary[at:summary.find("\n", at) if "\n" in summary[at:] else len(summary)]
+        plain = len(text) - len(text.lstrip(" \t"))
+        return line_indent(summary, at) > depth or (marked and plain >= depth and line_indent(summary, at) == plain)
     # (every line between them hangs under it too; a blank one ended the item above)
     starts = [at + 1 for at in range(owner.end, line_start - 1) if summary[at] == "\n"] + [line_start]
-    return owner if all(line_indent(summary, at) > depth for at in starts) else None
+    return owner if all(hangs(at) for at in starts) else None
 
 
 @dataclass
