@@ -852,3 +852,16 @@ def test_a_medicine_s_notes_on_its_own_line_or_under_its_number_stay_in_its_row(
     assert dexamethasone[-1].until.endswith("for 5 days, then stop")
     assert "Give with food. Do not stop it suddenly." in rows["Prednisolone", "3 mL (15 mg) of 5 mg/mL"].why
     assert rows["Prednisolone", "then 1.5 mL (7.5 mg) of 5 mg/mL"].until.endswith("then stop")
+
+
+def test_a_medicine_under_a_status_label_keeps_its_line_s_notes(glossary):
+    """Under "NEW MEDICATIONS:", "Do not stop taking it unless the liver team tells you to."
+    and "Do not skip doses." were dropped from the rows (a pharmacist's read): a status
+    read from a label line had meant no notes at all."""
+    summary = ("NEW MEDICATIONS:\n"
+               "4. Ciprofloxacin 500 mg PO once daily - long term, to prevent another SBP infection.\n"
+               "   Do not stop taking it unless the liver team tells you to.\n"
+               "5. Apixaban 5 mg PO BID - for atrial fibrillation. Do not skip doses.\n")
+    ciprofloxacin, apixaban = _medicine_rows(summary, glossary)
+    assert ciprofloxacin.change == "NEW" and "Do not stop taking it unless the liver team tells you to." in ciprofloxacin.why
+    assert "Do not skip doses." in apixaban.why

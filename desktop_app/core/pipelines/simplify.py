@@ -395,7 +395,7 @@ def _line_notes(m: Medication, row: str, explainer: Explainer) -> str:
     row; not for a later step (its first step's row has them), and never a sentence of another medicine's
     (_said_of_this) or of what was done on the ward."""
     line = LIST_ITEM.sub("", m.text, count=1).strip()
-    if m.step > 1 or m.label:
+    if m.step > 1:
         return ""
     if "|" in line:
         # A table row: the sentences of its cells of a few words or more after the name's
