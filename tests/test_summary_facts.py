@@ -1876,3 +1876,19 @@ def test_the_water_a_dose_is_mixed_in_is_no_dose_and_a_whole_course_is_no_length
     assert how_taken(ors, summary, vocabulary()) == ["in 1 litre of boiled and cooled water", "sip through the day"]
     assert (ors.dose, ors.duration) == ("1 sachet", "5 days")
     assert (coamoxiclav.duration, coamoxiclav.until) == ("", "2026-06-14")
+
+
+def test_what_medicines_to_avoid_is_read_from_the_course_and_from_a_medicine_s_sentence(glossary):
+    """"Avoid NSAIDs." in the course's problem list and "..., and she should not take any
+    other pain killer or herbal medicine without asking a doctor" after a stopped medicine
+    reached only the care team's part of the handout."""
+    summary = ("HOSPITAL COURSE:\n5. AKI on CKD 3b: creatinine back to 1.6 with fluids. Avoid NSAIDs.\n"
+               "NSAIDs were given once in the ED.\n\n"
+               "PLAN:\nThe Tab. Nimesulide must be stopped, as it can harm the liver, and she should not take "
+               "any other pain killer or herbal medicine without asking a doctor.\n")
+    facts = read_summary(summary, glossary)
+    assert [(r.kind, r.text) for r in facts.restrictions] == [
+        ("medicines", "Avoid NSAIDs"),
+        ("medicines", "she should not take any other pain killer or herbal medicine without asking a doctor")]
+    assert [m.status for m in facts.medications] == ["stopped"]
+    check_offsets(summary, facts)

@@ -672,7 +672,7 @@ class WarningSign:
 
 @dataclass
 class Restriction:
-    kind: str  # activity, diet, fluids, bathing
+    kind: str  # activity, diet, fluids, bathing, medicines
     text: str
     start: int = 0
     end: int = 0
@@ -3243,6 +3243,32 @@ def _restrictions(summary: str, start: int, end: int, vocab: Vocabulary,
     return [Restriction(kind, _plain_space(body), offset, end)] if kind else []
 
 
+# What says not to take a kind of medicine ("Avoid NSAIDs.", "NSAIDs should be avoided for
+# good", "she should not take any other pain killer")
+_AVOID = re.compile(r"\b(?:avoid\w*|(?:should|must|do|does|did)\s*(?:not|n't)\s+(?:take|use|buy|have)|never\s+(?:take|use)|"
+                    r"not\s+to\s+(?:take|use))\b", re.IGNORECASE)
+
+
+_CAUTION_CLAUSE = re.compile(r";\s*|,\s*(?:and|but)\s+")
+
+
+def _medicine_cautions(summary: str, start: int, end: int, vocab: Vocabulary) -> list[Restriction]:
+    """The clauses of a sentence that say not to take a kind of medicine (restriction kind
+    "medicines"): a sentence of the course or one that says a medicine's status may hold
+    one ("..., and she should not take any other pain killer or herbal medicine without
+    asking a doctor")."""
+    text = summary[start:end]
+    cautions, position = [], 0
+    for cut in [*_CAUTION_CLAUSE.finditer(text), None]:
+        a, b = position, cut.start() if cut else len(text)
+        clause = text[a:b]
+        if _AVOID.search(clause) and _restriction_kind(clause, vocab) == "medicines":
+            said = clause.rstrip(" \t\n.")
+            cautions.append(Restriction("medicines", _plain_space(said), start + a, start + a + len(said)))
+        position = cut.end() if cut else position
+    return cautions
+
+
 def _restriction_kind(text: str, vocab: Vocabulary) -> str:
     """The kind whose word comes first in `text` ('' when none)."""
     found = [(m.start(), kind) for kind, pattern in vocab.restriction_patterns
@@ -3397,7 +3423,11 @@ def read_summary(summary: str, glossary: Glossary | None = None,
                     summary, a, b, vocab, _restriction_kind(section.title, vocab) or "activity")
             continue
         if kind not in _FACT_SECTIONS:
-            continue  # history, course, results: what happened, not what to do now
+            # history, course, results: what happened, not what to do now; but "Avoid
+            # NSAIDs." in the course's problem list is the patient's to know
+            facts.restrictions += [caution for item in items for a, b in _sentences(summary, *item)
+                                   for caution in _medicine_cautions(summary, a, b, vocab)]
+            continue
         before: list[Medication] = []  # what the sentence before named, in its paragraph
         # the medicines read so far that the glossary and the name stems do not know
         for medication in facts.medications:
@@ -3473,6 +3503,10 @@ def read_summary(summary: str, glossary: Glossary | None = None,
                     medication.reason = medication.reason or section.title
                 if medication.status or (medication.dose and medication.frequency):
                     said.append(medication)
+            if said and not followed:
+                # "The Tab. Nimesulide must be stopped, ..., and she should not take any other
+                # pain killer or herbal medicine without asking a doctor."
+                facts.restrictions += _medicine_cautions(summary, a, b, vocab)
             # "While you are on apixaban please avoid contact sports": the medicine is only
             # the context of what to avoid.
             if (not said and not followed and _restriction_kind(text, vocab) and not vocab.follow_up_cue.search(text)
