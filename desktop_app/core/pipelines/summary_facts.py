@@ -19,7 +19,7 @@ From the sections come structured facts, each with its character offsets:
   changes on a schedule is one medication per step;
 - follow-ups: who, when, which test;
 - warning signs: when to call or come back;
-- restrictions: activity, diet, fluids, bathing.
+- restrictions: activity, diet, fluids, bathing, medicines (what not to take).
 
 Medicine names come from the glossary's medicines, the name stems and names of
 resources/summary_vocabulary.toml (-olol, -pril, -xaban, co-amoxiclav, ...) and the lines
