@@ -1102,3 +1102,20 @@ def test_an_abbreviation_the_summary_defines_is_written_out_in_the_summary_s_sen
     assert "blood pressure" not in told and told.lower().count("spontaneous bacterial peritonitis") == 1, told
     # the glossary's own sense stays where the summary defines none
     assert "blood pressure" in Explainer(glossary, "SBP 150 on arrival.").explain("SBP 150 on arrival.").lower()
+
+
+def test_a_later_step_is_said_after_the_one_before_and_the_last_ends_the_course(glossary):
+    """"Start taking 2 tablets ... Start taking 1 tablet ..." read as two doses to start at
+    once; a dose of the same day ("300 mg in the morning and 600 mg at bedtime") is no later
+    step; the last step of "... then 2-0-0 x 3 days then stop" says so."""
+    summary = ("DISCHARGE MEDICATIONS:\n"
+               "1. Tab. Prednisolone 5 mg 6-0-0 after breakfast x 3 days, then 4-0-0 x 3 days, "
+               "then 2-0-0 x 3 days then stop (COPD flare)\n"
+               "2. Lithium carbonate 300 mg in the morning and 600 mg at bedtime - NEW\n")
+    facts = read_summary(summary, glossary, "dmy")
+    explainer = Explainer(glossary, summary, facts.date_order)
+    said = [explainer.medication(m) for m in facts.medications]
+    assert said[0].startswith("Take 6 tablets of Prednisolone 5 mg every morning for 3 days, after breakfast.")
+    assert said[1].startswith("Then take 4 tablets of Prednisolone 5 mg every morning for 3 days.")
+    assert said[2] == "Then take 2 tablets of Prednisolone 5 mg every morning for 3 days, then stop."
+    assert said[3].startswith("Start taking Lithium carbonate 300 mg") and said[4].startswith("Start taking")

@@ -52,7 +52,7 @@ from .plain import Reader, lay_words, lexicon, lost_facts, shorter_sentences, si
 from .question import Question, medicine_words, name_words, retrieval_tokens
 from .safety import reads_like_instruction
 from .summary_facts import (NAMES_A_DEVICE, how_taken, line_indent, RELEASE_FORMS, Medication, SummaryFacts, medicine_kinds, medicine_names,
-                            patient_text, read_summary, reads_as_warning, section_items)
+                            patient_text, read_summary, reads_as_warning, same_day_dose, section_items)
 from .vocabulary import DATE, SALT_WORD, date_order_of, plain_date, vocabulary
 
 # How the three scores are weighed, and how close to the best a line must score to be
@@ -827,6 +827,8 @@ class Explainer:
         else:
             # The verb says the status: a new medicine is started, an unchanged one kept.
             verb = {"unchanged": "Keep taking", "new": "Start taking"}.get(m.status, "Take")
+            if m.step > 1 and not same_day_dose(m):  # a later step: after the one before it, which says why
+                verb, reason = "Then take", ""
             # What a medicine taken when needed is needed for reads in the sentence, in
             # plain words ("only when you need it for shortness of breath or wheeze").
             need_for = ""

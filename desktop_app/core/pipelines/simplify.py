@@ -50,7 +50,7 @@ from .grounding import missing_facts, unsupported_facts
 from .plain import list_items
 from .safety import inspect_document, neutralise_control_markers, reads_like_instruction
 from .summary_facts import (LIST_ITEM, SIGNED_LINE, how_taken, line_indent, Medication, SummaryFacts, SummarySection, medicine_names,
-                            patient_text, read_summary, section_items, sentences_of, uk_dose_times)
+                            patient_text, read_summary, same_day_dose, section_items, sentences_of, uk_dose_times)
 from .retry import Turns, attempts_until_passed
 from .trace import Attempt, CallRecord, Gate, Trace, trace_header
 from .vocabulary import DATE, NUMBER_WORDS, plain_date, vocabulary
@@ -486,14 +486,6 @@ def _said_of_this(sentence: str, m: Medication, glossary: Glossary | None) -> bo
                                        re.IGNORECASE) and len(sentence[:min(others)].split()) >= 3)
 
 
-def _same_day_dose(m: Medication) -> bool:
-    """Whether a later step is another dose of the same day ("300 mg in the morning and 600 mg
-    at bedtime"): its dose follows "and", with no "then" before it."""
-    amount = re.escape(m.count or m.dose)
-    return bool(amount and re.search(rf"\band\s+(?:take\s+|give\s+)?{amount}", m.text, re.IGNORECASE)
-                and not re.search(rf"\bthen\b[^.;]{{0,40}}?{amount}", m.text, re.IGNORECASE))
-
-
 def _in_a_sentence(said: str) -> str:
     """An explained phrase ("Shortness of breath or wheeze.") as part of a sentence."""
     said = said.strip().rstrip(".")
@@ -571,7 +563,7 @@ def medicine_row(medication: Medication, explainer: Explainer) -> MedicineRow:
         # "Take 2 tablets (40 mg total)" with no tablet strength written: never "2 tablets of
         # 40 mg", which would be twice the dose
         how_much = f"{m.count} ({m.dose} in all)"
-    if m.step > 1 and not _same_day_dose(m):
+    if m.step > 1 and not same_day_dose(m):
         # A later step of a dose that changes on a schedule reads as one ("then 2 tablets of
         # 20 mg ...", under the row of the step before)
         how_much = f"then {how_much}".strip()
@@ -584,7 +576,7 @@ def medicine_row(medication: Medication, explainer: Explainer) -> MedicineRow:
     why = []
     if m.status == "changed" and m.changed_from:
         why.append(explainer.explain(f"Was {uk_dose_times(m.changed_from)}."))
-    if m.reason and not needed_for and not (m.step > 1 and not _same_day_dose(m)):
+    if m.reason and not needed_for and not (m.step > 1 and not same_day_dose(m)):
         # (a later step's reason is its first step's, said in that row)
         # ("replaced by PANTOPRAZOLE": Lumen's words, and the new medicine's name as written)
         reason = re.sub(r"^(replaced by )(.+)$", lambda r: r.group(1) + sentence_case(r.group(2), explainer.glossary),

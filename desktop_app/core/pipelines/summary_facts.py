@@ -3643,7 +3643,7 @@ def _clauses(summary: str, start: int, end: int, glossary: Glossary | None,
 
 
 # "..., then STOP", "then 2-0-0 x 3 days then stop": nothing after the last step
-_COURSE_ENDS = re.compile(r"\bthen\s+(?:stop|discontinue|cease)\b\s*(?:[.;,)]|$)", re.IGNORECASE)
+_COURSE_ENDS = re.compile(r"\bthen\s+(?:stop|discontinue|cease)\b\s*(?:[.;,()]|$)", re.IGNORECASE)
 
 
 def _fill_steps(facts: SummaryFacts, summary: str, vocab: Vocabulary) -> None:
@@ -3922,6 +3922,14 @@ def _read_medication_list(summary: str, section: SummarySection, items: list[tup
         for medication in medications:
             _labelled(medication, *(row[:2] if row else (listed_status, label)), line, vocab)
             last.append(_merge(facts.medications, medication))
+
+
+def same_day_dose(m: Medication) -> bool:
+    """Whether a later step is another dose of the same day ("300 mg in the morning and 600 mg
+    at bedtime"): its dose follows "and", with no "then" before it."""
+    amount = re.escape(m.count or m.dose)
+    return bool(amount and re.search(rf"\band\s+(?:take\s+|give\s+)?{amount}", m.text, re.IGNORECASE)
+                and not re.search(rf"\bthen\b[^.;]{{0,40}}?{amount}", m.text, re.IGNORECASE))
 
 
 def how_taken(medication: "Medication", summary: str, vocab: Vocabulary) -> list[str]:
