@@ -865,3 +865,24 @@ def test_a_medicine_under_a_status_label_keeps_its_line_s_notes(glossary):
     ciprofloxacin, apixaban = _medicine_rows(summary, glossary)
     assert ciprofloxacin.change == "NEW" and "Do not stop taking it unless the liver team tells you to." in ciprofloxacin.why
     assert "Do not skip doses." in apixaban.why
+
+
+def test_a_correction_scale_under_a_medicine_is_read_row_by_row(glossary):
+    """An insulin's correction scale laid out in columns ran into one sentence ("up to 12.0
+    mmol/L none 12.1 - 16.0 2 units 16.1 ..."), and "before breakfast, lunch and evening
+    meal," cut at the line's end gave the note "Lunch and evening meal, according to ..."."""
+    summary = ("DISCHARGE MEDICATIONS\n"
+               "5. Insulin aspart (NovoRapid) subcutaneously before breakfast, lunch and evening meal,\n"
+               "   according to the correction scale below. NEW.\n"
+               "      CBG before the meal       Aspart to give\n"
+               "      up to 12.0 mmol/L         none\n"
+               "      12.1 - 16.0               2 units\n"
+               "      16.1 - 20.0               4 units\n"
+               "      over 20.0                 6 units and check ketones; call the GP / out-of-hours\n"
+               "   Do not give aspart if she is not going to eat the meal.\n"
+               "6. Metformin 500 mg orally twice daily with breakfast and evening meal - NO CHANGE.\n")
+    aspart, metformin = _medicine_rows(summary, glossary)
+    assert aspart.when.endswith("before breakfast, lunch and evening meal"), aspart
+    assert ("According to the correction scale below. Up to 12.0 mmol/L: none. 12.1 - 16.0: 2 units. "
+            "16.1 - 20.0: 4 units. Over 20.0: 6 units and check ketones.") in aspart.why, aspart
+    assert metformin.when.endswith("with breakfast and evening meal")

@@ -418,7 +418,7 @@ def _line_notes(m: Medication, row: str, explainer: Explainer) -> str:
         # ..."; not a line wrapped at the page's width)
         own = explainer.summary[m.start:m.end]
         if m.name.lower() in own.lower():
-            line = LIST_ITEM.sub("", own.strip(), count=1)
+            line = _LAID_OUT_ROW.sub(_laid_out_row, LIST_ITEM.sub("", own.strip(), count=1))
         parts = re.split(r"((?<=[.!?])(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMrs\.)\s+(?=[A-Z(])|;\s+|\n[ \t]+(?=[A-Za-z(]))", line)
         sentences = [" ".join(part.split()) for part in parts[0::2]]
         # after the sentence that names it ("Take apixaban ...; do not skip doses. Do not take
@@ -440,6 +440,16 @@ def _line_notes(m: Medication, row: str, explainer: Explainer) -> str:
 
 
 _CLAUSE_BREAK = re.compile(r",\s+|\s+[-–—]\s+|:\s+")
+# A row of a small table under a medicine's line, its cells laid out with spaces ("12.1 -
+# 16.0               2 units" of an insulin's correction scale)
+_LAID_OUT_ROW = re.compile(r"(?<=\n)(?P<indent>[ \t]+)(?P<row>\S.*?\S[ \t]{3,}\S.*?)[ \t]*(?=\n|$)")
+
+
+def _laid_out_row(match: re.Match) -> str:
+    """A laid-out row as a sentence of its own, its cells joined ("12.1 - 16.0: 2 units;"),
+    not run into the rows above and below it."""
+    cells = re.split(r"[ \t]{3,}", match.group("row"))
+    return f"{match.group('indent')}{': '.join(cells).rstrip(';.')};"
 
 
 def _unwrapped(sentences: list[str], breaks: list[str], named: int, name: str) -> list[str]:
@@ -458,6 +468,11 @@ def _unwrapped(sentences: list[str], breaks: list[str], named: int, name: str) -
             # will review" + "your kidney blood test ..."), not half a sentence; the sentence
             # itself when that clause is the medicine's own (the row says it)
             clause = _CLAUSE_BREAK.split(joined[-1])[-1]
+            if joined[-1].endswith(","):
+                # ("... before breakfast, lunch and evening meal," + "according to the scale
+                # below"): the line ended its clause; what goes on is a clause of its own
+                joined.append(sentence)
+                continue
             if clause == joined[-1] or name.lower() in clause.lower():
                 joined[-1] = f"{joined[-1]} {sentence}"
                 continue
