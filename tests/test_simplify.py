@@ -886,3 +886,25 @@ def test_a_correction_scale_under_a_medicine_is_read_row_by_row(glossary):
     assert ("According to the correction scale below. Up to 12.0 mmol/L: none. 12.1 - 16.0: 2 units. "
             "16.1 - 20.0: 4 units. Over 20.0: 6 units and check ketones.") in aspart.why, aspart
     assert metformin.when.endswith("with breakfast and evening meal")
+
+
+def test_record_notes_and_a_number_to_ring_are_no_signs_to_call_for(glossary):
+    """Under "Call 999 if:" the handout listed "Summary discussed with patient and daughter
+    ... and a copy given.", "Medicines reconciled by ward pharmacist G." and "CONDITION ON
+    DISCHARGE: Stable, ..." as signs, and "For queries: Urology ward (24 hrs) 0422-000 0001"
+    as one of them."""
+    from desktop_app.core.pipelines.simplify import handout_without_model
+
+    summary = ("DISCHARGE MEDICATIONS:\n1. Salbutamol inhaler 2 puffs PRN wheeze\n\n"
+               "WHEN TO GET HELP\nCall 999 if:\n- Chest pain or severe breathlessness\n"
+               "- For queries: Urology ward (24 hrs) 0422-000 0001.\n\n"
+               "Summary discussed with patient and daughter (Bernadette) on 21/02/2025 and a copy given.\n"
+               "Medicines reconciled by ward pharmacist G. Ferreira-Lund (MPharm) 21/02/2025.\n\n"
+               "CONDITION ON DISCHARGE: Stable, walking with cane, home with daughter.\n")
+    facts = read_summary(summary, glossary, "dmy")
+    assert [w.text for w in facts.warning_signs][:1] == ["Chest pain or severe breathlessness"]
+    assert not any(re.search(r"discussed|reconciled|Ferreira|CONDITION", w.text) for w in facts.warning_signs)
+    text = handout_without_model(summary, glossary, plain=True).to_text()
+    signs = text.split("Call or come back if")[1].split("Words to know")[0]
+    assert "\n- For queries: Urology ward (24 hrs) 0422-000 0001." in signs, signs
+    assert not re.search(r"discussed|reconciled|Ferreira|CONDITION", signs), signs

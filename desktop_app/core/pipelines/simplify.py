@@ -49,7 +49,7 @@ from .evidence import Explainer
 from .grounding import missing_facts, unsupported_facts
 from .plain import list_items
 from .safety import inspect_document, neutralise_control_markers, reads_like_instruction
-from .summary_facts import (LIST_ITEM, SIGNED_LINE, how_taken, line_indent, Medication, SummaryFacts, SummarySection, medicine_names,
+from .summary_facts import (LIST_ITEM, RECORD_NOTE, SIGNED_LINE, how_taken, line_indent, Medication, SummaryFacts, SummarySection, medicine_names,
                             patient_text, read_summary, same_day_dose, section_items, sentences_of, uk_dose_times)
 from .retry import Turns, attempts_until_passed
 from .trace import Attempt, CallRecord, Gate, Trace, trace_header
@@ -313,7 +313,9 @@ def sentence_case(text: str, glossary: Glossary | None = None, start: bool = Tru
 
 
 # "Emergency phone (24 hours): 0000-000000", "Ward 7 telephone: 01234 567890"
-_PHONE_LINE = re.compile(r"[^:\n]{0,40}\b(?:phone|telephone|tel|helpline|hotline|contact number)\b[^:\n]{0,30}:\s*[\d+(]",
+# ("Nurse advice line, day or night: 555-0100", "For queries: Urology ward (24 hrs) 0422-000 0001")
+_PHONE_LINE = re.compile(r"[^:\n]{0,40}\b(?:phone|telephone|tel|helpline|hotline|contact number|advice line|"
+                         r"queries|enquiries)\b[^:\n]{0,30}:\s*[^\n]{0,40}?[+(]?\d{3}",
                          re.IGNORECASE)
 
 
@@ -665,7 +667,7 @@ def handout_tables(summary: str, facts: SummaryFacts, glossary: Glossary | None,
             line = re.sub(r"\s*\n\s*", " ", patient_text(summary[a:b].strip()))
             if (re.search(r"[A-Za-z]{3}", line) and not _covered(a, b, spans)
                     and not reads_like_instruction(line) and not _ABOUT_THE_LIST.search(line)
-                    and not SIGNED_LINE.match(line)):
+                    and not SIGNED_LINE.match(line) and not RECORD_NOTE.search(line)):
                 said = explainer.explain(sentence_case(line, glossary))
                 owner = (_rest_of_line_of(summary, a, facts.medications) or _sub_item_of(summary, a, facts.medications)
                          if kind == "medications" else None)

@@ -3199,6 +3199,11 @@ def line_indent(summary: str, offset: int) -> int:
 
 # Who signed the summary, under its last list ("Dr. Tanvir Alam.", "Medical Officer, Medicine
 # Unit-3.", "Signature & seal."): the record's, no sign nor item for the patient
+# A note of the record under the signs, after them ("Summary discussed with patient and
+# daughter ... and a copy given.", "CONDITION ON DISCHARGE: Stable, ..."): no sign
+RECORD_NOTE = re.compile(r"\b(?:discussed\s+with|reconciled\s+by|copy\s+(?:given|sent)|dictated\s+by|"
+                          r"transcribed\s+by|completed\s+by|electronically\s+signed|co-?signed)\b"
+                          r"|^\s*(?:CONDITION|STATUS|DISPOSITION)\s+(?:ON|AT)\s+DISCHARGE\s*:", re.IGNORECASE)
 SIGNED_LINE = re.compile(r"\s*(?:[-•*]\s*)?(?:dr\.?\s+[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*){0,3}\.?\s*$|signature\b|"
                          r"[^.]*\bsignature\s*(?:&|and)\s*seal\b|(?:medical officer|consultant|registrar|resident|"
                          r"house officer|intern|junior doctor)\b)", re.IGNORECASE)
@@ -3395,6 +3400,8 @@ def read_summary(summary: str, glossary: Glossary | None = None,
             # do or avoid ("stand up slowly") is a restriction, not a sign.
             for item in items:
                 bulleted = bool(LIST_ITEM.match(summary[item[0]:item[1]]))
+                if not bulleted and RECORD_NOTE.search(summary[item[0]:item[1]]):
+                    continue  # "Medicines reconciled by ward pharmacist G. Ferreira-Lund ..."
                 for a, b in [item] if bulleted else _sentences(summary, *item):
                     text = summary[a:b]
                     if SIGNED_LINE.match(text):
