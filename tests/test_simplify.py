@@ -908,3 +908,19 @@ def test_record_notes_and_a_number_to_ring_are_no_signs_to_call_for(glossary):
     signs = text.split("Call or come back if")[1].split("Words to know")[0]
     assert "\n- For queries: Urology ward (24 hrs) 0422-000 0001." in signs, signs
     assert not re.search(r"discussed|reconciled|Ferreira|CONDITION", signs), signs
+
+
+def test_a_stopped_medicine_s_word_to_know_says_what_it_is_not_how_to_take_it(glossary):
+    """"STOP: Ibuprofen" above "ibuprofen: ... so take it with food and only as directed"
+    (a pharmacist read it as the handout contradicting itself)."""
+    from desktop_app.core.pipelines.simplify import handout_without_model, words_to_know
+
+    stopped = ("DISCHARGE MEDICATIONS:\n1. Ibuprofen 400 mg TDS - STOP, kidney injury. Do not restart.\n"
+               "2. Amlodipine 5 mg daily - continue\n")
+    taken = "DISCHARGE MEDICATIONS:\n1. Ibuprofen 400 mg TDS with food for 5 days - NEW\n"
+    meaning = {}
+    for name, summary in (("stopped", stopped), ("taken", taken)):
+        meaning[name] = {w["term"]: w["definition"] for w in
+                         words_to_know(handout_without_model(summary, glossary), glossary)}["ibuprofen"]
+    assert meaning["stopped"] == "An NSAID that eases pain, fever and swelling."
+    assert meaning["taken"].startswith(meaning["stopped"]) and "take it with food" in meaning["taken"]

@@ -947,10 +947,19 @@ def still_missing(summary: str, handout: Handout, glossary: Glossary | None,
 
 def words_to_know(handout: Handout, glossary: Glossary) -> list[dict[str, str]]:
     """The glossary's definitions of the hard words a patient reads first (What to do now,
-    What happened in hospital); a word plain words replaced is not listed."""
-    return [{"term": _as_written(match, entry), "definition": entry.definition}
+    What happened in hospital); a word plain words replaced is not listed.  A medicine the
+    patient is to stop gets what it is, not how it is taken ("An NSAID that eases pain,
+    fever and swelling.", without "so take it with food" beside "STOP: Ibuprofen")."""
+    stopped = {row.medicine.lower() for row in handout.medicines if row.change == "STOP"} - {
+        row.medicine.lower() for row in handout.medicines if row.change != "STOP"}
+    return [{"term": _as_written(match, entry),
+             "definition": _first_sentence(entry.definition) if match.text.lower() in stopped else entry.definition}
             for match, entry in glossary.terms_to_explain(handout.main_text(about=False),
                                                           MAX_WORDS_TO_KNOW)]
+
+
+def _first_sentence(text: str) -> str:
+    return re.split(r"(?<=[.!?])\s+(?=[A-Z])", text, maxsplit=1)[0]
 
 
 def _as_written(match, entry) -> str:
