@@ -924,3 +924,26 @@ def test_a_stopped_medicine_s_word_to_know_says_what_it_is_not_how_to_take_it(gl
                          words_to_know(handout_without_model(summary, glossary), glossary)}["ibuprofen"]
     assert meaning["stopped"] == "An NSAID that eases pain, fever and swelling."
     assert meaning["taken"].startswith(meaning["stopped"]) and "take it with food" in meaning["taken"]
+
+
+def test_a_stopped_medicine_s_row_keeps_do_not_restart_and_its_own_row_s_warning(glossary):
+    """"Do not restart" was dropped as a status word, or left inside the line's first
+    sentence ("STOPPED, do not restart (raises potassium)"); a stopped medicine read from its
+    successor's row ("Replaces ramipril") lost its own row's "Never take both"; "1 hour
+    before food" was not how the dose is taken."""
+    summary = ("DISCHARGE MEDICATIONS\n"
+               "| Medication | Dose | Status | Comments |\n|---|---|---|---|\n"
+               "| Sacubitril/valsartan (Entresto) | 24/26 mg twice daily | NEW | Replaces ramipril. |\n\n"
+               "STOPPED\n| Medication | Dose | Reason |\n|---|---|---|\n"
+               "| Ramipril (Altace) | 10 mg PO once daily | Replaced by Entresto. Never take both (risk of serious "
+               "throat swelling). |\n\n"
+               "OTHER MEDICINES\n"
+               "- Spironolactone 25 mg PO daily - STOPPED, do not restart (raises potassium).\n"
+               "- Minocycline 100 mg PO daily - STOPPED because of C. difficile infection. Do not restart; "
+               "dermatology to advise on alternatives.\n"
+               "- Flucloxacillin 500 mg capsules - TWO capsules orally four times a day, 1 hour before food.\n")
+    rows = {row.medicine.lower(): row for row in _medicine_rows(summary, glossary)}
+    assert "Never take both (risk of serious throat swelling)." in rows["ramipril"].why, rows["ramipril"]
+    assert rows["spironolactone"].why.endswith("Do not restart."), rows["spironolactone"]
+    assert "Do not restart. Dermatology to advise on alternatives." in rows["minocycline"].why
+    assert rows["flucloxacillin"].when.endswith("four times a day, 1 hour before food")

@@ -370,7 +370,10 @@ def story_note(section: HandoutSection) -> str:
 # A sentence of a line that is a status word or the supply, which the row says already
 # (a status is a note's last word only in a note of a few words: "Dose unchanged.", not "...
 # and decide whether to restart.")
-_ROW_SAYS = re.compile(r"^\W*(?:\w+\W+){0,2}(?:new|continue[ds]?|stopped|stop|changed|held|hold|unchanged|same|restart(?:ed)?)\W*$"
+# (a status word in a few words, but not one said "not" of: "Do not restart" tells the patient
+# what not to do)
+_ROW_SAYS = re.compile(r"^(?!.*\b(?:not|never|n't|don't)\b)\W*(?:\w+\W+){0,2}(?:new|continue[ds]?|stopped|stop|changed|held|"
+                       r"hold|unchanged|same|restart(?:ed)?)\W*$"
                        r"|\d+\s+(?:tablets?|capsules?|tabs?)\s+(?:dispensed|supplied|only)\b|\brefills?\b"
                        # the most in a day, and nothing else ("Max 8 tabs in 24 hrs."): the row's maximum
                        r"|^\W*max(?:imum)?\W+[\d,.]+\s*[a-z]+\s*(?:/|in|per)\s*(?:\d+\s*)?[a-z]+\W*$", re.IGNORECASE)
@@ -406,9 +409,16 @@ def _line_notes(m: Medication, row: str, explainer: Explainer) -> str:
         # of the medicine's own row (a stopped medicine read from its successor's "Replaces
         # ramipril" has none of that row's notes), and not its status cell ("NEW - started
         # 10/07/2025")
-        name, *cells = [c.strip() for c in line.strip("| ").split("|")]
-        if m.name.lower() not in name.lower():
+        # (its own row, where it was read from another's, "Replaces ramipril", and merged
+        # with its own: "| Ramipril (Altace) | ... | Never take both ... |")
+        summary = explainer.summary
+        rows = [line] + [LIST_ITEM.sub("", summary[summary.rfind("\n", 0, a) + 1:(summary.find("\n", a) + 1 or len(summary) + 1) - 1],
+                                       count=1).strip() for a, _b in m.mentions]
+        line = next((row for row in rows if "|" in row
+                     and m.name.lower() in row.strip("| ").split("|")[0].lower()), "")
+        if not line:
             return ""
+        name, *cells = [c.strip() for c in line.strip("| ").split("|")]
         sentences = [""] + [sentence for cell in cells if len(cell.split()) >= 3
                             and not vocabulary().quantity.match(cell) and not _STATUS_CELL.match(cell)
                             for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z(])|;\s+", cell)]
@@ -540,6 +550,11 @@ def _how_long_said(m: Medication, explainer: Explainer) -> str:
     return until
 
 
+# What says a stopped medicine is never to be taken again
+_NOT_AGAIN = re.compile(r"\b(?:do\s+not|don't|never|not\s+to)\s+(?:re-?start|resume|take\s+(?:it\s+|this\s+)?again)\b",
+                        re.IGNORECASE)
+
+
 def medicine_row(medication: Medication, explainer: Explainer) -> MedicineRow:
     """A row of "Your medicines": every field the summary gives of the medicine."""
     m, vocab = medication, vocabulary()
@@ -602,6 +617,10 @@ def medicine_row(medication: Medication, explainer: Explainer) -> MedicineRow:
     notes = _line_notes(m, " ".join([m.name, how_much, m.route, when, until, *why]), explainer)
     if notes:
         why.append(explainer.explain(sentence_case(notes, explainer.glossary)))
+    if m.status == "stopped" and _NOT_AGAIN.search(m.text) and not _NOT_AGAIN.search(" ".join(why)):
+        # ("STOPPED, do not restart (raises potassium)": said in the line's own sentence, which
+        # the row's fields hold all but this of)
+        why.append("Do not restart.")
     return MedicineRow(sentence_case(m.name, explainer.glossary), explainer.meaning(m.name, m.dose),
                        how_much, " ".join(filter(None, [m.route, when])), until,
                        CHANGE_LABELS.get(m.status, ""), " ".join(why), m.quote)

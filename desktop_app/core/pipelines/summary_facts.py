@@ -3939,6 +3939,11 @@ def same_day_dose(m: Medication) -> bool:
                 and not re.search(rf"\bthen\b[^.;]{{0,40}}?{amount}", m.text, re.IGNORECASE))
 
 
+_MEAL = r"(?:food|meals?|eating|breakfast|lunch|supper|dinner|(?:the\s+)?evening\s+meal)"
+_TIMED_TO_FOOD = re.compile(rf"\b(?:\d+(?:\s*(?:-|to)\s*\d+)?|one|half\s+an?)\s*(?:minutes?|mins?|hours?|hrs?)\s+"
+                            rf"(?:before|after)\s+{_MEAL}(?:\s+and\s+(?:before\s+|after\s+)?{_MEAL})?\b")
+
+
 def how_taken(medication: "Medication", summary: str, vocab: Vocabulary) -> list[str]:
     """The phrases of how a dose is taken ("with food", "before breakfast"; the vocabulary's
     [how_taken]) that a medicine's own words hold, in their order, none inside another:
@@ -3954,6 +3959,9 @@ def how_taken(medication: "Medication", summary: str, vocab: Vocabulary) -> list
     # also on a line of its own; a line wrapped at the page's width goes on with its sentence)
     told = "".join(sentence.lower() if index == 0 or _SAYS_HOW_TO_TAKE.match(sentence.strip()) else " " * len(sentence)
                    for index, sentence in enumerate(re.split(r"(?<=[.!?])(?=\s)|(?=\n\s*[A-Z(])", written)))
+    # "1 hour before food", "30 minutes before breakfast and before supper": a time to food
+    for match in _TIMED_TO_FOOD.finditer(told):
+        found.append((match.start(), match.end(), " ".join(match.group(0).split())))
     for phrase in vocab.how_taken:
         # with its other choice ("with food or milk", "before food or on an empty stomach")
         for match in re.finditer(rf"(?:\b(?:with|before|after)\s+[a-z]+\s+or\s+)?(?<!\w){re.escape(phrase)}(?!\w)"
