@@ -947,3 +947,21 @@ def test_a_stopped_medicine_s_row_keeps_do_not_restart_and_its_own_row_s_warning
     assert rows["spironolactone"].why.endswith("Do not restart."), rows["spironolactone"]
     assert "Do not restart. Dermatology to advise on alternatives." in rows["minocycline"].why
     assert rows["flucloxacillin"].when.endswith("four times a day, 1 hour before food")
+
+
+def test_what_another_line_tells_of_a_medicine_and_when_an_as_needed_dose_is_needed_reach_its_row(glossary):
+    """"Do not take the Panadeine Forte left at home. Return it to the pharmacy." under
+    "Opioid safety" was in no part of the handout; "if no bowel movement for 2 days" became
+    "for 2 days"; "Avoid all other pain relievers except paracetamol" was dropped for naming
+    paracetamol."""
+    summary = ("Ceased medications\n| Medication | Reason ceased |\n|---|---|\n"
+               "| Panadeine Forte (paracetamol/codeine 500/30 mg) 2 tabs QID | replaced by oxyCODONE |\n\n"
+               "Opioid safety\nDo not take the Panadeine Forte left at home. Return it to the pharmacy.\n\n"
+               "DISCHARGE MEDICATIONS\n"
+               "1. Senna syrup 7.5 mg/5 mL, 10 mL ON PRN via PEG for constipation, if no bowel movement for 2 days\n"
+               "2. Mefenamic acid 500 mg cap, STOP, risk of bleeding. Avoid all other pain relievers except paracetamol.\n")
+    rows = {row.medicine.lower(): row for row in _medicine_rows(summary, glossary)}
+    assert "Do not take the Panadeine Forte left at home. Return it to the pharmacy." in rows["panadeine forte"].why
+    senna = rows["senna"]
+    assert "for 2 days" not in senna.until and "if no bowel movement for 2 days" in senna.why + senna.when, senna
+    assert "Avoid all other pain relievers except paracetamol." in rows["mefenamic acid"].why

@@ -509,7 +509,7 @@ def _said_of_this(sentence: str, m: Medication, glossary: Glossary | None) -> bo
               # dexamethasone is reduced")
               and not re.search(r"\b(?:as|while|when|until|once)\s+(?:the\s+|your\s+|his\s+|her\s+)?$",
                                 sentence[:start], re.IGNORECASE)]
-    return not others or bool(re.match(r"(?:continue|take|keep|do\s+not|don't|never|use|give)\b", sentence,
+    return not others or bool(re.match(r"(?:continue|take|keep|do\s+not|don't|never|use|give|avoid)\b", sentence,
                                        re.IGNORECASE) and len(sentence[:min(others)].split()) >= 3)
 
 
@@ -553,6 +553,25 @@ def _how_long_said(m: Medication, explainer: Explainer) -> str:
 # What says a stopped medicine is never to be taken again
 _NOT_AGAIN = re.compile(r"\b(?:do\s+not|don't|never|not\s+to)\s+(?:re-?start|resume|take\s+(?:it\s+|this\s+)?again)\b",
                         re.IGNORECASE)
+
+
+# A line that tells the patient what to do ("Do not take ...", "Return it to the pharmacy")
+_TELLS = re.compile(r"(?:do\s+not|don't|never|return|take|keep|bring|give|use|throw|dispose|stop)\b", re.IGNORECASE)
+
+
+def _told_elsewhere(m: Medication, summary: str, row: str) -> list[str]:
+    """What another line that names the medicine, merged into its row, tells the patient to
+    do with it ("Do not take the Panadeine Forte left at home. Return it to the
+    pharmacy.", under "Opioid safety"), when the row does not say it already."""
+    said, known = [], set(content_words(row))
+    for a, _b in m.mentions:
+        begin, end = summary.rfind("\n", 0, a) + 1, summary.find("\n", a)
+        line = LIST_ITEM.sub("", summary[begin:end if end >= 0 else len(summary)], count=1).strip()
+        words = content_words(line)
+        if "|" not in line and _TELLS.match(line) and sum(w not in known for w in words) > len(words) / 2:
+            said.append(line if line[-1:] in ".!?" else f"{line}.")
+            known |= set(words)
+    return said
 
 
 def medicine_row(medication: Medication, explainer: Explainer) -> MedicineRow:
@@ -617,6 +636,9 @@ def medicine_row(medication: Medication, explainer: Explainer) -> MedicineRow:
     notes = _line_notes(m, " ".join([m.name, how_much, m.route, when, until, *why]), explainer)
     if notes:
         why.append(explainer.explain(sentence_case(notes, explainer.glossary)))
+    told = _told_elsewhere(m, explainer.summary, " ".join([m.name, how_much, m.route, when, until, *why]))
+    if told and m.step <= 1:
+        why.append(explainer.explain(sentence_case(" ".join(told), explainer.glossary)))
     if m.status == "stopped" and _NOT_AGAIN.search(m.text) and not _NOT_AGAIN.search(" ".join(why)):
         # ("STOPPED, do not restart (raises potassium)": said in the line's own sentence, which
         # the row's fields hold all but this of)

@@ -2111,6 +2111,10 @@ def _fields(medication: Medication, part: str, vocab: Vocabulary, order: str) ->
     if named_as and len(named_as.group(1).split()) <= 3 and not _status(named_as.group(1), vocab):
         part = part[:named_as.start(1) - 1] + " " * (len(named_as.group(1)) + 2) + part[named_as.end():]
     medication.reason = _clean_reason(_ranked_reason(_plain_space(part), vocab))
+    when_needed = re.search(rf"{re.escape(medication.reason)}\s*,\s*(?P<if>if\s+[^.;()]{{3,60}})",
+                            _plain_space(part), re.IGNORECASE) if as_needed and medication.reason else None
+    if when_needed:  # "PRN ... for constipation, if no bowel movement for 2 days": when it is needed
+        medication.reason = f"{medication.reason}, {when_needed.group('if').rstrip(' ,')}"
     if given_if and not _AS_NEEDED_FOR.search(part):
         medication.reason = _plain_space(given_if.group("condition"))
     to_dose = _TO_DOSE.search(part)
@@ -2147,9 +2151,12 @@ def _how_long(medication: Medication, part: str, vocab: Vocabulary, order: str) 
     on a later date ("Ferrous sulfate 325 mg daily, START 07/01/2025": a row that said only
     "NEW" would have the patient start it now, so the line is quoted)."""
     # ("no alcohol ... for 3 days after the last dose": a time after the course, not its length)
+    # (nor "if no bowel movement for 2 days": how long something lasts before a dose is taken)
     duration = next((m for m in _DURATION.finditer(part) if not re.match(
         r"\s+(?:after|beyond|past)\s+(?:the\s+)?(?:last|final|end|finishing|stopping|completing)\b",
-        part[m.end():], re.IGNORECASE)), None) \
+        part[m.end():], re.IGNORECASE) and not re.search(r"\bif\s+(?:there\s+is\s+|he\s+has\s+|she\s+has\s+|you\s+have\s+)?"
+                                                        r"(?:no|not)\b[^.;,()]{0,40}$", part[:m.start()], re.IGNORECASE)),
+                    None) \
         or _DURATION_MORE.search(part) or next((m for m in _DURATION_AFTER.finditer(part)
                                                 if not _WHOLE_COURSE.search(part[max(0, m.start() - 25):m.end() + 25])), None) \
         or _FIRST_WEEKS.search(part) or _DURATION_MAX.search(part)
