@@ -965,3 +965,21 @@ def test_what_another_line_tells_of_a_medicine_and_when_an_as_needed_dose_is_nee
     senna = rows["senna"]
     assert "for 2 days" not in senna.until and "if no bowel movement for 2 days" in senna.why + senna.when, senna
     assert "Avoid all other pain relievers except paracetamol." in rows["mefenamic acid"].why
+
+
+def test_a_correction_on_its_own_line_and_a_first_weeks_step_in_a_cell_reach_the_rows(glossary):
+    """"+ correction: add 2 units if pre-meal BM 12-16 ..." under "4 units with each main
+    meal" ran into the medicine's own sentence and was lost (and "with each main meal" was
+    no timing); "For the first 2 weeks take 3.125 mg twice daily; then 6.25 mg ..." in a
+    table's comments cell gave the first step no length."""
+    summary = ("DISCHARGE MEDICATIONS\n"
+               "NOVORAPID FlexPen  SC\n"
+               "    4 units with each main meal [NEW]\n"
+               "    + correction: add 2 units if pre-meal BM 12-16, add 4 units if BM over 16\n\n"
+               "| Medication | Dose | Qty | Route | Frequency | Status | Notes |\n|---|---|---|---|---|---|---|\n"
+               "| Carvedilol | 3.125 mg | 1 tablet | PO | twice daily | NEW | For heart failure. Take with food. "
+               "For the first 2 weeks take 3.125 mg twice daily; then 6.25 mg twice daily if pulse is above 60. |\n")
+    novorapid, carvedilol, *_later = _medicine_rows(summary, glossary)
+    assert novorapid.when.endswith("with meals"), novorapid
+    assert "Correction: add 2 units if pre-meal BM 12-16, add 4 units if BM over 16." in novorapid.why, novorapid
+    assert carvedilol.until == "for 2 weeks", carvedilol

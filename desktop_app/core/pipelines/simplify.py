@@ -431,7 +431,7 @@ def _line_notes(m: Medication, row: str, explainer: Explainer) -> str:
         own = explainer.summary[m.start:m.end]
         if m.name.lower() in own.lower():
             line = _LAID_OUT_ROW.sub(_laid_out_row, LIST_ITEM.sub("", own.strip(), count=1))
-        parts = re.split(r"((?<=[.!?])(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMrs\.)\s+(?=[A-Z(])|;\s+|\n[ \t]+(?=[A-Za-z(]))", line)
+        parts = re.split(r"((?<=[.!?])(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMrs\.)\s+(?=[A-Z(])|;\s+|\n[ \t]+(?=[A-Za-z(])|\n[ \t]+\+\s*)", line)
         sentences = [" ".join(part.split()) for part in parts[0::2]]
         # after the sentence that names it ("Take apixaban ...; do not skip doses. Do not take
         # aspirin ...": nothing of aspirin's comes before its name)
@@ -471,7 +471,7 @@ def _unwrapped(sentences: list[str], breaks: list[str], named: int, name: str) -
     150 mg ...") stays a sentence, as does one after a semicolon."""
     joined = sentences[:named + 1]
     for sentence, before in zip(sentences[named + 1:], breaks[named + 1:]):
-        if (before.startswith("\n") and re.match(r"[a-z]", sentence)
+        if (before.startswith("\n") and "+" not in before and re.match(r"[a-z]", sentence)
                 and not re.match(r"then\b", sentence) and not re.search(r"[.!?:]$", joined[-1])):
             if len(joined) > named + 1:
                 joined[-1] = f"{joined[-1]} {sentence}"

@@ -2793,7 +2793,7 @@ _THEN_DOSE = re.compile(r"(?:[,;]\s*|\s+)(?:and\s+)?then\s+(?:take\s+|give\s+|" 
 _THEN_NAMED = re.compile(r"(?:[,;]\s*|\s+)then\s+(?P<name>[A-Za-z][\w-]{3,})\s+(?=\d)", re.IGNORECASE)
 # "   For the first 2 weeks (through 10/14/2025): give ...": a first step's length, at the
 # start of its line ("withheld for the first two days" in the course is none)
-_FIRST_WEEKS = re.compile(r"(?:^|\n)[ \t]*for\s+the\s+first\s+(?P<n>\d+|one|two|three|four|five|six)\s*"
+_FIRST_WEEKS = re.compile(r"(?:^|\n|[.;|]\s+)[ \t]*for\s+the\s+first\s+(?P<n>\d+|one|two|three|four|five|six)\s*"
                           r"(?P<unit>days?|weeks?|months?)\b", re.IGNORECASE)
 # A line of its own that starts the next step: "   Starting 10/15/2025: give 4.8 mL ...",
 # "   From week 3: ..."
