@@ -3208,9 +3208,15 @@ def line_indent(summary: str, offset: int) -> int:
 # Unit-3.", "Signature & seal."): the record's, no sign nor item for the patient
 # A note of the record under the signs, after them ("Summary discussed with patient and
 # daughter ... and a copy given.", "CONDITION ON DISCHARGE: Stable, ..."): no sign
+# (also a register's number, a doctor's signature with its date and time, and the condition
+# at discharge alone: "TB REGISTER NO: PENDING", "Dr A. Wirihana, RMO Oncology, for Dr H.
+# Sorensen 21/08/2025 16:05", "Improved.")
 RECORD_NOTE = re.compile(r"\b(?:discussed\s+with|reconciled\s+by|copy\s+(?:given|sent)|dictated\s+by|"
-                          r"transcribed\s+by|completed\s+by|electronically\s+signed|co-?signed)\b"
-                          r"|^\s*(?:CONDITION|STATUS|DISPOSITION)\s+(?:ON|AT)\s+DISCHARGE\s*:", re.IGNORECASE)
+                         r"transcribed\s+by|completed\s+by|electronically\s+signed|co-?signed|"
+                         r"register\s+(?:no|number)\b)"
+                         r"|^\s*(?:[-•*]\s*)?(?:CONDITION|STATUS|DISPOSITION)\s+(?:ON|AT)\s+DISCHARGE\s*:"
+                         r"|^\s*(?:[-•*]\s*)?dr\.?\s+[A-Z][^\n]{0,80}\b\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4},?\s+\d{1,2}:\d{2}\W*$"
+                         r"|^\s*(?:[-•*]\s*)?(?:improved|stable|unchanged|satisfactory|good|fair)\.?\s*$", re.IGNORECASE)
 SIGNED_LINE = re.compile(r"\s*(?:[-•*]\s*)?(?:dr\.?\s+[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*){0,3}\.?\s*$|signature\b|"
                          r"[^.]*\bsignature\s*(?:&|and)\s*seal\b|(?:medical officer|consultant|registrar|resident|"
                          r"house officer|intern|junior doctor)\b)", re.IGNORECASE)
@@ -3407,11 +3413,11 @@ def read_summary(summary: str, glossary: Glossary | None = None,
             # do or avoid ("stand up slowly") is a restriction, not a sign.
             for item in items:
                 bulleted = bool(LIST_ITEM.match(summary[item[0]:item[1]]))
-                if not bulleted and RECORD_NOTE.search(summary[item[0]:item[1]]):
+                if RECORD_NOTE.search(summary[item[0]:item[1]]):
                     continue  # "Medicines reconciled by ward pharmacist G. Ferreira-Lund ..."
                 for a, b in [item] if bulleted else _sentences(summary, *item):
                     text = summary[a:b]
-                    if SIGNED_LINE.match(text):
+                    if SIGNED_LINE.match(text) or RECORD_NOTE.search(text):
                         continue
                     # "BG over 350 ..., vomiting and unable to keep fluids down" is a sign;
                     # what to do says so first ("Stand up slowly", "Avoid ...")
