@@ -367,6 +367,9 @@ def test_pe_at_school_is_not_a_clot_in_the_lung(builtin, text, clot):
     ("Apply it thinly to the patches twice a day.", "patch", False),
     ("Right renal pelvic calculus, 14 mm.", "pelvis", False),
     ("DJ stent removal in 4 weeks.", "stent placement", False),
+    ("GP in 1 week: bloods (pathology form given).", "pathology report", False),
+    ("Call if you feel a pounding heartbeat.", "pound", False),
+    ("Weight 150 pounds.", "pound", True),
 ])
 def test_a_word_in_another_sense_is_not_explained_by_its_entry(builtin, text, term, meant):
     """A pharmacist read "boiled: A pocket of pus ...", "low-potassium: too little potassium"
