@@ -986,3 +986,17 @@ def test_a_correction_on_its_own_line_and_a_first_weeks_step_in_a_cell_reach_the
     assert novorapid.when.endswith("with meals"), novorapid
     assert "Correction: add 2 units if pre-meal BM 12-16, add 4 units if BM over 16." in novorapid.why, novorapid
     assert carvedilol.until == "for 2 weeks", carvedilol
+
+
+def test_a_restart_the_doctor_decides_is_said_as_the_doctor_s(glossary):
+    """"GP to restart only if BP is above 150/90" read "restart only if blood pressure is above
+    150/90", as if the patient were to restart it from a home reading; a condition of the
+    patient's own ("restart on 17/05/2025 if urine is clear") stays as it was."""
+    summary = ("DISCHARGE MEDICATIONS\n"
+               "WITHHELD - do not take for now:\n"
+               " - Amlodipine 10 mg once daily - withheld (postural hypotension). GP to restart only if\n"
+               "   BP is above 150/90 at the 2-week review.\n"
+               " - Ecosprin 75 mg OD - WITHHOLD, restart on 17/05/2025 if urine is clear.\n")
+    amlodipine, ecosprin = _medicine_rows(summary, glossary)
+    assert amlodipine.until.startswith("your doctor will restart it only if blood pressure is above 150/90"), amlodipine
+    assert ecosprin.until.endswith(", only if urine is clear") and "doctor" not in ecosprin.until, ecosprin

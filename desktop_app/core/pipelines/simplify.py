@@ -520,6 +520,17 @@ def _in_a_sentence(said: str) -> str:
     return said[:1].lower() + said[1:] if first[1:].islower() else said
 
 
+# Who decides a held medicine's restart, before its condition: the family doctor or the team
+# ("GP to restart only if ...", "Please review amlodipine at that visit; restart if ...")
+_THE_DOCTOR_DECIDES = re.compile(r"\b(?:GP|doctor|dr|please|team|clinic|consultant|physician|specialist)\b",
+                                 re.IGNORECASE)
+
+
+def _sentence_start(summary: str, at: int) -> int:
+    """Where the sentence holding `at` starts (a paragraph's start, or after a full stop)."""
+    return max(summary.rfind(". ", 0, at) + 2, summary.rfind("\n\n", 0, at) + 2, at - 300, 0)
+
+
 def _how_long_said(m: Medication, explainer: Explainer) -> str:
     """A row's "until" column: how long, until when (a held medicine's date is when it may
     start again, never "take until"), on what its restart depends, and when a later step
@@ -536,13 +547,21 @@ def _how_long_said(m: Medication, explainer: Explainer) -> str:
         until = f"{until}, then stop" if until else "then stop"
     # (in the medicine's line, or in a sentence of the summary that said it again: "not to take
     # it until Thursday 10/23/2025, and only if the CBC ... shows her hemoglobin holding")
-    said_in = [m.text] + [explainer.summary[a:b] for a, b in m.mentions]
+    # (a sentence that names it from its start: "Please review amlodipine ...; restart if ...")
+    said_in = [m.text] + [explainer.summary[_sentence_start(explainer.summary, a):b] for a, b in m.mentions]
     condition = next((found for text in said_in if (found := _RESTART_IF.search(text))), None) \
         if m.status in ("held", "resume") else None
     if condition:  # "not until 10/23, and only if her hemoglobin is 8.5 or higher": both
         said = (condition.group("if") or condition.group("if2")).strip().rstrip(",")
         said = _in_a_sentence(explainer.explain(sentence_case(said, explainer.glossary)))
-        until = f"{until}, only if {said}" if until else f"restart only if {said}"
+        sentence = re.split(r"(?<=[.!?])\s+", condition.string[:condition.start()])[-1]
+        if _THE_DOCTOR_DECIDES.search(sentence):
+            # "GP to restart only if BP is above 150/90": the doctor's decision, never the
+            # patient's to make from a home reading
+            until = f"{until}; your doctor will restart it only if {said}" if until else \
+                f"your doctor will restart it only if {said}"
+        else:
+            until = f"{until}, only if {said}" if until else f"restart only if {said}"
     starts = _STEP_STARTS.search(m.text) if m.step > 1 and m.name.lower() not in m.text.lower() else None
     if starts:  # a later step on a line of its own: "- then 20 mg once a day from 06/21/2026"
         begun = f"from {starts.group('date')}"  # (as the summary writes it)
