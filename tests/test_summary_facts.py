@@ -1892,3 +1892,14 @@ def test_what_medicines_to_avoid_is_read_from_the_course_and_from_a_medicine_s_s
         ("medicines", "she should not take any other pain killer or herbal medicine without asking a doctor")]
     assert [m.status for m in facts.medications] == ["stopped"]
     check_offsets(summary, facts)
+
+
+def test_a_numbered_diagnosis_with_a_dash_is_one_of_the_list_not_a_heading(glossary):
+    """"2. TYPE 2 DM - UNCONTROLLED (HBA1C 11.4%), NO DKA" under "DIAGNOSES:" was read as a
+    problem's heading, so the handout's story lost the diagnosis's name."""
+    summary = ("DIAGNOSES:\n1. PULMONARY TB, NEW CASE, BACTERIOLOGICALLY CONFIRMED\n"
+               "2. TYPE 2 DM - UNCONTROLLED (HBA1C 11.4%), NO DKA\n3. HYPONATRAEMIA (NA 127) - RESOLVING\n\n"
+               "CLINICAL COURSE:\n1. AKI - creatinine back to baseline with fluids.\n")
+    facts = read_summary(summary, glossary)
+    assert [s.title for s in facts.sections if s.effective_kind == "diagnoses"] == ["DIAGNOSES"]
+    assert "AKI" in [s.title for s in facts.sections]  # a problem of the course still is one

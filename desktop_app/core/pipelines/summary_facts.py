@@ -231,7 +231,8 @@ def _heading(line: str, vocab: Vocabulary, inside: str, *, shouting: bool = Fals
         if not shouting or kind != "other" or line.rstrip().endswith(":"):
             return title, kind, len(line)
     match = _PROBLEM.match(line)
-    if match and inside not in ("medications", "follow_up") and not vocab.quantity.search(
+    # ("2. TYPE 2 DM - UNCONTROLLED (HBA1C 11.4%)" in a list of diagnoses is one of them)
+    if match and inside not in ("medications", "follow_up", "diagnoses") and not vocab.quantity.search(
             match.group("title")) and not _says_what_to_do_with_a_medicine(match.group("title"), vocab):
         title = match.group("title").strip()
         kind = vocab.section_kind(title)
