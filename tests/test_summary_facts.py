@@ -1902,4 +1902,8 @@ def test_a_numbered_diagnosis_with_a_dash_is_one_of_the_list_not_a_heading(gloss
                "CLINICAL COURSE:\n1. AKI - creatinine back to baseline with fluids.\n")
     facts = read_summary(summary, glossary)
     assert [s.title for s in facts.sections if s.effective_kind == "diagnoses"] == ["DIAGNOSES"]
+    # (a problem's story under the diagnoses' heading is still a problem of its own)
+    storied = read_summary("DIAGNOSES:\n1. Febrile neutropenia - cultures negative.\n5. Chemotherapy plan - Discussed "
+                           "with Dr. Achterberg. Cycle 3 delayed by one week.\n", glossary)
+    assert "Chemotherapy plan" in [s.title for s in storied.sections]
     assert "AKI" in [s.title for s in facts.sections]  # a problem of the course still is one

@@ -231,8 +231,11 @@ def _heading(line: str, vocab: Vocabulary, inside: str, *, shouting: bool = Fals
         if not shouting or kind != "other" or line.rstrip().endswith(":"):
             return title, kind, len(line)
     match = _PROBLEM.match(line)
-    # ("2. TYPE 2 DM - UNCONTROLLED (HBA1C 11.4%)" in a list of diagnoses is one of them)
-    if match and inside not in ("medications", "follow_up", "diagnoses") and not vocab.quantity.search(
+    # ("2. TYPE 2 DM - UNCONTROLLED (HBA1C 11.4%), NO DKA" in a list of diagnoses is one of
+    # them; "5. Chemotherapy plan - Discussed with Dr. A. Cycle 3 delayed ..." a problem's story)
+    listed = inside == "diagnoses" and match is not None and len(match.group("rest").split()) <= 12 \
+        and not re.search(r"[.!?]\s+[A-Z]", match.group("rest"))
+    if match and inside not in ("medications", "follow_up") and not listed and not vocab.quantity.search(
             match.group("title")) and not _says_what_to_do_with_a_medicine(match.group("title"), vocab):
         title = match.group("title").strip()
         kind = vocab.section_kind(title)
