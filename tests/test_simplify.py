@@ -1000,3 +1000,29 @@ def test_a_restart_the_doctor_decides_is_said_as_the_doctor_s(glossary):
     amlodipine, ecosprin = _medicine_rows(summary, glossary)
     assert amlodipine.until.startswith("your doctor will restart it only if blood pressure is above 150/90"), amlodipine
     assert ecosprin.until.endswith(", only if urine is clear") and "doctor" not in ecosprin.until, ecosprin
+
+
+def test_a_pharmacist_s_third_read_brand_with_generic_caplets_brackets_and_a_patch_taper(glossary):
+    """From a third read of 14 held-out handouts: "Seretide MDI 125/25 mcg (fluticasone
+    propionate/salmeterol) 2 puffs BD" was two rows, NEW and NO CHANGE (a double dose);
+    "262 mg caplets - 2 caplets po QID" lost its count; "(do not stop without asking
+    cardiologist)" after a clopidogrel's course and "(remove the old one)" were dropped;
+    "THEN one 14 mg patch" was no step; "18 UNITS S/C ON" had no time."""
+    summary = ("DISCHARGE MEDICATIONS\n"
+               "- START preventer: Seretide MDI 125/25 mcg (fluticasone propionate/salmeterol) 2 puffs BD via "
+               "spacer. Rinse and spit after.\n"
+               "- bismuth subsalicylate (Pepto-Bismol) 262 mg caplets - 2 caplets po QID\n"
+               "- Tab. Clopilet 75 mg 0-1-0 after food x 1 year (do not stop without asking cardiologist)\n"
+               "- INJ INSULIN GLARGINE (LANTUS SOLOSTAR) 18 UNITS S/C ON - CONTINUE, NO CHANGE\n"
+               "- nicotine 21 mg patch\n"
+               "    Apply 1 patch to the skin every morning (remove the old one) for 6 weeks, THEN one 14 mg\n"
+               "    patch every morning for 2 weeks, THEN one 7 mg patch every morning for 2 weeks, then stop.\n")
+    rows = _medicine_rows(summary, glossary)
+    assert [row.medicine for row in rows if "Seretide" in row.medicine or "fluticasone" in row.medicine] == ["Seretide"]
+    seretide, bismuth, clopilet, glargine, *nicotine = rows
+    assert seretide.when.endswith("via spacer") and "Rinse and spit after." in seretide.why
+    assert bismuth.how_much == "2 tablets of 262 mg"
+    assert "Do not stop without asking cardiologist." in clopilet.why
+    assert glargine.when.endswith("at bedtime"), glargine
+    assert [row.how_much for row in nicotine] == ["1 patch of 21 mg", "then 14 mg", "then 7 mg"]
+    assert "Remove the old one." in nicotine[0].why and nicotine[-1].until.endswith("then stop")

@@ -437,18 +437,29 @@ def _line_notes(m: Medication, row: str, explainer: Explainer) -> str:
         # aspirin ...": nothing of aspirin's comes before its name)
         named = next((i for i, s in enumerate(sentences) if m.name.lower() in s.lower()), 0)
         sentences = _unwrapped(sentences, [""] + parts[1::2], named, m.name)
+        # what its own sentence says in brackets to do ("... x 1 year (do not stop without
+        # asking cardiologist)"), after it
+        sentences[named + 1:named + 1] = _bracketed_to_do(sentences[named])
     known = set(content_words(row))
     kept = []
     for sentence in sentences[named + 1:]:
         sentence = _STATUS_AT_END.sub("", sentence).strip()  # "call 911 (NEW)": the row says NEW
         if sentence.count(")") > sentence.count("("):  # "...; do not restart unless advised)"
             sentence = "".join(sentence.rsplit(")", 1)).rstrip()
-        if (sentence and not _ROW_SAYS.search(sentence) and not _DONE_IN_HOSPITAL.search(sentence)
-                and content_words(sentence)
-                and sum(w not in known for w in content_words(sentence)) > len(content_words(sentence)) / 2
-                and _said_of_this(sentence, m, explainer.glossary)):
+        if not (sentence and not _ROW_SAYS.search(sentence) and not _DONE_IN_HOSPITAL.search(sentence)
+                and content_words(sentence) and _said_of_this(sentence, m, explainer.glossary)):
+            continue
+        if sum(w not in known for w in content_words(sentence)) > len(content_words(sentence)) / 2:
             kept.append(sentence if sentence.rstrip(")")[-1:] in (".", "!", "?") else f"{sentence}.")
+        else:  # a sentence the row says, but for what it says in brackets ("(remove the old one)")
+            kept += [f"{said}." for said in _bracketed_to_do(sentence)]
     return " ".join(kept)
+
+
+def _bracketed_to_do(sentence: str) -> list[str]:
+    """What a sentence says in brackets to do ("do not stop without asking cardiologist")."""
+    return [said.strip()[:1].upper() + said.strip()[1:] for said in re.findall(r"\(([^()]{6,120})\)", sentence)
+            if _TELLS.match(said.strip())]
 
 
 _CLAUSE_BREAK = re.compile(r",\s+|\s+[-–—]\s+|:\s+")
@@ -575,7 +586,8 @@ _NOT_AGAIN = re.compile(r"\b(?:do\s+not|don't|never|not\s+to)\s+(?:re-?start|res
 
 
 # A line that tells the patient what to do ("Do not take ...", "Return it to the pharmacy")
-_TELLS = re.compile(r"(?:do\s+not|don't|never|return|take|keep|bring|give|use|throw|dispose|stop)\b", re.IGNORECASE)
+_TELLS = re.compile(r"(?:do\s+not|don't|never|return|take|keep|bring|give|use|throw|dispose|stop|remove|rinse|"
+                    r"rotate|swallow|chew|shake|store)\b", re.IGNORECASE)
 
 
 def _told_elsewhere(m: Medication, summary: str, row: str) -> list[str]:

@@ -1587,7 +1587,8 @@ def uk_dose_times(text: str) -> str:
     """`text` with the UK's "ON" and "OM" after a dose in words: "40 mg PO ON", "| ON |",
     "2 tabs on    Constipation" (omni nocte) at night, never the word "on"; "30 mg om"
     (omni mane) in the morning."""
-    after_dose = r"(\|\s*|(?:(?<=\d)|\b)(?:mg|g|mcg|micrograms?|units?|tabs?|tablets?|caps?|sachets?|PO|po|oral|Oral)\s+)"
+    after_dose = (r"(\|\s*|(?:(?<=\d)|\b)(?:mg|g|mcg|micrograms?|units?|UNITS?|tabs?|tablets?|caps?|sachets?|PO|po|oral|"
+                  r"Oral|S/C|s/c|SC|sc|SUBCUT|subcut|INH|inh)\s+)")
     # ("... ON -> 80 mg ON", "400 micrograms ON - no change")
     # ("75 mg OM via PEG", "30 mg OM dispersed in water": the route or a note after it)
     ends = (r"(?=[ \t]*(?:\||$|PRN\b|prn\b|[,;])|[ \t]{2,}|[ \t]+(?:for|then|x|via|through|with|before|after|"
@@ -2195,7 +2196,12 @@ def _named_parts(text: str, names: list[tuple[int, int, str, str]]
                             r"mr|er|xl|sr|cr|ec|tablets?|capsules?|liquid|oral|solution|suspension)\s+){0,3}[(\[]\s*"
                             r"|(?:\s+\w+)?\s*[,(]?\s*(?:brand(?:\s+name)?|also\s+(?:called|known\s+as)|"
                             r"known\s+as|sold\s+as|trade\s+name)\s*:?\s*", between, re.IGNORECASE) or (
-                    name[3] == kept[-1][3] and re.fullmatch(r"\s*(?:[/(\[]|(?:[a-z]+\s+){1,2}[(\[])?\s*", between)):
+                    name[3] == kept[-1][3] and re.fullmatch(r"\s*(?:[/(\[]|(?:[a-z]+\s+){1,2}[(\[])?\s*", between)) or (
+                    # "Seretide MDI 125/25 mcg (fluticasone propionate/salmeterol)": its generic
+                    # name alone in brackets after its form and strength
+                    text[name[1]:].lstrip().startswith(")")
+                    and re.fullmatch(r"\s*(?:[A-Za-z]+\s+){0,2}[\d.,/]+\s*(?:mcg|mg|g|micrograms?|units?|%)\s*\(\s*",
+                                     between, re.IGNORECASE)):
                 continue
         kept.append(name)
     parts = []
@@ -2777,7 +2783,9 @@ def _slot_doses(medication: Medication, own: str, vocab: Vocabulary) -> list[Med
 _STEP_TO = r"(?:reduce|decrease|increase|go down|go up|uptitrate|titrate up|titrate|wean|taper|change)\s+to\s+"
 _THEN_DOSE = re.compile(r"(?:[,;]\s*|\s+)(?:and\s+)?then\s+(?:take\s+|give\s+|" + _STEP_TO + r")?"
                         # ("then ONE tablet (5mg) each morning": a count in words)
-                        r"(?=\d|(?:one|two|three|four|half)\s+(?:tablets?|capsules?|tabs?|caps?|puffs?|sachets?)\b)"
+                        r"(?=\d|(?:one|two|three|four|half)\s+(?:tablets?|capsules?|tabs?|caps?|puffs?|sachets?)\b"
+                        # ("THEN one 14 mg patch every morning for 2 weeks")
+                        r"|(?:one|two)\s+\d[\d.]*\s*(?:mg|mcg|micrograms?)\s+(?:patch|tablet|capsule)\b)"
                         # "x8 weeks, then decrease to once daily": a new timing, the dose kept
                         r"|(?:[,;]\s*|\s+)(?:and\s+)?then\s+" + _STEP_TO + r"(?=(?:once|twice|three times|four times)\s+(?:a\s+)?(?:daily|day)\b|"
                         r"(?:daily|nightly|bd|bid|od|qd|tds|tid)\b)"
