@@ -1119,3 +1119,10 @@ def test_a_later_step_is_said_after_the_one_before_and_the_last_ends_the_course(
     assert said[1].startswith("Then take 4 tablets of Prednisolone 5 mg every morning for 3 days.")
     assert said[2] == "Then take 2 tablets of Prednisolone 5 mg every morning for 3 days, then stop."
     assert said[3].startswith("Start taking Lithium carbonate 300 mg") and said[4].startswith("Start taking")
+
+
+def test_a_shorthand_written_out_does_not_say_its_last_word_twice(glossary):
+    """"PJP pneumonia" read "Pneumocystis pneumonia pneumonia"."""
+    explainer = Explainer(glossary, "", "mdy")
+    said = explainer.explain("Treated for PJP pneumonia with steroids.")
+    assert "pneumonia pneumonia" not in said.lower() and "pneumonia" in said.lower(), said

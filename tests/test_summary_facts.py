@@ -1907,3 +1907,18 @@ def test_a_numbered_diagnosis_with_a_dash_is_one_of_the_list_not_a_heading(gloss
                            "with Dr. Achterberg. Cycle 3 delayed by one week.\n", glossary)
     assert "Chemotherapy plan" in [s.title for s in storied.sections]
     assert "AKI" in [s.title for s in facts.sections]  # a problem of the course still is one
+
+
+def test_a_treatment_dose_then_a_prevention_dose_until_the_clinic_says(glossary):
+    """"Bactrim DS (800/160 mg) 2 tabs PO TID through 6/17/2025, then 1 DS tab PO daily for
+    PJP prophylaxis until ID clinic says to stop" was one step (a count with "DS" before its
+    form was no dose), "prophylaxis" the treatment dose's reason, and the line an appointment."""
+    summary = ("#PJP pneumonia\n"
+               "  - Bactrim DS (800/160 mg) 2 tabs PO TID through 6/17/2025, then 1 DS tab PO daily\n"
+               "    for PJP prophylaxis until ID clinic says to stop\n")
+    facts = read_summary(summary, glossary)
+    treatment, prevention = [m for m in facts.medications if m.name.startswith("Bactrim")]
+    assert (treatment.count, treatment.frequency, treatment.until) == ("2 tablets", "3/day", "2025-06-17")
+    assert (prevention.count, prevention.frequency, prevention.step) == ("1 tablet", "1/day", 2)
+    assert "prophylaxis" not in treatment.reason and "prophylaxis" in prevention.reason
+    assert facts.follow_ups == []

@@ -618,12 +618,13 @@ class Explainer:
         """`text` as plain sentences; `to_reader` False for words meant for the care team
         ("Please check her potassium" stays so)."""
         if not self.plain:
-            return self._explain(text)
+            return _undoubled(self._explain(text))
         glossed, deferred = set(self.glossed), list(self.deferred)
         rendered, replaced, named = self._explain_plain(text, to_reader)
+        rendered = _undoubled(rendered)
         glossed_plain, self.glossed = self.glossed, glossed
         deferred_plain, self.deferred = self.deferred, list(deferred)
-        explained = self._explain(text)
+        explained = _undoubled(self._explain(text))
         if rendered == explained:
             return explained
         # What the plain steps lost of the line, over what explaining alone does
@@ -856,6 +857,12 @@ class Explainer:
         if reason:
             sentence += f" ({self.explain(reason).strip().rstrip('.')})."
         return sentence
+
+
+def _undoubled(text: str) -> str:
+    """`text` without a word said twice in a row where a shorthand written out ends with the
+    word after it ("PJP pneumonia" -> "Pneumocystis pneumonia pneumonia")."""
+    return re.sub(r"\b([A-Za-z]{5,})\s+\1\b", r"\1", text, flags=re.IGNORECASE)
 
 
 _JOINED = re.compile(r"\s*(?:[/+]|-(?=[A-Za-z]))\s*")

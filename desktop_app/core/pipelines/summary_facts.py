@@ -2844,8 +2844,13 @@ def _stepped(first: Medication, own: str, steps: list[tuple[int, int]], vocab: V
     # (the reason's words may run over a line break of the summary's: "on hold\n    May")
     spread = r"\s+".join(map(re.escape, first.reason.split()))
     # ("... THEN 2 tablets every morning. Reason: lupus nephritis": a label after the steps)
-    shared = first.reason if first.reason and re.search(
-        rf"\b(?:for|(?:reason|indications?)\s*:)\s+{spread}", own, re.IGNORECASE) else ""
+    # ("..., then 1 DS tab PO daily for PJP prophylaxis until ...": prevention said in the last
+    # step's own clause is that step's, not the treatment dose's before it)
+    said_for = re.search(rf"\b(?:for|(?:reason|indications?)\s*:)\s+{spread}", own, re.IGNORECASE)
+    shared = first.reason if said_for and not (
+        len(steps) > 1 and said_for.start() >= steps[-1][0]
+        and not re.search(r"[.;]\s", own[steps[-1][0]:said_for.start()])  # ("... ongoing. New, for ...": the course's)
+        and re.search(r"\b(?:prophyla\w*|prevent\w*|maintenance)\b", first.reason, re.IGNORECASE)) else ""
     for number, (a, b) in enumerate(steps, start=1):
         step = Medication(first.name, key=first.key, text=first.text, start=first.start,
                           end=first.end, section=first.section, label=first.label, step=number)
@@ -3282,6 +3287,11 @@ _AVOID = re.compile(r"\b(?:avoid\w*|(?:should|must|do|does|did)\s*(?:not|n't)\s+
 _CAUTION_CLAUSE = re.compile(r";\s*|,\s*(?:and|but)\s+")
 
 
+# "... then 1 DS tab PO daily ... until ID clinic says to stop": how long a dose lasts, no visit
+_UNTIL_TOLD = re.compile(r"\buntil\s+(?:the\s+|your\s+)?(?:[A-Z]{2,}\s+)?(?:clinic|team|doctor|GP|specialist|"
+                         r"cardiologist|consultant)\s+(?:says|tells|decides|advises)\b", re.IGNORECASE)
+
+
 def _medicine_cautions(summary: str, start: int, end: int, vocab: Vocabulary) -> list[Restriction]:
     """The clauses of a sentence that say not to take a kind of medicine (restriction kind
     "medicines"): a sentence of the course or one that says a medicine's status may hold
@@ -3494,7 +3504,7 @@ def read_summary(summary: str, glossary: Glossary | None = None,
                 doctor = _DOCTOR_IN_TITLE.search(section.title)
                 follow_up.who = doctor.group(0) if doctor else follow_up.who
                 facts.follow_ups.append(follow_up)
-            elif vocab.follow_up_cue.search(text) and (
+            elif vocab.follow_up_cue.search(_UNTIL_TOLD.sub(" ", text)) and (
                     DATE.search(text) or _IN_TIME.search(text) or vocab.follow_up_test.search(text)
                     or _DR.search(text)) or vocab.follow_up_test.search(text) and (
                     DATE.search(text) or _IN_TIME.search(text)) and not _PAST_RESULT.search(text) and not medicine_names(

@@ -154,7 +154,9 @@ class Vocabulary:
         """A number (or a dose like 5/325, 100/50/75) with its unit: '40 mg', '2 tabs', 'three days'."""
         number = r"\d+(?:[.,]\d+)?(?:/\d+(?:[.,]\d+)?){0,2}|" + "|".join(NUMBER_WORDS)
         # "2 orange tablets": a colour or size between the count and its form
-        described = r"(?:(?:white|orange|blue|yellow|pink|green|red|purple|brown|grey|gray|small|large|big)\s+)?"
+        # (or a strength's mark: "1 DS tab", "2 ER tablets")
+        described = (r"(?:(?:white|orange|blue|yellow|pink|green|red|purple|brown|grey|gray|small|large|big|"
+                     r"DS|SS|ER|XR|XL|SR|MR|CR)\s+)?")
         return re.compile(rf"(?<![\w.])({number})\s*-?\s*{described}({self.unit_pattern})(?![\w/])",
                           re.IGNORECASE)
 
