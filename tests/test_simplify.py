@@ -1026,3 +1026,18 @@ def test_a_pharmacist_s_third_read_brand_with_generic_caplets_brackets_and_a_pat
     assert glargine.when.endswith("at bedtime"), glargine
     assert [row.how_much for row in nicotine] == ["1 patch of 21 mg", "then 14 mg", "then 7 mg"]
     assert "Remove the old one." in nicotine[0].why and nicotine[-1].until.endswith("then stop")
+
+
+def test_a_later_step_with_its_own_reason_says_it(glossary):
+    """"then 1 DS tab PO daily for PJP prophylaxis" after a treatment dose: the prevention
+    dose's row says what it is for, and takes the first step's name where a mention by
+    another name ("TMP-SMX") gave the first step its name."""
+    from desktop_app.core.pipelines.simplify import handout_without_model
+
+    rows = handout_without_model("A/P: improving on TMP-SMX + steroids.\n\n#PJP pneumonia\n"
+                                 "  - Bactrim DS (800/160 mg) 2 tabs PO TID through 6/17/2025, then 1 DS tab PO daily\n"
+                                 "    for PJP prophylaxis until ID clinic says to stop\n", glossary).medicines
+    first, later = [row for row in rows if row.how_much.endswith("800/160 mg")]
+    assert first.medicine == later.medicine
+    assert "prophylaxis" not in first.why.lower() and "prevention" not in first.why.lower(), first
+    assert "prevention" in later.why.lower() or "prophylaxis" in later.why.lower(), later

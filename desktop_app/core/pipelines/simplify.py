@@ -491,6 +491,8 @@ def _unwrapped(sentences: list[str], breaks: list[str], named: int, name: str) -
             # will review" + "your kidney blood test ..."), not half a sentence; the sentence
             # itself when that clause is the medicine's own (the row says it)
             clause = _CLAUSE_BREAK.split(joined[-1])[-1]
+            if re.match(r"then\b", clause, re.IGNORECASE):
+                continue  # ("..., then 1 DS tab PO daily" + "for PJP prophylaxis ..."): a later step's row says it
             if joined[-1].endswith(","):
                 # ("... before breakfast, lunch and evening meal," + "according to the scale
                 # below"): the line ended its clause; what goes on is a clause of its own
@@ -605,8 +607,10 @@ def _told_elsewhere(m: Medication, summary: str, row: str) -> list[str]:
     return said
 
 
-def medicine_row(medication: Medication, explainer: Explainer) -> MedicineRow:
-    """A row of "Your medicines": every field the summary gives of the medicine."""
+def medicine_row(medication: Medication, explainer: Explainer, first_reason: str | None = None) -> MedicineRow:
+    """A row of "Your medicines": every field the summary gives of the medicine.  A later
+    step's reason is said only when it differs from its first step's (`first_reason`;
+    None when not known): "then 1 tablet ... for prevention" after a treatment dose."""
     m, vocab = medication, vocabulary()
     when = (vocab.plain_timing(m.frequency, m.text)
             if m.frequency and m.frequency != "as needed" else "")
@@ -658,7 +662,8 @@ def medicine_row(medication: Medication, explainer: Explainer) -> MedicineRow:
     why = []
     if m.status == "changed" and m.changed_from:
         why.append(explainer.explain(f"Was {uk_dose_times(m.changed_from)}."))
-    if m.reason and not needed_for and not (m.step > 1 and not same_day_dose(m)):
+    if m.reason and not needed_for and not (m.step > 1 and not same_day_dose(m)
+                                            and (first_reason is None or m.reason == first_reason)):
         # (a later step's reason is its first step's, said in that row)
         # ("replaced by PANTOPRAZOLE": Lumen's words, and the new medicine's name as written)
         reason = re.sub(r"^(replaced by )(.+)$", lambda r: r.group(1) + sentence_case(r.group(2), explainer.glossary),
@@ -703,7 +708,8 @@ def handout_tables(summary: str, facts: SummaryFacts, glossary: Glossary | None,
     # What a medicine is comes in its row's own column; other hard words are defined under
     # "Words to know", not after each line.
     explainer = Explainer(glossary, summary, facts.date_order, plain, glosses=0)
-    rows = {id(m): medicine_row(m, explainer) for m in facts.medications}
+    first_reasons = {m.name.lower(): m.reason for m in facts.medications if m.step == 1}
+    rows = {id(m): medicine_row(m, explainer, first_reasons.get(m.name.lower())) for m in facts.medications}
     medicines = [rows[id(m)] for m in in_row_order(facts.medications)]
     # What the patient reads holds no field of the record ("MRN: ...", "Attending: Dr ...").
     appointments = []

@@ -3693,17 +3693,22 @@ def _fill_steps(facts: SummaryFacts, summary: str, vocab: Vocabulary) -> None:
     none, even when the two were read from different lines (a table row, a taper below);
     a status taken from another line comes with its word, so a quote of this line says it.
     The last step ends the course when the summary says "then stop" after it."""
+    def same_course(one: Medication, other: Medication) -> bool:
+        # (by its glossary entry too: a first step merged with a mention by another name,
+        # "TMP-SMX" for "Bactrim DS", is still the first of the steps after it)
+        return one.name.lower() == other.name.lower() or bool(one.key and one.key == other.key)
     for medication in facts.medications:
-        if medication.step and not any(m.step > medication.step and m.name.lower() == medication.name.lower()
+        if medication.step and not any(m.step > medication.step and same_course(m, medication)
                                        for m in facts.medications):
-            group = [m for m in facts.medications if m.step and m.name.lower() == medication.name.lower()]
+            group = [m for m in facts.medications if m.step and same_course(m, medication)]
             said = [_plain_space(summary[a:b]) for m in group for a, b in [(m.start, m.end), *m.mentions]]
             medication.course_ends = any(_COURSE_ENDS.search(text) for text in said)
         if medication.step > 1:
-            first = next((m for m in facts.medications if m.step == 1 and m.name.lower() ==
-                          medication.name.lower()), None)
+            first = next((m for m in facts.medications if m.step == 1 and m.name.lower() == medication.name.lower()),
+                         None) or next((m for m in facts.medications if m.step == 1 and same_course(m, medication)), None)
             if first is None:
                 continue
+            medication.name = first.name  # one name on every row of the course
             if not medication.status and first.status and first.text != medication.text:
                 medication.label = medication.label or next(
                     plain for value, plain, _forms in vocab.statuses if value == first.status)
