@@ -902,7 +902,8 @@ def test_record_notes_and_a_number_to_ring_are_no_signs_to_call_for(glossary):
                "Medicines reconciled by ward pharmacist G. Ferreira-Lund (MPharm) 21/02/2025.\n\n"
                "CONDITION ON DISCHARGE: Stable, walking with cane, home with daughter.\n\n"
                "RETURN IF:\n- Black stools\n- TB REGISTER NO: PENDING (CLINIC)\n"
-               "- Dr A. Wirihana, RMO Oncology, for Dr H. Sorensen 21/08/2025 16:05\n- Improved.\n")
+               "- Dr A. Wirihana, RMO Oncology, for Dr H. Sorensen 21/08/2025 16:05\n- Improved.\n\n"
+               "PENDING AT DISCHARGE: None.\n")
     facts = read_summary(summary, glossary, "dmy")
     assert [w.text for w in facts.warning_signs][-1:] == ["Black stools"]
     assert [w.text for w in facts.warning_signs][:1] == ["Chest pain or severe breathlessness"]
@@ -911,6 +912,7 @@ def test_record_notes_and_a_number_to_ring_are_no_signs_to_call_for(glossary):
     signs = text.split("Call or come back if")[1].split("Words to know")[0]
     assert "\n- For queries: Urology ward (24 hrs) 0422-000 0001." in signs, signs
     assert not re.search(r"discussed|reconciled|Ferreira|CONDITION|REGISTER|Wirihana|Improved", signs), signs
+    assert "- None." not in text  # nothing pending is no appointment called "None"
 
 
 def test_a_stopped_medicine_s_word_to_know_says_what_it_is_not_how_to_take_it(glossary):

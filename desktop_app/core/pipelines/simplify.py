@@ -49,7 +49,7 @@ from .evidence import Explainer
 from .grounding import missing_facts, unsupported_facts
 from .plain import list_items
 from .safety import inspect_document, neutralise_control_markers, reads_like_instruction
-from .summary_facts import (LIST_ITEM, RECORD_NOTE, SIGNED_LINE, how_taken, line_indent, Medication, SummaryFacts, SummarySection, medicine_names,
+from .summary_facts import (LIST_ITEM, NOTHING_LISTED, RECORD_NOTE, SIGNED_LINE, how_taken, line_indent, Medication, SummaryFacts, SummarySection, medicine_names,
                             patient_text, read_summary, same_day_dose, section_items, sentences_of, uk_dose_times)
 from .retry import Turns, attempts_until_passed
 from .trace import Attempt, CallRecord, Gate, Trace, trace_header
@@ -745,7 +745,8 @@ def handout_tables(summary: str, facts: SummaryFacts, glossary: Glossary | None,
             line = re.sub(r"\s*\n\s*", " ", patient_text(summary[a:b].strip()))
             if (re.search(r"[A-Za-z]{3}", line) and not _covered(a, b, spans)
                     and not reads_like_instruction(line) and not _ABOUT_THE_LIST.search(line)
-                    and not SIGNED_LINE.match(line) and not RECORD_NOTE.search(line)):
+                    and not SIGNED_LINE.match(line) and not RECORD_NOTE.search(line)
+                    and not NOTHING_LISTED.fullmatch(LIST_ITEM.sub("", line, count=1))):
                 said = explainer.explain(sentence_case(line, glossary))
                 owner = (_rest_of_line_of(summary, a, facts.medications) or _sub_item_of(summary, a, facts.medications)
                          if kind == "medications" else None)

@@ -3287,6 +3287,8 @@ _AVOID = re.compile(r"\b(?:avoid\w*|(?:should|must|do|does|did)\s*(?:not|n't)\s+
 _CAUTION_CLAUSE = re.compile(r";\s*|,\s*(?:and|but)\s+")
 
 
+# "PENDING AT DISCHARGE: None.": nothing to come back for, no appointment called "None"
+NOTHING_LISTED = re.compile(r"\W*(?:none|nil|nothing|n/?a|not applicable|no)\W*", re.IGNORECASE)
 # "... then 1 DS tab PO daily ... until ID clinic says to stop": how long a dose lasts, no visit
 _UNTIL_TOLD = re.compile(r"\buntil\s+(?:the\s+|your\s+)?(?:[A-Z]{2,}\s+)?(?:clinic|team|doctor|GP|specialist|"
                          r"cardiologist|consultant)\s+(?:says|tells|decides|advises)\b", re.IGNORECASE)
@@ -3427,7 +3429,7 @@ def read_summary(summary: str, glossary: Glossary | None = None,
                     # "RETURN TO ED IF you need your rescue inhaler more often ..." below the
                     # appointments: when to come back, no visit
                     facts.warning_signs.append(_warning(text, a, b, bool(LIST_ITEM.match(text))))
-                elif re.search(r"[A-Za-z]{3}", text):
+                elif re.search(r"[A-Za-z]{3}", text) and not NOTHING_LISTED.fullmatch(LIST_ITEM.sub("", text, count=1)):
                     facts.follow_ups.append(_follow_up(text, a, b, vocab, order))
             continue
         if kind == "warning_signs":
