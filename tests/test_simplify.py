@@ -1043,3 +1043,22 @@ def test_a_later_step_with_its_own_reason_says_it(glossary):
     assert first.medicine == later.medicine
     assert "prophylaxis" not in first.why.lower() and "prevention" not in first.why.lower(), first
     assert "prevention" in later.why.lower() or "prophylaxis" in later.why.lower(), later
+
+
+def test_a_row_names_the_brand_on_the_box_and_a_stopped_medicine_s_own_reason(glossary):
+    """"TAB ETORICOXIB (ARCOXIA) ... STOP" read "STOP: Etoricoxib" though the GP had given it
+    as Arcoxia; "Nurofen: stop - anti-inflammatories can trigger asthma in some people. She
+    will use" over "Panadol Osteo as before for her knee." read "STOP: Nurofen. Your knee.
+    You will use."; a reason in brackets is no brand."""
+    rows = {row.medicine: row for row in _medicine_rows(
+        "DISCHARGE MEDICATIONS:\n"
+        "9. TAB ETORICOXIB (ARCOXIA) 90 MG PO OD PRN - STOP. CAUSED KIDNEY INJURY. DO NOT TAKE AGAIN.\n\n"
+        "Changes\n"
+        "- Nurofen: stop - anti-inflammatories can trigger asthma in some people. She will use\n"
+        "  Panadol Osteo as before for her knee.\n"
+        "- Prednisolone oral liquid 5 mg/mL (steroid) 3 mL daily for 5 days - NEW\n", glossary)}
+    assert rows["Etoricoxib (Arcoxia)"].change == "STOP"
+    nurofen = rows["Nurofen"]
+    assert nurofen.why.startswith("Anti-inflammatories can trigger asthma in some people."), nurofen
+    assert "knee" not in nurofen.why and "You will use" not in nurofen.why, nurofen
+    assert "Prednisolone" in rows  # "(steroid)" is what it is for, not a brand

@@ -482,7 +482,12 @@ def _unwrapped(sentences: list[str], breaks: list[str], named: int, name: str) -
     150 mg ...") stays a sentence, as does one after a semicolon."""
     joined = sentences[:named + 1]
     for sentence, before in zip(sentences[named + 1:], breaks[named + 1:]):
-        if (before.startswith("\n") and "+" not in before and re.match(r"[a-z]", sentence)
+        # (or a line that ends on a word no sentence ends with: "She will use" + "Panadol Osteo
+        # as before for her knee.")
+        goes_on = re.match(r"[a-z]", sentence) or re.search(
+            r"\b(?:use|take|with|and|or|the|a|an|to|of|for|on|in|at|her|his|your|their|will|should|can|may)$",
+            joined[-1], re.IGNORECASE)
+        if (before.startswith("\n") and "+" not in before and goes_on
                 and not re.match(r"then\b", sentence) and not re.search(r"[.!?:]$", joined[-1])):
             if len(joined) > named + 1:
                 joined[-1] = f"{joined[-1]} {sentence}"
@@ -679,9 +684,31 @@ def medicine_row(medication: Medication, explainer: Explainer, first_reason: str
         # ("STOPPED, do not restart (raises potassium)": said in the line's own sentence, which
         # the row's fields hold all but this of)
         why.append("Do not restart.")
-    return MedicineRow(sentence_case(m.name, explainer.glossary), explainer.meaning(m.name, m.dose),
+    return MedicineRow(_named_with_brand(m, explainer.glossary), explainer.meaning(m.name, m.dose),
                        how_much, " ".join(filter(None, [m.route, when])), until,
                        CHANGE_LABELS.get(m.status, ""), " ".join(why), m.quote)
+
+
+# "Etoricoxib (Arcoxia)", "Lithium carbonate (Priadel)": the name on the box in brackets
+_BRAND_AFTER = re.compile(r"\s*\(\s*(?P<brand>[A-Za-z][A-Za-z-]{3,}(?:\s+[A-Za-z][A-Za-z-]*){0,3})\s*\)")
+
+
+def _named_with_brand(m: Medication, glossary: Glossary | None) -> str:
+    """A row's medicine as named, with the brand the summary gives in brackets after it (the
+    name a patient knows from the box: "STOP: Etoricoxib (Arcoxia)"); a reason or a status
+    in brackets ("(steroid)", "(NEW)") is no brand."""
+    name = sentence_case(m.name, glossary)
+    at = m.text.lower().find(m.name.lower())
+    found = _BRAND_AFTER.match(m.text, at + len(m.name)) if at >= 0 and m.step <= 1 else None
+    if found is None or _STATUS_CELL.match(found.group("brand")):
+        return name
+    brand = found.group("brand")
+    named = medicine_names(brand, glossary)
+    # a medicine's name, or in a summary in mixed case a name written with a capital
+    if not (named and named[0][0] == 0) and not (brand[:1].isupper() and not brand.isupper()
+                                                 and not m.text.isupper()):
+        return name
+    return f"{name} ({sentence_case(brand, glossary)})" if brand.lower() not in name.lower() else name
 
 
 # A letter's request of the family doctor it is written to ("We would be grateful if you

@@ -2623,8 +2623,13 @@ def _medications_of_line(text: str, start: int, end: int, section: str, glossary
             # "In any future pregnancy she should start aspirin 81 mg": not to take now
             medication.doubt = medication.doubt or "it is for a future pregnancy"
         if medication.status in ("stopped", "held"):
-            # Why it was stopped is most often after a dash ("d/c HCTZ - hypokalemia (K 3.1)").
-            medication.reason = (_reason(_plain_space(own), vocab, brackets=False) or _indented_reason(own, vocab)
+            # Why it was stopped is most often after a dash ("d/c HCTZ - hypokalemia (K 3.1)"),
+            # in its own sentence ("Nurofen: stop - anti-inflammatories can trigger asthma ...
+            # She will use Panadol Osteo as before for her knee.": not "for her knee")
+            first = re.split(r"(?<=[.!?])\s+(?=[A-Z])", own, maxsplit=1)[0]
+            medication.reason = (_reason(_plain_space(first), vocab, brackets=False)
+                                 or _dash_reason(first, vocab, stopped=True)
+                                 or _reason(_plain_space(own), vocab, brackets=False) or _indented_reason(own, vocab)
                                  or _dash_reason(own, vocab, stopped=True) or medication.reason)
         medication.reason = medication.reason or _indented_reason(own, vocab) or _dash_reason(own, vocab)
         steps = _steps(own, vocab)
