@@ -1062,3 +1062,15 @@ def test_a_row_names_the_brand_on_the_box_and_a_stopped_medicine_s_own_reason(gl
     assert nurofen.why.startswith("Anti-inflammatories can trigger asthma in some people."), nurofen
     assert "knee" not in nurofen.why and "You will use" not in nurofen.why, nurofen
     assert "Prednisolone" in rows  # "(steroid)" is what it is for, not a brand
+
+
+
+def test_a_sentence_is_read_from_its_first_letter():
+    """Where a mention's sentence starts (read for who decides a restart): at the summary's
+    start it had been its second letter ("P to restart ..." for "GP to restart ...")."""
+    from desktop_app.core.pipelines.simplify import _sentence_start
+
+    summary = "GP to restart ramipril if BP is above 140. Please check amlodipine too.\n\nLater."
+    assert _sentence_start(summary, summary.index("ramipril")) == 0
+    assert _sentence_start(summary, summary.index("amlodipine")) == summary.index("Please")
+    assert _sentence_start(summary, summary.index("Later")) == summary.index("Later")

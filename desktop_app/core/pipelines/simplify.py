@@ -411,9 +411,7 @@ def _line_notes(m: Medication, row: str, explainer: Explainer) -> str:
         # 10/07/2025")
         # (its own row, where it was read from another's, "Replaces ramipril", and merged
         # with its own: "| Ramipril (Altace) | ... | Never take both ... |")
-        summary = explainer.summary
-        rows = [line] + [LIST_ITEM.sub("", summary[summary.rfind("\n", 0, a) + 1:(summary.find("\n", a) + 1 or len(summary) + 1) - 1],
-                                       count=1).strip() for a, _b in m.mentions]
+        rows = [line] + [_line_at(explainer.summary, a) for a, _b in m.mentions]
         line = next((row for row in rows if "|" in row
                      and m.name.lower() in row.strip("| ").split("|")[0].lower()), "")
         if not line:
@@ -546,7 +544,15 @@ _THE_DOCTOR_DECIDES = re.compile(r"\b(?:GP|doctor|dr|please|team|clinic|consulta
 
 def _sentence_start(summary: str, at: int) -> int:
     """Where the sentence holding `at` starts (a paragraph's start, or after a full stop)."""
-    return max(summary.rfind(". ", 0, at) + 2, summary.rfind("\n\n", 0, at) + 2, at - 300, 0)
+    ends = [found + 2 for found in (summary.rfind(". ", 0, at), summary.rfind("\n\n", 0, at)) if found >= 0]
+    return max([*ends, at - 300, 0])
+
+
+def _line_at(summary: str, at: int) -> str:
+    """The whole line of the summary that holds offset `at`, without its list mark."""
+    end = summary.find("\n", at)
+    return LIST_ITEM.sub("", summary[summary.rfind("\n", 0, at) + 1:end if end >= 0 else len(summary)],
+                         count=1).strip()
 
 
 def _how_long_said(m: Medication, explainer: Explainer) -> str:
@@ -603,8 +609,7 @@ def _told_elsewhere(m: Medication, summary: str, row: str) -> list[str]:
     pharmacy.", under "Opioid safety"), when the row does not say it already."""
     said, known = [], set(content_words(row))
     for a, _b in m.mentions:
-        begin, end = summary.rfind("\n", 0, a) + 1, summary.find("\n", a)
-        line = LIST_ITEM.sub("", summary[begin:end if end >= 0 else len(summary)], count=1).strip()
+        line = _line_at(summary, a)
         words = content_words(line)
         if "|" not in line and _TELLS.match(line) and sum(w not in known for w in words) > len(words) / 2:
             said.append(line if line[-1:] in ".!?" else f"{line}.")
