@@ -1202,7 +1202,9 @@ def test_a_label_over_a_list_is_not_said_of_a_medicine_the_line_allows_or_only_n
                          "hospital) - no longer needed\n  levetiracetam 500 mg tablet (started in "
                          "hospital) - the course is over\n", glossary)
     read = {m.name.lower(): m.status for m in facts.medications}
-    assert read["paracetamol"] == "" and read["clarithromycin"] == "new"
+    # (under "Things to avoid", now read as what to do and avoid, paracetamol is no row at
+    # all; never one the label stops)
+    assert read.get("paracetamol", "") == "" and read["clarithromycin"] == "new"
     # "(started in hospital)" says when it began; the list's label says what now
     assert read["famotidine"] == "stopped" and read["levetiracetam"] == "stopped"
 
@@ -1922,3 +1924,14 @@ def test_a_treatment_dose_then_a_prevention_dose_until_the_clinic_says(glossary)
     assert (prevention.count, prevention.frequency, prevention.step) == ("1 tablet", "1/day", 2)
     assert "prophylaxis" not in treatment.reason and "prophylaxis" in prevention.reason
     assert facts.follow_ups == []
+
+
+def test_what_to_avoid_under_the_medicines_is_what_to_do_and_avoid(glossary):
+    """"What to avoid" under the discharge medicines was read as more of the list, so "No
+    alcohol while taking metronidazole and for 3 days after the last dose." was merged into
+    the metronidazole row's mentions and shown in no part for the patient."""
+    facts = read_summary("Discharge medications\nmetronidazole 500 mg po QID for 14 days\n\n"
+                         "What to avoid\nNo alcohol while taking metronidazole and for 3 days after the last dose.\n"
+                         "No heavy lifting (over 10 lb) for 2 weeks.\n", glossary)
+    assert [s.effective_kind for s in facts.sections if s.title == "What to avoid"] == ["restrictions"]
+    assert any("No alcohol while taking metronidazole" in r.text for r in facts.restrictions)
