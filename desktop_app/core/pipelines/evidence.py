@@ -860,8 +860,9 @@ class Explainer:
 
 
 def _undoubled(text: str) -> str:
-    """`text` without a word said twice in a row where a shorthand written out ends with the
-    word after it ("PJP pneumonia" -> "Pneumocystis pneumonia pneumonia")."""
+    """`text` without a word of five letters or more said twice in a row: most often a
+    shorthand written out that ends with the word after it ("PJP pneumonia" had read
+    "Pneumocystis pneumonia pneumonia"), sometimes the summary's own slip."""
     return re.sub(r"\b([A-Za-z]{5,})\s+\1\b", r"\1", text, flags=re.IGNORECASE)
 
 
